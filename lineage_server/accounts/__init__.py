@@ -1,0 +1,1 @@
+"""Accounts: agent tokens (and, later, users and teams)."""

@@ -1,0 +1,57 @@
+"""Query filters of the list endpoints (django-filter)."""
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Q, QuerySet
+
+from lineage_server.catalog.models import Application, Dataset, Job, Operator, RunStatus, Stage
+
+
+class ApplicationFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=RunStatus.choices)
+    user = django_filters.CharFilter()
+    search = django_filters.CharFilter(method="filter_search", help_text="Text in the name or app id.")
+    started_after = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
+    started_before = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lt")
+
+    class Meta:
+        model = Application
+        fields = ["status", "user"]
+
+    def filter_search(self, queryset: QuerySet[Application], name: str, value: str) -> QuerySet[Application]:
+        return queryset.filter(Q(name__icontains=value) | Q(app_id__icontains=value))
+
+
+class JobFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=RunStatus.choices)
+
+    class Meta:
+        model = Job
+        fields = ["status", "sql_execution_id"]
+
+
+class StageFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=RunStatus.choices)
+    job = django_filters.NumberFilter(field_name="jobs__job_id", help_text="Stages of this job id.")
+
+    class Meta:
+        model = Stage
+        fields = ["status"]
+
+
+class OperatorFilter(django_filters.FilterSet):
+    stage = django_filters.NumberFilter(field_name="stage__stage_id")
+    rdd = django_filters.NumberFilter(field_name="rdd_id")
+
+    class Meta:
+        model = Operator
+        fields: list[str] = []
+
+
+class DatasetFilter(django_filters.FilterSet):
+    path = django_filters.CharFilter(lookup_expr="icontains", help_text="Text in the path.")
+    format = django_filters.CharFilter()
+
+    class Meta:
+        model = Dataset
+        fields = ["format"]

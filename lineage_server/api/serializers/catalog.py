@@ -1,0 +1,138 @@
+"""Read serializers of the catalog."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
+
+
+class ApplicationSerializer(serializers.ModelSerializer):
+    job_count = serializers.IntegerField(read_only=True)
+    failed_job_count = serializers.IntegerField(read_only=True)
+    stage_count = serializers.IntegerField(read_only=True)
+    duration_ms = serializers.IntegerField(read_only=True, allow_null=True)
+    url = serializers.SerializerMethodField()
+    web_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Application
+        fields = [
+            "app_id", "attempt_id", "name", "user", "status", "started_at", "ended_at", "duration_ms",
+            "job_count", "failed_job_count", "stage_count", "spark_version", "master", "url", "web_url",
+        ]
+
+    def get_url(self, app: Application) -> str:
+        return self._absolute(reverse("api:application-detail", kwargs={"app_id": app.app_id}))
+
+    def get_web_url(self, app: Application) -> str:
+        return self._absolute(reverse("web:application", kwargs={"app_id": app.app_id}))
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
+
+
+class ApplicationDetailSerializer(ApplicationSerializer):
+    class Meta(ApplicationSerializer.Meta):
+        fields = [*ApplicationSerializer.Meta.fields, "spark_conf", "totals"]
+
+
+class JobSerializer(serializers.ModelSerializer):
+    stage_ids = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Job
+        fields = [
+            "job_id", "status", "description", "call_site", "job_group", "sql_execution_id", "error",
+            "submitted_at", "completed_at", "stage_ids",
+        ]
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_stage_ids(self, job: Job) -> list[int]:
+        return sorted(stage.stage_id for stage in job.stages.all())
+
+
+class OperatorSerializer(serializers.ModelSerializer):
+    stage_id = serializers.IntegerField(source="stage.stage_id", read_only=True)
+
+    class Meta:
+        model = Operator
+        fields = [
+            "stage_id", "rdd_id", "name", "parent_ids", "scope_id", "scope_name", "call_site",
+            "num_partitions", "cached",
+        ]
+
+
+class StageSerializer(serializers.ModelSerializer):
+    job_ids = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Stage
+        fields = [
+            "stage_id", "attempt", "name", "status", "num_tasks", "parent_stage_ids", "job_ids", "call_site",
+            "failure_reason", "metrics", "submitted_at", "completed_at",
+        ]
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_job_ids(self, stage: Stage) -> list[int]:
+        return sorted(job.job_id for job in stage.jobs.all())
+
+
+class StageDetailSerializer(StageSerializer):
+    operators = OperatorSerializer(many=True, read_only=True)
+
+    class Meta(StageSerializer.Meta):
+        fields = [*StageSerializer.Meta.fields, "operators"]
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Dataset
+        fields = ["id", "path", "format", "size_bytes", "updated_at"]
+
+
+class DatasetIOSerializer(serializers.ModelSerializer):
+    app_id = serializers.CharField(source="application.app_id", read_only=True)
+    dataset = DatasetSerializer(read_only=True)
+
+    class Meta:
+        model = DatasetIO
+        fields = ["app_id", "dataset", "direction", "job_id", "sql_execution_id", "rdd_id", "size_bytes", "at"]
+
+
+class CapturePointSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = CapturePoint
+        fields = ["capture_id", "kind", "stage_id", "rdd_id", "location", "rows", "bytes", "parent_capture_ids"]
+
+
+class GraphNodeSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["stage", "operator", "dataset"])
+    label = serializers.CharField()
+    parent = serializers.CharField(allow_null=True)
+    data = serializers.DictField()
+
+
+class GraphEdgeSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    source = serializers.CharField()
+    target = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["narrow", "shuffle", "read", "write", "stage"])
+
+
+class ApplicationGraphSerializer(serializers.Serializer):
+    application = ApplicationSerializer()
+    nodes = GraphNodeSerializer(many=True)
+    edges = GraphEdgeSerializer(many=True)
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        return {
+            "application": ApplicationSerializer(instance.application, context=self.context).data,
+            "nodes": instance.nodes,
+            "edges": instance.edges,
+        }

@@ -1,0 +1,164 @@
+"""Validation of the agent ingest protocol (docs/ingest-events.md)."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from lineage_server.catalog.identities import APP_ID_PATTERN
+from lineage_server.catalog.metrics import METRIC_NAMES
+from lineage_server.catalog.models import CaptureKind, IODirection
+
+STATUS_CHOICES = ["succeeded", "failed"]
+_BIG = 2**62
+
+
+def _int(**kwargs: Any) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=kwargs.pop("min_value", 0), max_value=_BIG, **kwargs)
+
+
+def _text(max_length: int = 4096, **kwargs: Any) -> serializers.CharField:
+    return serializers.CharField(max_length=max_length, allow_blank=True, trim_whitespace=False, **kwargs)
+
+
+class MetricsSerializer(serializers.Serializer):
+    """Task metrics summed over a stage's tasks; every field optional."""
+
+    locals().update({name: _int(required=False) for name in METRIC_NAMES})
+
+
+class OperatorSerializer(serializers.Serializer):
+    rdd_id = _int()
+    name = _text(1024)
+    parent_ids = serializers.ListField(child=_int(), max_length=10_000, default=list)
+    scope_id = _text(64, required=False, default="")
+    scope_name = _text(256, required=False, default="")
+    call_site = _text(required=False, default="")
+    num_partitions = _int(required=False, default=0)
+    cached = serializers.BooleanField(required=False, default=False)
+
+
+class PythonOperatorSerializer(serializers.Serializer):
+    name = _text(256)
+    call_site = _text(required=False, default="")
+
+
+class ApplicationStartSerializer(serializers.Serializer):
+    name = _text(512)
+    user = _text(256, required=False, default="")
+    spark_version = _text(64, required=False, default="")
+    master = _text(512, required=False, default="")
+    attempt_id = _text(64, required=False, default="", allow_null=True)
+    spark_conf = serializers.DictField(child=_text(), required=False, default=dict)
+
+
+class ApplicationEndSerializer(serializers.Serializer):
+    pass
+
+
+class JobStartSerializer(serializers.Serializer):
+    job_id = _int()
+    stage_ids = serializers.ListField(child=_int(), max_length=100_000, default=list)
+    description = _text(required=False, default="")
+    call_site = _text(required=False, default="")
+    sql_execution_id = _int(required=False, allow_null=True, default=None)
+    job_group = _text(256, required=False, default="", allow_null=True)
+
+
+class JobEndSerializer(serializers.Serializer):
+    job_id = _int()
+    status = serializers.ChoiceField(choices=STATUS_CHOICES)
+    error = _text(65536, required=False, default="", allow_null=True)
+
+
+class StageSubmittedSerializer(serializers.Serializer):
+    stage_id = _int()
+    attempt = _int(required=False, default=0)
+    name = _text(512, required=False, default="")
+    num_tasks = _int(required=False, default=0)
+    parent_stage_ids = serializers.ListField(child=_int(), max_length=100_000, default=list)
+    job_id = _int(required=False, allow_null=True, default=None)
+    call_site = _text(65536, required=False, default="")
+    operators = OperatorSerializer(many=True, required=False, default=list)
+
+
+class StageCompletedSerializer(StageSubmittedSerializer):
+    status = serializers.ChoiceField(choices=STATUS_CHOICES)
+    failure_reason = _text(65536, required=False, default="", allow_null=True)
+    metrics = MetricsSerializer(required=False, default=dict)
+
+
+class DatasetIOSerializer(serializers.Serializer):
+    path = serializers.CharField(max_length=2048)
+    direction = serializers.ChoiceField(choices=IODirection.choices)
+    format = _text(64, required=False, default="")
+    size_bytes = _int(required=False, allow_null=True, default=None)
+    job_id = _int(required=False, allow_null=True, default=None)
+    sql_execution_id = _int(required=False, allow_null=True, default=None)
+    rdd_id = _int(required=False, allow_null=True, default=None)
+
+
+class PythonOperatorsSerializer(serializers.Serializer):
+    rdd_id = _int()
+    operators = PythonOperatorSerializer(many=True, max_length=10_000)
+
+
+class CapturePointSerializer(serializers.Serializer):
+    capture_id = serializers.CharField(max_length=128)
+    kind = serializers.ChoiceField(choices=CaptureKind.choices)
+    stage_id = _int(required=False, allow_null=True, default=None)
+    rdd_id = _int(required=False, allow_null=True, default=None)
+    location = serializers.CharField(max_length=4096)
+    rows = _int(required=False, default=0)
+    bytes = _int(required=False, default=0)
+    parents = serializers.ListField(child=serializers.CharField(max_length=128), max_length=10_000, default=list)
+
+
+EVENT_TYPES: dict[str, type[serializers.Serializer]] = {
+    "application_start": ApplicationStartSerializer,
+    "application_end": ApplicationEndSerializer,
+    "job_start": JobStartSerializer,
+    "job_end": JobEndSerializer,
+    "stage_submitted": StageSubmittedSerializer,
+    "stage_completed": StageCompletedSerializer,
+    "dataset_io": DatasetIOSerializer,
+    "python_operators": PythonOperatorsSerializer,
+    "capture_point": CapturePointSerializer,
+}
+
+
+class EventSerializer(serializers.Serializer):
+    """One event: the common fields, then the fields of its type."""
+
+    event_id = serializers.CharField(max_length=128)
+    type = serializers.ChoiceField(choices=sorted(EVENT_TYPES))
+    app_id = serializers.RegexField(rf"^{APP_ID_PATTERN}$", max_length=128)
+    time = _int()
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("Each event must be a JSON object.")
+        common = super().to_internal_value(data)
+        body = EVENT_TYPES[common["type"]](data=data)
+        if not body.is_valid():
+            raise serializers.ValidationError(body.errors)
+        return {**common, "body": body.validated_data}
+
+
+class IngestBatchSerializer(serializers.Serializer):
+    """A batch of events as the agent posts it."""
+
+    events = EventSerializer(many=True, allow_empty=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Built per request so the limit follows settings (and is checked before any event is).
+        self.fields["events"] = EventSerializer(
+            many=True, allow_empty=False, max_length=settings.LINEAGE["INGEST_MAX_EVENTS"]
+        )
+
+
+class IngestResultSerializer(serializers.Serializer):
+    accepted = serializers.IntegerField()
+    duplicates = serializers.IntegerField()

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from lineage_server.api import schema  # noqa: F401  (registers OpenAPI extensions)
+from lineage_server.api.views import catalog, ingest
+
+app_name = "api"
+
+router = DefaultRouter()
+router.register("applications", catalog.ApplicationViewSet, basename="application")
+router.register("datasets", catalog.DatasetViewSet, basename="dataset")
+
+app_router = DefaultRouter(trailing_slash=True)
+app_router.include_root_view = False
+app_router.register("jobs", catalog.JobViewSet, basename="job")
+app_router.register("stages", catalog.StageViewSet, basename="stage")
+app_router.register("operators", catalog.OperatorViewSet, basename="operator")
+app_router.register("datasets", catalog.ApplicationDatasetViewSet, basename="application-dataset")
+app_router.register("capture-points", catalog.CapturePointViewSet, basename="capture-point")
+
+urlpatterns = [
+    path("v1/ingest/events/", ingest.IngestEventsView.as_view(), name="ingest-events"),
+    path("v1/", include(router.urls)),
+    path("v1/applications/<str:app_id>/", include(app_router.urls)),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+]

@@ -1,0 +1,130 @@
+"""Read endpoints of the catalog; every UI page is drawn from these."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from lineage_server.api import filters
+from lineage_server.api.serializers import catalog as s
+from lineage_server.catalog.identities import APP_ID_PATTERN
+from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
+from lineage_server.catalog.selectors import application_graph, applications_with_counts
+
+
+class ApplicationViewSet(viewsets.ReadOnlyModelViewSet):
+    """Spark application runs, newest first."""
+
+    lookup_field = "app_id"
+    lookup_value_regex = APP_ID_PATTERN
+    filterset_class = filters.ApplicationFilter
+
+    def get_queryset(self) -> QuerySet[Application]:
+        return applications_with_counts()
+
+    def get_serializer_class(self) -> type[s.ApplicationSerializer]:
+        return s.ApplicationDetailSerializer if self.action == "retrieve" else s.ApplicationSerializer
+
+    @extend_schema(responses=s.ApplicationGraphSerializer)
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def graph(self, request: Request, app_id: str) -> Response:
+        """Stages (compound nodes), their operators and the datasets, with the edges between them."""
+        app = self.get_object()
+        return Response(s.ApplicationGraphSerializer(application_graph(app), context={"request": request}).data)
+
+
+class _ApplicationChildViewSet(viewsets.ReadOnlyModelViewSet):
+    """Rows of one application, found by the ``app_id`` in the URL (404 if unknown)."""
+
+    model: type[Any]
+
+    def application(self) -> Application:
+        if not hasattr(self, "_application"):
+            self._application = get_object_or_404(Application, app_id=self.kwargs["app_id"])
+        return self._application
+
+    def get_queryset(self) -> QuerySet[Any]:
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no URL kwargs
+            return self.model.objects.none()
+        return self.model.objects.filter(application=self.application())
+
+
+class JobViewSet(_ApplicationChildViewSet):
+    """Jobs of an application."""
+
+    model = Job
+    serializer_class = s.JobSerializer
+    filterset_class = filters.JobFilter
+    lookup_field = "job_id"
+
+    def get_queryset(self) -> QuerySet[Job]:
+        return super().get_queryset().prefetch_related("stages")
+
+
+class StageViewSet(_ApplicationChildViewSet):
+    """Stages of an application, with their summed task metrics."""
+
+    model = Stage
+    filterset_class = filters.StageFilter
+    lookup_field = "stage_id"
+
+    def get_queryset(self) -> QuerySet[Stage]:
+        queryset = super().get_queryset().prefetch_related("jobs").distinct()
+        if self.action == "retrieve":
+            queryset = queryset.prefetch_related("operators__stage")
+        return queryset
+
+    def get_serializer_class(self) -> type[s.StageSerializer]:
+        return s.StageDetailSerializer if self.action == "retrieve" else s.StageSerializer
+
+
+class OperatorViewSet(_ApplicationChildViewSet):
+    """Operators (RDDs) of an application, one row per stage they run in."""
+
+    model = Operator
+    serializer_class = s.OperatorSerializer
+    filterset_class = filters.OperatorFilter
+
+    def get_queryset(self) -> QuerySet[Operator]:
+        return super().get_queryset().select_related("stage")
+
+
+class ApplicationDatasetViewSet(_ApplicationChildViewSet):
+    """Datasets an application read or wrote."""
+
+    model = DatasetIO
+    serializer_class = s.DatasetIOSerializer
+
+    def get_queryset(self) -> QuerySet[DatasetIO]:
+        return super().get_queryset().select_related("dataset", "application").order_by("id")
+
+
+class CapturePointViewSet(_ApplicationChildViewSet):
+    """Record-level capture points of an application (tables in the lineage store)."""
+
+    model = CapturePoint
+    serializer_class = s.CapturePointSerializer
+    lookup_field = "capture_id"
+
+
+class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
+    """Every dataset any application read or wrote."""
+
+    queryset = Dataset.objects.all()
+    serializer_class = s.DatasetSerializer
+    filterset_class = filters.DatasetFilter
+
+    @extend_schema(responses=s.DatasetIOSerializer(many=True))
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def applications(self, request: Request, pk: str) -> Response:
+        """The applications that read or wrote this dataset (cross-application lineage)."""
+        dataset = self.get_object()
+        ios = DatasetIO.objects.filter(dataset=dataset).select_related("application", "dataset").order_by("-id")
+        page = self.paginate_queryset(ios)
+        return self.get_paginated_response(s.DatasetIOSerializer(page, many=True).data)

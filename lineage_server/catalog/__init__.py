@@ -1,0 +1,1 @@
+"""Catalog: the coarse lineage of Spark applications (metadata only)."""

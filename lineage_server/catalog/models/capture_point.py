@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from django.db import models
+
+from lineage_server.catalog.models.application import Application
+
+
+class CaptureKind(models.TextChoices):
+    """How ids associate at a capture point (DESIGN.md, capture points)."""
+
+    INPUT = "input"
+    STAGE = "stage"
+    COMBINER = "combiner"
+    REDUCER = "reducer"
+    JOIN = "join"
+    UNION = "union"
+    OUTPUT = "output"
+
+
+class CapturePoint(models.Model):
+    """Where one record-level association table of an application lives in the lineage store."""
+
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="capture_points")
+    capture_id = models.CharField(max_length=128)
+    kind = models.CharField(max_length=16, choices=CaptureKind.choices)
+    stage_id = models.IntegerField(null=True, blank=True)
+    rdd_id = models.IntegerField(null=True, blank=True)
+    location = models.TextField()
+    rows = models.BigIntegerField(default=0)
+    bytes = models.BigIntegerField(default=0)
+    parent_capture_ids = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["application_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["application", "capture_id"], name="uniq_capture_point")
+        ]

@@ -1,0 +1,194 @@
+"""The graph of one application: stages (compound), their operators, and datasets, as nodes and edges.
+
+An RDD can run in several stages (a cached RDD read again, a shuffle's map side), so an operator
+node is an (stage, rdd) pair. Edges follow each operator's parent RDDs: inside a stage they are
+narrow dependencies; to an RDD of a parent stage they are shuffles (or reads of a cached RDD).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from lineage_server.catalog.identities import DatasetKey, OperatorKey, StageKey
+from lineage_server.catalog.models import Application, DatasetIO, Operator, PythonPipeline, Stage
+
+
+@dataclass
+class ApplicationGraph:
+    """Nodes and edges ready for the API (see the graph endpoint's schema)."""
+
+    application: Application
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    edges: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_edge(self, source: str, target: str, kind: str) -> None:
+        self.edges.append({"id": f"{source}->{target}", "source": source, "target": target, "kind": kind})
+
+
+def application_graph(app: Application) -> ApplicationGraph:
+    """Build the graph with a fixed number of queries, whatever the application's size."""
+    graph = ApplicationGraph(app)
+    stages = list(Stage.objects.filter(application=app).prefetch_related("jobs"))
+    operators = list(Operator.objects.filter(application=app).order_by("stage_id", "rdd_id"))
+    pipelines = {p.rdd_id: p.operators for p in PythonPipeline.objects.filter(application=app)}
+    ios = list(DatasetIO.objects.filter(application=app).select_related("dataset").order_by("id"))
+
+    stage_ids = {s.pk: s.stage_id for s in stages}
+    ops_by_stage: dict[int, list[Operator]] = defaultdict(list)
+    for op in operators:
+        ops_by_stage[stage_ids[op.stage_id]].append(op)
+    for stage in stages:
+        graph.nodes.append(_stage_node(stage))
+        for op in ops_by_stage[stage.stage_id]:
+            graph.nodes.append(_operator_node(stage.stage_id, op, pipelines.get(op.rdd_id, [])))
+
+    _add_operator_edges(graph, stages, ops_by_stage)
+    _add_dataset_nodes(graph, ios, stages, ops_by_stage)
+    return graph
+
+
+def _stage_node(stage: Stage) -> dict[str, Any]:
+    return {
+        "id": StageKey(stage.stage_id).node_id(),
+        "kind": "stage",
+        "label": f"Stage {stage.stage_id}: {stage.name}" if stage.name else f"Stage {stage.stage_id}",
+        "parent": None,
+        "data": {
+            "stage_id": stage.stage_id,
+            "attempt": stage.attempt,
+            "name": stage.name,
+            "status": stage.status,
+            "num_tasks": stage.num_tasks,
+            "job_ids": sorted(job.job_id for job in stage.jobs.all()),
+            "parent_stage_ids": stage.parent_stage_ids,
+            "call_site": stage.call_site,
+            "failure_reason": stage.failure_reason,
+            "metrics": stage.metrics,
+            "submitted_at": stage.submitted_at.isoformat() if stage.submitted_at else None,
+            "completed_at": stage.completed_at.isoformat() if stage.completed_at else None,
+        },
+    }
+
+
+def _operator_node(stage_id: int, op: Operator, python_ops: list[dict[str, str]]) -> dict[str, Any]:
+    label = f"{op.scope_name or op.name} [{op.rdd_id}]"
+    if python_ops:
+        label = " → ".join(p["name"] for p in python_ops) + f" [{op.rdd_id}]"
+    return {
+        "id": OperatorKey(stage_id, op.rdd_id).node_id(),
+        "kind": "operator",
+        "label": label,
+        "parent": StageKey(stage_id).node_id(),
+        "data": {
+            "rdd_id": op.rdd_id,
+            "name": op.name,
+            "scope_name": op.scope_name,
+            "call_site": op.call_site,
+            "num_partitions": op.num_partitions,
+            "cached": op.cached,
+            "parent_ids": op.parent_ids,
+            "python_operators": python_ops,
+        },
+    }
+
+
+def _add_operator_edges(
+    graph: ApplicationGraph, stages: list[Stage], ops_by_stage: dict[int, list[Operator]]
+) -> None:
+    by_id = {s.stage_id: s for s in stages}
+    rdds_in = {sid: {op.rdd_id for op in ops} for sid, ops in ops_by_stage.items()}
+    linked: set[tuple[int, int]] = set()
+    for stage in stages:
+        sid = stage.stage_id
+        for op in ops_by_stage[sid]:
+            for parent in op.parent_ids:
+                if parent in rdds_in.get(sid, ()):
+                    graph.add_edge(OperatorKey(sid, parent).node_id(), OperatorKey(sid, op.rdd_id).node_id(), "narrow")
+                    continue
+                for parent_sid in _stages_holding(parent, stage, by_id, rdds_in):
+                    graph.add_edge(
+                        OperatorKey(parent_sid, parent).node_id(), OperatorKey(sid, op.rdd_id).node_id(), "shuffle"
+                    )
+                    linked.add((parent_sid, sid))
+    # Stages whose operators are unknown still show their dependencies.
+    for stage in stages:
+        for parent_sid in stage.parent_stage_ids:
+            if parent_sid in by_id and (parent_sid, stage.stage_id) not in linked:
+                graph.add_edge(StageKey(parent_sid).node_id(), StageKey(stage.stage_id).node_id(), "stage")
+
+
+def _stages_holding(
+    rdd_id: int, stage: Stage, by_id: dict[int, Stage], rdds_in: dict[int, set[int]]
+) -> list[int]:
+    """The stage(s) an RDD outside ``stage`` comes from: its parent stages first, else any earlier one."""
+    parents = [p for p in stage.parent_stage_ids if rdd_id in rdds_in.get(p, ())]
+    if parents:
+        return parents[:1]
+    earlier = [sid for sid in sorted(rdds_in) if sid < stage.stage_id and rdd_id in rdds_in[sid]]
+    return earlier[-1:] if earlier else []
+
+
+def _add_dataset_nodes(
+    graph: ApplicationGraph,
+    ios: list[DatasetIO],
+    stages: list[Stage],
+    ops_by_stage: dict[int, list[Operator]],
+) -> None:
+    seen: dict[int, dict[str, Any]] = {}
+    jobs_stages: dict[int, list[Stage]] = defaultdict(list)
+    for stage in stages:
+        for job in stage.jobs.all():
+            jobs_stages[job.job_id].append(stage)
+    sql_jobs: dict[int, list[int]] = defaultdict(list)
+    for stage in stages:
+        for job in stage.jobs.all():
+            if job.sql_execution_id is not None and job.job_id not in sql_jobs[job.sql_execution_id]:
+                sql_jobs[job.sql_execution_id].append(job.job_id)
+
+    for io in ios:
+        ds = io.dataset
+        node_id = DatasetKey(ds.pk).node_id()
+        if ds.pk not in seen:
+            seen[ds.pk] = {
+                "id": node_id,
+                "kind": "dataset",
+                "label": ds.path,
+                "parent": None,
+                "data": {"path": ds.path, "format": ds.format, "directions": [], "size_bytes": ds.size_bytes},
+            }
+            graph.nodes.append(seen[ds.pk])
+        directions = seen[ds.pk]["data"]["directions"]
+        if io.direction not in directions:
+            directions.append(io.direction)
+        for target in _io_targets(io, jobs_stages, sql_jobs, ops_by_stage):
+            if io.direction == "read":
+                graph.add_edge(node_id, target, "read")
+            else:
+                graph.add_edge(target, node_id, "write")
+    # The same dataset linked twice to one node by two events gives one edge.
+    unique = {edge["id"]: edge for edge in graph.edges}
+    graph.edges[:] = list(unique.values())
+
+
+def _io_targets(
+    io: DatasetIO,
+    jobs_stages: dict[int, list[Stage]],
+    sql_jobs: dict[int, list[int]],
+    ops_by_stage: dict[int, list[Operator]],
+) -> list[str]:
+    """Where a dataset edge attaches: the reading RDD if known, else the job's first or last stages."""
+    if io.rdd_id is not None:
+        holders = [sid for sid, ops in ops_by_stage.items() if any(op.rdd_id == io.rdd_id for op in ops)]
+        if holders:
+            return [OperatorKey(min(holders), io.rdd_id).node_id()]
+    job_ids = [io.job_id] if io.job_id is not None else sql_jobs.get(io.sql_execution_id or -1, [])
+    ran = [s for jid in job_ids for s in jobs_stages.get(jid, []) if s.status != "skipped"]
+    if not ran:
+        return []
+    if io.direction == "read":
+        ran_ids = {s.stage_id for s in ran}
+        roots = [s for s in ran if not set(s.parent_stage_ids) & ran_ids]
+        return sorted({StageKey(s.stage_id).node_id() for s in roots})
+    last = max(ran, key=lambda s: s.stage_id)
+    return [StageKey(last.stage_id).node_id()]

@@ -1,0 +1,40 @@
+"""Close an application's books once it has ended (run by the Celery worker)."""
+from __future__ import annotations
+
+from django.db import transaction
+
+from lineage_server.catalog.metrics import METRIC_NAMES
+from lineage_server.catalog.models import Application, Job, RunStatus, Stage
+
+_OPEN = [RunStatus.UNKNOWN, RunStatus.RUNNING]
+
+
+@transaction.atomic
+def finalize_application(app_pk: int) -> Application | None:
+    """Settle what the end of an application implies and roll up its totals.
+
+    Jobs still open when the application ended were cut off (failed); stages a job listed but
+    that never ran were skipped; stages still running were cut off. The application's status
+    follows its jobs, and ``totals`` sums its stages' metrics.
+    """
+    app = Application.objects.select_for_update().filter(pk=app_pk).first()
+    if app is None or app.ended_at is None:
+        return app
+    Job.objects.filter(application=app, status__in=_OPEN).update(
+        status=RunStatus.FAILED, error="The application ended before the job finished."
+    )
+    Stage.objects.filter(application=app, status=RunStatus.PENDING).update(status=RunStatus.SKIPPED)
+    Stage.objects.filter(application=app, status__in=_OPEN).update(
+        status=RunStatus.FAILED, failure_reason="The application ended before the stage finished."
+    )
+    failed = app.jobs.filter(status=RunStatus.FAILED).exists()
+    app.status = RunStatus.FAILED if failed else RunStatus.SUCCEEDED
+    totals = dict.fromkeys(METRIC_NAMES, 0)
+    for metrics in Stage.objects.filter(application=app).values_list("metrics", flat=True):
+        for name in METRIC_NAMES:
+            totals[name] += int(metrics.get(name) or 0)
+    totals["jobs"] = app.jobs.count()
+    totals["stages"] = app.stages.exclude(status=RunStatus.SKIPPED).count()
+    app.totals = totals
+    app.save(update_fields=["status", "totals", "updated_at"])
+    return app

@@ -1,0 +1,63 @@
+"""Apply a batch of validated agent events to the catalog, idempotently and in any order."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from lineage_server.catalog.models import Application, IngestedEvent
+from lineage_server.catalog.services import _apply
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """How many events of a batch were applied, and how many had been applied before."""
+
+    accepted: int
+    duplicates: int
+
+
+def ingest_events(events: list[dict[str, Any]]) -> IngestResult:
+    """Apply each event once: an event whose id the application already has changes nothing.
+
+    Each event commits on its own, so a batch cut short by a crash leaves only whole events and
+    the agent's retry of the batch applies exactly the rest.
+    """
+    accepted = duplicates = 0
+    ended: set[int] = set()
+    for event in events:
+        if _apply_once(event):
+            accepted += 1
+            if event["type"] == "application_end":
+                ended.add(_application(event["app_id"]).pk)
+        else:
+            duplicates += 1
+    for app_pk in ended:
+        _schedule_finalize(app_pk)
+    return IngestResult(accepted=accepted, duplicates=duplicates)
+
+
+def _apply_once(event: dict[str, Any]) -> bool:
+    application = _application(event["app_id"])
+    try:
+        with transaction.atomic():
+            IngestedEvent.objects.create(application=application, event_id=event["event_id"], type=event["type"])
+            _apply.HANDLERS[event["type"]](application, event["body"], _apply.to_datetime(event["time"]))
+    except IntegrityError:
+        if IngestedEvent.objects.filter(application=application, event_id=event["event_id"]).exists():
+            return False
+        raise
+    return True
+
+
+def _application(app_id: str) -> Application:
+    """The application, created as a placeholder when an event arrives before its start."""
+    application, _ = Application.objects.get_or_create(app_id=app_id)
+    return application
+
+
+def _schedule_finalize(app_pk: int) -> None:
+    from lineage_server.catalog.tasks import finalize_application_task
+
+    transaction.on_commit(lambda: finalize_application_task.delay(app_pk))

@@ -1,0 +1,1 @@
+"""Web pages (HTML shells fed by the JSON API)."""
