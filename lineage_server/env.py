@@ -3,6 +3,7 @@
 Every variable the server reads is declared in ``SETTINGS`` with its embedded default and a
 one-line description; the README lists them and a test checks that it lists every one.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,16 +29,31 @@ SETTINGS: dict[str, Setting] = {
     s.name: s
     for s in (
         Setting("LINEAGE_VAR_DIR", "var/", "Folder for the embedded database, broker, secret key and lineage store."),
-        Setting("DATABASE_URL", "(SQLite file var/lineage.sqlite3)", "Database URL, e.g. postgres://user:pw@host:5432/db."),
-        Setting("CELERY_BROKER_URL", "filesystem://", "Celery broker; filesystem:// keeps messages under var/celery/, or redis://, amqp://."),
+        Setting(
+            "DATABASE_URL", "(SQLite file var/lineage.sqlite3)", "Database URL, e.g. postgres://user:pw@host:5432/db."
+        ),
+        Setting(
+            "CELERY_BROKER_URL",
+            "filesystem://",
+            "Celery broker: filesystem:// keeps messages under var/celery/; or redis://, amqp://.",
+        ),
         Setting("LINEAGE_SPARK_MASTER", "local[*]", "Spark master URL for trace jobs the server schedules."),
-        Setting("LINEAGE_STORE", "(var/lineage)", "Root of the lineage store (local path or a Hadoop file system URL)."),
-        Setting("SECRET_KEY", "(generated)", "Django secret key; when unset one is generated once and kept in var/secret_key."),
+        Setting(
+            "LINEAGE_STORE", "(var/lineage)", "Root of the lineage store (local path or a Hadoop file system URL)."
+        ),
+        Setting(
+            "SECRET_KEY",
+            "(generated)",
+            "Django secret key; when unset one is generated once and kept in var/secret_key.",
+        ),
         Setting("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]", "Comma-separated host names the server answers to."),
         Setting("DEBUG", "false", "Django debug mode (true/false); off unless set."),
         Setting("LINEAGE_INGEST_MAX_BYTES", "5242880", "Largest ingest request body accepted, in bytes (413 above)."),
         Setting("LINEAGE_INGEST_MAX_EVENTS", "500", "Most events accepted in one ingest request."),
-        Setting("LINEAGE_PAGE_SIZE", "50", "Default page size of list endpoints (clients may ask up to 500 with page_size)."),
+        Setting("LINEAGE_PORT", "8000", "Port `make run` serves on."),
+        Setting(
+            "LINEAGE_PAGE_SIZE", "50", "Default page size of list endpoints (clients may ask up to 500 with page_size)."
+        ),
     )
 }
 

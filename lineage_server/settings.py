@@ -1,4 +1,5 @@
 """Django settings, all read from environment variables (see ``lineage_server.env``)."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """DRF authentication of capture agents by bearer token."""
+
 from __future__ import annotations
 
 from typing import Any

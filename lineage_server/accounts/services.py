@@ -1,4 +1,5 @@
 """Writes on agent tokens."""
+
 from __future__ import annotations
 
 import secrets

@@ -1,4 +1,5 @@
 """API errors: every client mistake is a 4xx with a message saying what is wrong."""
+
 from __future__ import annotations
 
 from typing import Any

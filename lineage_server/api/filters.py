@@ -1,4 +1,5 @@
 """Query filters of the list endpoints (django-filter)."""
+
 from __future__ import annotations
 
 import django_filters

@@ -1,4 +1,5 @@
 """OpenAPI extensions: how the schema describes our authentication."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Identity types of the catalog and their one conversion per boundary (URL, graph node, display)."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Names of the task metrics a stage carries (summed over its tasks)."""
+
 from __future__ import annotations
 
 METRIC_NAMES: tuple[str, ...] = (

@@ -1,4 +1,5 @@
 """Celery tasks of the catalog: they only schedule; the work is in ``services``."""
+
 from __future__ import annotations
 
 from celery import shared_task

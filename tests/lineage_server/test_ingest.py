@@ -1,4 +1,5 @@
 """The ingest endpoint: idempotent, order-independent, and strict about what it accepts."""
+
 from __future__ import annotations
 
 import json
@@ -54,20 +55,39 @@ def test_events_in_any_order_give_the_same_catalog(post_events):
         app = Application.objects.get(app_id=app_id)
         jobs = list(app.jobs.values_list("job_id", "status", "call_site"))
         stages = list(app.stages.values_list("stage_id", "status", "name", "parent_stage_ids", "metrics"))
-        ops = list(app.operators.values_list("stage__stage_id", "rdd_id", "parent_ids").order_by("stage__stage_id", "rdd_id"))
+        ops = list(
+            app.operators.values_list("stage__stage_id", "rdd_id", "parent_ids").order_by("stage__stage_id", "rdd_id")
+        )
         return (app.name, app.status, app.started_at, app.ended_at, jobs, stages, ops)
 
     assert shape("local-in-order") == shape("local-shuffled")
 
 
 def test_stage_before_its_job_creates_placeholders_that_fill_in(post_events):
-    post_events([event("stage_completed", "local-2", 5, stage_id=3, attempt=0, job_id=1, status="succeeded",
-                       parent_stage_ids=[], name="count at x.py:1")])
+    post_events(
+        [
+            event(
+                "stage_completed",
+                "local-2",
+                5,
+                stage_id=3,
+                attempt=0,
+                job_id=1,
+                status="succeeded",
+                parent_stage_ids=[],
+                name="count at x.py:1",
+            )
+        ]
+    )
     app = Application.objects.get(app_id="local-2")
     assert app.status == "unknown" and app.name == ""
     assert Job.objects.get(application=app, job_id=1).status == "unknown"
-    post_events([event("application_start", "local-2", 0, name="late start"),
-                 event("job_start", "local-2", 1, job_id=1, stage_ids=[3])])
+    post_events(
+        [
+            event("application_start", "local-2", 0, name="late start"),
+            event("job_start", "local-2", 1, job_id=1, stage_ids=[3]),
+        ]
+    )
     app.refresh_from_db()
     assert (app.name, app.status) == ("late start", "running")
     # The job start came after the stage completed: the stage keeps its final status.
@@ -76,9 +96,13 @@ def test_stage_before_its_job_creates_placeholders_that_fill_in(post_events):
 
 def test_a_newer_stage_attempt_replaces_a_failed_one_and_old_events_are_ignored(post_events):
     common = dict(parent_stage_ids=[], name="s", job_id=0)
-    post_events([event("stage_completed", stage_id=0, attempt=0, status="failed", failure_reason="lost", **common),
-                 event("stage_completed", stage_id=0, attempt=1, status="succeeded", **common),
-                 event("stage_submitted", "local-1", 0, "late-attempt-0", stage_id=0, attempt=0, **common)])
+    post_events(
+        [
+            event("stage_completed", stage_id=0, attempt=0, status="failed", failure_reason="lost", **common),
+            event("stage_completed", stage_id=0, attempt=1, status="succeeded", **common),
+            event("stage_submitted", "local-1", 0, "late-attempt-0", stage_id=0, attempt=0, **common),
+        ]
+    )
     stage = Stage.objects.get(stage_id=0)
     assert (stage.attempt, stage.status, stage.failure_reason) == (1, "succeeded", "")
 
@@ -91,12 +115,45 @@ def test_a_newer_stage_attempt_replaces_a_failed_one_and_old_events_are_ignored(
         ({"events": [{"event_id": "x", "type": "job_start", "app_id": "a", "time": "soon", "job_id": 1}]}, "time"),
         ({"events": [{"event_id": "x", "type": "job_start", "app_id": "a", "time": 1, "job_id": "one"}]}, "job_id"),
         ({"events": [{"event_id": "x", "type": "teleport", "app_id": "a", "time": 1}]}, "type"),
-        ({"events": [{"event_id": "x", "type": "job_end", "app_id": "a b/c", "time": 1, "job_id": 1,
-                      "status": "succeeded"}]}, "app_id"),
-        ({"events": [{"event_id": "x", "type": "job_end", "app_id": "a", "time": 1, "job_id": 1,
-                      "status": "maybe"}]}, "status"),
-        ({"events": [{"event_id": "x", "type": "stage_completed", "app_id": "a", "time": 1, "stage_id": 1,
-                      "status": "succeeded", "metrics": {"tasks": -3}}]}, "tasks"),
+        (
+            {
+                "events": [
+                    {
+                        "event_id": "x",
+                        "type": "job_end",
+                        "app_id": "a b/c",
+                        "time": 1,
+                        "job_id": 1,
+                        "status": "succeeded",
+                    }
+                ]
+            },
+            "app_id",
+        ),
+        (
+            {
+                "events": [
+                    {"event_id": "x", "type": "job_end", "app_id": "a", "time": 1, "job_id": 1, "status": "maybe"}
+                ]
+            },
+            "status",
+        ),
+        (
+            {
+                "events": [
+                    {
+                        "event_id": "x",
+                        "type": "stage_completed",
+                        "app_id": "a",
+                        "time": 1,
+                        "stage_id": 1,
+                        "status": "succeeded",
+                        "metrics": {"tasks": -3},
+                    }
+                ]
+            },
+            "tasks",
+        ),
         ({"events": [{"event_id": "x", "type": "job_start", "app_id": "a", "time": 1, "job_id": 2**70}]}, "job_id"),
         ({"events": []}, "events"),
         ({"events": "all of them"}, "events"),
@@ -106,7 +163,9 @@ def test_a_newer_stage_attempt_replaces_a_failed_one_and_old_events_are_ignored(
 )
 def test_a_malformed_event_is_a_400_naming_the_field_and_stores_nothing(api_client, agent_token, body, field):
     before = _snapshot()
-    response = api_client.post("/api/v1/ingest/events/", body, format="json", HTTP_AUTHORIZATION=f"Bearer {agent_token}")
+    response = api_client.post(
+        "/api/v1/ingest/events/", body, format="json", HTTP_AUTHORIZATION=f"Bearer {agent_token}"
+    )
     assert response.status_code == 400
     assert field in json.dumps(response.json())
     assert _snapshot() == before
@@ -131,15 +190,20 @@ def test_more_events_than_the_limit_is_a_400(post_events, settings):
 def test_a_huge_body_is_a_413(api_client, agent_token, settings):
     settings.LINEAGE = {**settings.LINEAGE, "INGEST_MAX_BYTES": 10_000}
     body = json.dumps({"events": [event("job_start", job_id=1, description="x" * 20_000)]})
-    response = api_client.post("/api/v1/ingest/events/", body, content_type="application/json",
-                               HTTP_AUTHORIZATION=f"Bearer {agent_token}")
+    response = api_client.post(
+        "/api/v1/ingest/events/", body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {agent_token}"
+    )
     assert response.status_code == 413
     assert "limit is 10000" in response.json()["detail"]
 
 
 def test_invalid_json_is_a_400(api_client, agent_token):
-    response = api_client.post("/api/v1/ingest/events/", "{not json", content_type="application/json",
-                               HTTP_AUTHORIZATION=f"Bearer {agent_token}")
+    response = api_client.post(
+        "/api/v1/ingest/events/",
+        "{not json",
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {agent_token}",
+    )
     assert response.status_code == 400
     assert "JSON parse error" in response.json()["detail"]
 
@@ -171,12 +235,44 @@ _json = st.recursive(
     max_leaves=20,
 )
 _fields = st.fixed_dictionaries(
-    {"event_id": _json | st.text(max_size=5), "type": st.sampled_from(sorted(
-        ["application_start", "job_start", "job_end", "stage_submitted", "stage_completed", "dataset_io",
-         "python_operators", "capture_point", "bogus"])), "app_id": st.sampled_from(["local-9", "", "x/y"]),
-     "time": _json | st.integers()},
-    optional={k: _json for k in ("job_id", "stage_id", "stage_ids", "operators", "metrics", "status", "path",
-                                 "direction", "name", "parent_stage_ids", "rdd_id", "kind", "location")},
+    {
+        "event_id": _json | st.text(max_size=5),
+        "type": st.sampled_from(
+            sorted(
+                [
+                    "application_start",
+                    "job_start",
+                    "job_end",
+                    "stage_submitted",
+                    "stage_completed",
+                    "dataset_io",
+                    "python_operators",
+                    "capture_point",
+                    "bogus",
+                ]
+            )
+        ),
+        "app_id": st.sampled_from(["local-9", "", "x/y"]),
+        "time": _json | st.integers(),
+    },
+    optional={
+        k: _json
+        for k in (
+            "job_id",
+            "stage_id",
+            "stage_ids",
+            "operators",
+            "metrics",
+            "status",
+            "path",
+            "direction",
+            "name",
+            "parent_stage_ids",
+            "rdd_id",
+            "kind",
+            "location",
+        )
+    },
 )
 
 
@@ -189,6 +285,7 @@ def test_no_payload_gives_a_500(post_events, events):
 
 def test_non_standard_json_numbers_are_a_400(api_client, agent_token):
     body = '{"events": [{"event_id": "x", "type": "job_start", "app_id": "a", "time": NaN, "job_id": 1}]}'
-    response = api_client.post("/api/v1/ingest/events/", body, content_type="application/json",
-                               HTTP_AUTHORIZATION=f"Bearer {agent_token}")
+    response = api_client.post(
+        "/api/v1/ingest/events/", body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {agent_token}"
+    )
     assert response.status_code == 400

@@ -1,4 +1,5 @@
 """Read serializers of the catalog."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,8 +22,21 @@ class ApplicationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Application
         fields = [
-            "app_id", "attempt_id", "name", "user", "status", "started_at", "ended_at", "duration_ms",
-            "job_count", "failed_job_count", "stage_count", "spark_version", "master", "url", "web_url",
+            "app_id",
+            "attempt_id",
+            "name",
+            "user",
+            "status",
+            "started_at",
+            "ended_at",
+            "duration_ms",
+            "job_count",
+            "failed_job_count",
+            "stage_count",
+            "spark_version",
+            "master",
+            "url",
+            "web_url",
         ]
 
     def get_url(self, app: Application) -> str:
@@ -47,8 +61,16 @@ class JobSerializer(serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = [
-            "job_id", "status", "description", "call_site", "job_group", "sql_execution_id", "error",
-            "submitted_at", "completed_at", "stage_ids",
+            "job_id",
+            "status",
+            "description",
+            "call_site",
+            "job_group",
+            "sql_execution_id",
+            "error",
+            "submitted_at",
+            "completed_at",
+            "stage_ids",
         ]
 
     @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
@@ -62,8 +84,15 @@ class OperatorSerializer(serializers.ModelSerializer):
     class Meta:
         model = Operator
         fields = [
-            "stage_id", "rdd_id", "name", "parent_ids", "scope_id", "scope_name", "call_site",
-            "num_partitions", "cached",
+            "stage_id",
+            "rdd_id",
+            "name",
+            "parent_ids",
+            "scope_id",
+            "scope_name",
+            "call_site",
+            "num_partitions",
+            "cached",
         ]
 
 
@@ -73,8 +102,18 @@ class StageSerializer(serializers.ModelSerializer):
     class Meta:
         model = Stage
         fields = [
-            "stage_id", "attempt", "name", "status", "num_tasks", "parent_stage_ids", "job_ids", "call_site",
-            "failure_reason", "metrics", "submitted_at", "completed_at",
+            "stage_id",
+            "attempt",
+            "name",
+            "status",
+            "num_tasks",
+            "parent_stage_ids",
+            "job_ids",
+            "call_site",
+            "failure_reason",
+            "metrics",
+            "submitted_at",
+            "completed_at",
         ]
 
     @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))

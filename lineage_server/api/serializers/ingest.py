@@ -1,4 +1,5 @@
 """Validation of the agent ingest protocol (docs/ingest-events.md)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Read endpoints of the catalog; every UI page is drawn from these."""
+
 from __future__ import annotations
 
 from typing import Any

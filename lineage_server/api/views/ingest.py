@@ -1,4 +1,5 @@
 """The endpoint capture agents post their events to."""
+
 from __future__ import annotations
 
 from django.conf import settings

@@ -5,187 +5,301 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Dataset',
+            name="Dataset",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(editable=False, max_length=64, unique=True)),
-                ('path', models.TextField()),
-                ('format', models.CharField(blank=True, default='', max_length=64)),
-                ('size_bytes', models.BigIntegerField(blank=True, null=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.CharField(editable=False, max_length=64, unique=True)),
+                ("path", models.TextField()),
+                ("format", models.CharField(blank=True, default="", max_length=64)),
+                ("size_bytes", models.BigIntegerField(blank=True, null=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['path'],
+                "ordering": ["path"],
             },
         ),
         migrations.CreateModel(
-            name='Application',
+            name="Application",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('app_id', models.CharField(max_length=128, unique=True)),
-                ('attempt_id', models.CharField(blank=True, default='', max_length=64)),
-                ('name', models.CharField(blank=True, default='', max_length=512)),
-                ('user', models.CharField(blank=True, default='', max_length=256)),
-                ('spark_version', models.CharField(blank=True, default='', max_length=64)),
-                ('master', models.CharField(blank=True, default='', max_length=512)),
-                ('spark_conf', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('unknown', 'Unknown'), ('pending', 'Pending'), ('skipped', 'Skipped'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='unknown', max_length=16)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('totals', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("app_id", models.CharField(max_length=128, unique=True)),
+                ("attempt_id", models.CharField(blank=True, default="", max_length=64)),
+                ("name", models.CharField(blank=True, default="", max_length=512)),
+                ("user", models.CharField(blank=True, default="", max_length=256)),
+                ("spark_version", models.CharField(blank=True, default="", max_length=64)),
+                ("master", models.CharField(blank=True, default="", max_length=512)),
+                ("spark_conf", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("unknown", "Unknown"),
+                            ("pending", "Pending"),
+                            ("skipped", "Skipped"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                        ],
+                        default="unknown",
+                        max_length=16,
+                    ),
+                ),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                ("totals", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['-started_at', '-id'],
-                'indexes': [models.Index(fields=['status'], name='catalog_app_status_e38020_idx'), models.Index(fields=['-started_at', '-id'], name='catalog_app_started_4a6337_idx')],
+                "ordering": ["-started_at", "-id"],
+                "indexes": [
+                    models.Index(fields=["status"], name="catalog_app_status_e38020_idx"),
+                    models.Index(fields=["-started_at", "-id"], name="catalog_app_started_4a6337_idx"),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Job',
+            name="Job",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('job_id', models.IntegerField()),
-                ('status', models.CharField(choices=[('unknown', 'Unknown'), ('pending', 'Pending'), ('skipped', 'Skipped'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='unknown', max_length=16)),
-                ('description', models.TextField(blank=True, default='')),
-                ('call_site', models.TextField(blank=True, default='')),
-                ('job_group', models.CharField(blank=True, default='', max_length=256)),
-                ('sql_execution_id', models.BigIntegerField(blank=True, null=True)),
-                ('error', models.TextField(blank=True, default='')),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('application', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to='catalog.application')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("job_id", models.IntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("unknown", "Unknown"),
+                            ("pending", "Pending"),
+                            ("skipped", "Skipped"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                        ],
+                        default="unknown",
+                        max_length=16,
+                    ),
+                ),
+                ("description", models.TextField(blank=True, default="")),
+                ("call_site", models.TextField(blank=True, default="")),
+                ("job_group", models.CharField(blank=True, default="", max_length=256)),
+                ("sql_execution_id", models.BigIntegerField(blank=True, null=True)),
+                ("error", models.TextField(blank=True, default="")),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "application",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="jobs", to="catalog.application"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['application_id', 'job_id'],
+                "ordering": ["application_id", "job_id"],
             },
         ),
         migrations.CreateModel(
-            name='PythonPipeline',
+            name="PythonPipeline",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rdd_id', models.IntegerField()),
-                ('operators', models.JSONField(default=list)),
-                ('application', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='python_pipelines', to='catalog.application')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("rdd_id", models.IntegerField()),
+                ("operators", models.JSONField(default=list)),
+                (
+                    "application",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="python_pipelines",
+                        to="catalog.application",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Stage',
+            name="Stage",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stage_id', models.IntegerField()),
-                ('attempt', models.IntegerField(default=0)),
-                ('name', models.CharField(blank=True, default='', max_length=512)),
-                ('status', models.CharField(choices=[('unknown', 'Unknown'), ('pending', 'Pending'), ('skipped', 'Skipped'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='unknown', max_length=16)),
-                ('num_tasks', models.IntegerField(default=0)),
-                ('parent_stage_ids', models.JSONField(blank=True, default=list)),
-                ('call_site', models.TextField(blank=True, default='')),
-                ('failure_reason', models.TextField(blank=True, default='')),
-                ('metrics', models.JSONField(blank=True, default=dict)),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('application', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='stages', to='catalog.application')),
-                ('jobs', models.ManyToManyField(blank=True, related_name='stages', to='catalog.job')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("stage_id", models.IntegerField()),
+                ("attempt", models.IntegerField(default=0)),
+                ("name", models.CharField(blank=True, default="", max_length=512)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("unknown", "Unknown"),
+                            ("pending", "Pending"),
+                            ("skipped", "Skipped"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                        ],
+                        default="unknown",
+                        max_length=16,
+                    ),
+                ),
+                ("num_tasks", models.IntegerField(default=0)),
+                ("parent_stage_ids", models.JSONField(blank=True, default=list)),
+                ("call_site", models.TextField(blank=True, default="")),
+                ("failure_reason", models.TextField(blank=True, default="")),
+                ("metrics", models.JSONField(blank=True, default=dict)),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "application",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="stages", to="catalog.application"
+                    ),
+                ),
+                ("jobs", models.ManyToManyField(blank=True, related_name="stages", to="catalog.job")),
             ],
             options={
-                'ordering': ['application_id', 'stage_id'],
+                "ordering": ["application_id", "stage_id"],
             },
         ),
         migrations.CreateModel(
-            name='Operator',
+            name="Operator",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rdd_id', models.IntegerField()),
-                ('name', models.CharField(blank=True, default='', max_length=1024)),
-                ('parent_ids', models.JSONField(blank=True, default=list)),
-                ('scope_id', models.CharField(blank=True, default='', max_length=64)),
-                ('scope_name', models.CharField(blank=True, default='', max_length=256)),
-                ('call_site', models.TextField(blank=True, default='')),
-                ('num_partitions', models.IntegerField(default=0)),
-                ('cached', models.BooleanField(default=False)),
-                ('application', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='operators', to='catalog.application')),
-                ('stage', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='operators', to='catalog.stage')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("rdd_id", models.IntegerField()),
+                ("name", models.CharField(blank=True, default="", max_length=1024)),
+                ("parent_ids", models.JSONField(blank=True, default=list)),
+                ("scope_id", models.CharField(blank=True, default="", max_length=64)),
+                ("scope_name", models.CharField(blank=True, default="", max_length=256)),
+                ("call_site", models.TextField(blank=True, default="")),
+                ("num_partitions", models.IntegerField(default=0)),
+                ("cached", models.BooleanField(default=False)),
+                (
+                    "application",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="operators", to="catalog.application"
+                    ),
+                ),
+                (
+                    "stage",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="operators", to="catalog.stage"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['stage_id', 'rdd_id'],
+                "ordering": ["stage_id", "rdd_id"],
             },
         ),
         migrations.CreateModel(
-            name='CapturePoint',
+            name="CapturePoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('capture_id', models.CharField(max_length=128)),
-                ('kind', models.CharField(choices=[('input', 'Input'), ('stage', 'Stage'), ('combiner', 'Combiner'), ('reducer', 'Reducer'), ('join', 'Join'), ('union', 'Union'), ('output', 'Output')], max_length=16)),
-                ('stage_id', models.IntegerField(blank=True, null=True)),
-                ('rdd_id', models.IntegerField(blank=True, null=True)),
-                ('location', models.TextField()),
-                ('rows', models.BigIntegerField(default=0)),
-                ('bytes', models.BigIntegerField(default=0)),
-                ('parent_capture_ids', models.JSONField(blank=True, default=list)),
-                ('application', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='capture_points', to='catalog.application')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("capture_id", models.CharField(max_length=128)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("input", "Input"),
+                            ("stage", "Stage"),
+                            ("combiner", "Combiner"),
+                            ("reducer", "Reducer"),
+                            ("join", "Join"),
+                            ("union", "Union"),
+                            ("output", "Output"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("stage_id", models.IntegerField(blank=True, null=True)),
+                ("rdd_id", models.IntegerField(blank=True, null=True)),
+                ("location", models.TextField()),
+                ("rows", models.BigIntegerField(default=0)),
+                ("bytes", models.BigIntegerField(default=0)),
+                ("parent_capture_ids", models.JSONField(blank=True, default=list)),
+                (
+                    "application",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="capture_points",
+                        to="catalog.application",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['application_id', 'id'],
-                'constraints': [models.UniqueConstraint(fields=('application', 'capture_id'), name='uniq_capture_point')],
+                "ordering": ["application_id", "id"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("application", "capture_id"), name="uniq_capture_point")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='DatasetIO',
+            name="DatasetIO",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('direction', models.CharField(choices=[('read', 'Read'), ('written', 'Written')], max_length=8)),
-                ('job_id', models.IntegerField(blank=True, null=True)),
-                ('sql_execution_id', models.BigIntegerField(blank=True, null=True)),
-                ('rdd_id', models.IntegerField(blank=True, null=True)),
-                ('size_bytes', models.BigIntegerField(blank=True, null=True)),
-                ('at', models.DateTimeField(blank=True, null=True)),
-                ('application', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='dataset_ios', to='catalog.application')),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ios', to='catalog.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("direction", models.CharField(choices=[("read", "Read"), ("written", "Written")], max_length=8)),
+                ("job_id", models.IntegerField(blank=True, null=True)),
+                ("sql_execution_id", models.BigIntegerField(blank=True, null=True)),
+                ("rdd_id", models.IntegerField(blank=True, null=True)),
+                ("size_bytes", models.BigIntegerField(blank=True, null=True)),
+                ("at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "application",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="dataset_ios",
+                        to="catalog.application",
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="ios", to="catalog.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
-                'indexes': [models.Index(fields=['application', 'direction'], name='catalog_dat_applica_8f60c9_idx')],
+                "ordering": ["id"],
+                "indexes": [models.Index(fields=["application", "direction"], name="catalog_dat_applica_8f60c9_idx")],
             },
         ),
         migrations.CreateModel(
-            name='IngestedEvent',
+            name="IngestedEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event_id', models.CharField(max_length=128)),
-                ('type', models.CharField(max_length=32)),
-                ('received_at', models.DateTimeField(auto_now_add=True)),
-                ('application', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ingested_events', to='catalog.application')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("event_id", models.CharField(max_length=128)),
+                ("type", models.CharField(max_length=32)),
+                ("received_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "application",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ingested_events",
+                        to="catalog.application",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('application', 'event_id'), name='uniq_ingested_event')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("application", "event_id"), name="uniq_ingested_event")
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='job',
-            constraint=models.UniqueConstraint(fields=('application', 'job_id'), name='uniq_job'),
+            model_name="job",
+            constraint=models.UniqueConstraint(fields=("application", "job_id"), name="uniq_job"),
         ),
         migrations.AddConstraint(
-            model_name='pythonpipeline',
-            constraint=models.UniqueConstraint(fields=('application', 'rdd_id'), name='uniq_python_pipeline'),
+            model_name="pythonpipeline",
+            constraint=models.UniqueConstraint(fields=("application", "rdd_id"), name="uniq_python_pipeline"),
         ),
         migrations.AddConstraint(
-            model_name='stage',
-            constraint=models.UniqueConstraint(fields=('application', 'stage_id'), name='uniq_stage'),
+            model_name="stage",
+            constraint=models.UniqueConstraint(fields=("application", "stage_id"), name="uniq_stage"),
         ),
         migrations.AddIndex(
-            model_name='operator',
-            index=models.Index(fields=['application', 'rdd_id'], name='catalog_ope_applica_b79ffa_idx'),
+            model_name="operator",
+            index=models.Index(fields=["application", "rdd_id"], name="catalog_ope_applica_b79ffa_idx"),
         ),
         migrations.AddConstraint(
-            model_name='operator',
-            constraint=models.UniqueConstraint(fields=('stage', 'rdd_id'), name='uniq_operator'),
+            model_name="operator",
+            constraint=models.UniqueConstraint(fields=("stage", "rdd_id"), name="uniq_operator"),
         ),
     ]

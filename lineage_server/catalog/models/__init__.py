@@ -1,6 +1,7 @@
 """Catalog models, one module per entity."""
+
 from lineage_server.catalog.models.application import Application, RunStatus
-from lineage_server.catalog.models.capture_point import CapturePoint, CaptureKind
+from lineage_server.catalog.models.capture_point import CaptureKind, CapturePoint
 from lineage_server.catalog.models.dataset import Dataset, DatasetIO, IODirection
 from lineage_server.catalog.models.ingested_event import IngestedEvent
 from lineage_server.catalog.models.job import Job

@@ -32,6 +32,4 @@ class CapturePoint(models.Model):
 
     class Meta:
         ordering = ["application_id", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["application", "capture_id"], name="uniq_capture_point")
-        ]
+        constraints = [models.UniqueConstraint(fields=["application", "capture_id"], name="uniq_capture_point")]

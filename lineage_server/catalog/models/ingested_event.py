@@ -14,6 +14,4 @@ class IngestedEvent(models.Model):
     received_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["application", "event_id"], name="uniq_ingested_event")
-        ]
+        constraints = [models.UniqueConstraint(fields=["application", "event_id"], name="uniq_ingested_event")]

@@ -1,4 +1,5 @@
 """Reads and graph traversal over the catalog."""
+
 from lineage_server.catalog.selectors.applications import applications_with_counts
 from lineage_server.catalog.selectors.graph import ApplicationGraph, application_graph
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from lineage_server.catalog.models import Application, RunStatus
 
@@ -11,4 +11,4 @@ def applications_with_counts() -> QuerySet[Application]:
         job_count=Count("jobs", distinct=True),
         failed_job_count=Count("jobs", filter=Q(jobs__status=RunStatus.FAILED), distinct=True),
         stage_count=Count("stages", filter=~Q(stages__status=RunStatus.SKIPPED), distinct=True),
-    )
+    ).order_by(F("started_at").desc(nulls_last=True), "-id")  # Meta.ordering does not apply to aggregate queries

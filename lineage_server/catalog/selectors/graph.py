@@ -4,6 +4,7 @@ An RDD can run in several stages (a cached RDD read again, a shuffle's map side)
 node is an (stage, rdd) pair. Edges follow each operator's parent RDDs: inside a stage they are
 narrow dependencies; to an RDD of a parent stage they are shuffles (or reads of a cached RDD).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -93,9 +94,7 @@ def _operator_node(stage_id: int, op: Operator, python_ops: list[dict[str, str]]
     }
 
 
-def _add_operator_edges(
-    graph: ApplicationGraph, stages: list[Stage], ops_by_stage: dict[int, list[Operator]]
-) -> None:
+def _add_operator_edges(graph: ApplicationGraph, stages: list[Stage], ops_by_stage: dict[int, list[Operator]]) -> None:
     by_id = {s.stage_id: s for s in stages}
     rdds_in = {sid: {op.rdd_id for op in ops} for sid, ops in ops_by_stage.items()}
     linked: set[tuple[int, int]] = set()
@@ -118,9 +117,7 @@ def _add_operator_edges(
                 graph.add_edge(StageKey(parent_sid).node_id(), StageKey(stage.stage_id).node_id(), "stage")
 
 
-def _stages_holding(
-    rdd_id: int, stage: Stage, by_id: dict[int, Stage], rdds_in: dict[int, set[int]]
-) -> list[int]:
+def _stages_holding(rdd_id: int, stage: Stage, by_id: dict[int, Stage], rdds_in: dict[int, set[int]]) -> list[int]:
     """The stage(s) an RDD outside ``stage`` comes from: its parent stages first, else any earlier one."""
     parents = [p for p in stage.parent_stage_ids if rdd_id in rdds_in.get(p, ())]
     if parents:

@@ -1,4 +1,5 @@
 """One handler per event type; each merges its event into whatever rows already exist."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -108,9 +109,7 @@ def _merge_stage(app: Application, body: Body, at: dt.datetime, completed: bool)
     if body["job_id"] is not None:
         stage.jobs.add(_job(app, body["job_id"]))
     for op in body["operators"]:
-        Operator.objects.update_or_create(
-            stage=stage, rdd_id=op["rdd_id"], defaults={**op, "application": app}
-        )
+        Operator.objects.update_or_create(stage=stage, rdd_id=op["rdd_id"], defaults={**op, "application": app})
     return stage
 
 

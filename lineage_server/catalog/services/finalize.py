@@ -1,4 +1,5 @@
 """Close an application's books once it has ended (run by the Celery worker)."""
+
 from __future__ import annotations
 
 from django.db import transaction

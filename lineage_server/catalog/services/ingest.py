@@ -1,4 +1,5 @@
 """Apply a batch of validated agent events to the catalog, idempotently and in any order."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

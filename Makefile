@@ -1,0 +1,51 @@
+# The two commands: `make run` (set up, start the server and a worker, run the example job)
+# and `make test` (set up, run every test). Both are safe to run again.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test install frontend jar browser lint test-services clean
+
+run: install
+	@bash scripts/run.sh
+
+test: install browser
+	cd frontend && npm test
+	bash scripts/test.sh
+
+install: $(STAMP) frontend/dist/app.js jar
+
+# Re-installs only when the lock file changed.
+$(STAMP): requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	@touch $(STAMP)
+
+frontend/node_modules/.package-lock.json: frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+
+frontend/dist/app.js: frontend/node_modules/.package-lock.json $(wildcard frontend/src/*) frontend/build.mjs
+	cd frontend && npm run build
+
+# The JVM half of the listener, compiled against the installed pyspark's jars.
+jar: $(STAMP)
+	$(PY) -m capture_agent.build_jar
+
+# Browser tests drive Debian's chromium (never a downloaded browser).
+browser:
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+lint: install
+	$(PY) -m ruff check .
+
+# The server's tests against PostgreSQL and Redis (CI machines have both running locally).
+test-services: install
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/lineage} \
+	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/5} \
+	$(PY) -m pytest tests/lineage_server -q
+
+clean:
+	rm -rf frontend/dist var/static

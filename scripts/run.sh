@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `make run`: migrate, start the web server and a Celery worker on the embedded defaults, run the
+# example PySpark job with the capture agent, print where to browse its lineage, and keep serving
+# until Ctrl-C, which stops everything this script started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="$PWD/.venv/bin/python"
+PORT="${LINEAGE_PORT:-8000}"
+VAR="${LINEAGE_VAR_DIR:-var}"
+mkdir -p "$VAR/log"
+export PYSPARK_PYTHON="$PY" PYSPARK_DRIVER_PYTHON="$PY"
+
+"$PY" manage.py migrate --noinput -v 0
+"$PY" manage.py collectstatic --noinput -v 0
+TOKEN_FILE=$("$PY" manage.py ensure_agent_token "make run" --file "$VAR/agent-token")
+
+if "$PY" -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', $PORT)) != 0)"; then
+  echo "Port $PORT is in use (another 'make run'?). Stop it, or choose another port: LINEAGE_PORT=8001 make run" >&2
+  exit 1
+fi
+
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  echo; echo "Stopping the web server and the worker..."
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap stop INT TERM EXIT
+
+"$PY" -m gunicorn lineage_server.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 \
+  --access-logfile "$VAR/log/web-access.log" --error-logfile "$VAR/log/web.log" &
+pids+=($!)
+"$PY" -m celery -A lineage_server worker --pool solo --loglevel INFO --logfile "$VAR/log/worker.log" &
+pids+=($!)
+
+for _ in $(seq 60); do
+  "$PY" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/api/v1/applications/', timeout=2)" \
+    2>/dev/null && break
+  sleep 0.5
+done
+
+echo "Web server on http://127.0.0.1:$PORT/ (API docs: http://127.0.0.1:$PORT/api/docs/); worker started."
+echo "Running the example job (examples/word_count_join.py) with the capture agent..."
+LINEAGE_SERVER_URL="http://127.0.0.1:$PORT" LINEAGE_TOKEN="$(cat "$TOKEN_FILE")" \
+  "$PY" examples/word_count_join.py --out "$VAR/example"
+
+echo
+echo "Browse the example job's lineage at the URL above. Press Ctrl-C to stop."
+wait

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole Python suite on the embedded defaults; then, when PostgreSQL and Redis answer on
+# loopback (as on CI's machines), the server and agent-to-server tests again against them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+export PYSPARK_PYTHON="$PWD/$PY"
+
+services_up() {
+  "$PY" - <<'PY'
+import socket, sys
+for port in (5432, 6379):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        sys.exit(1)
+PY
+}
+
+if [[ -z "${DATABASE_URL:-}" ]] && services_up; then
+  echo "== server tests against PostgreSQL and Redis =="
+  DATABASE_URL=postgres://postgres@127.0.0.1:5432/lineage CELERY_BROKER_URL=redis://127.0.0.1:6379/5 \
+    "$PY" -m pytest tests/lineage_server -q -p no:randomly
+fi
+echo "== full suite on the embedded defaults =="
+exec "$PY" -m pytest -q

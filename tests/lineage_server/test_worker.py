@@ -1,0 +1,56 @@
+"""A real Celery worker process finalizes applications after they end."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from lineage_server.catalog.models import Application, Job, Stage
+from tests.lineage_server.events import event
+from tests.lineage_server.worker import celery_worker
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_worker_settles_open_jobs_and_rolls_up_totals(post_events, tmp_path):
+    events = [
+        event("application_start", "local-w", 0, name="cut short"),
+        event("job_start", "local-w", 1, job_id=0, stage_ids=[0, 1, 2]),
+        event(
+            "stage_completed",
+            "local-w",
+            2,
+            stage_id=0,
+            attempt=0,
+            status="succeeded",
+            parent_stage_ids=[],
+            job_id=0,
+            metrics={"tasks": 4, "input_bytes": 100},
+        ),
+        event("stage_submitted", "local-w", 3, stage_id=1, attempt=0, parent_stage_ids=[0], job_id=0),
+        event(
+            "stage_completed",
+            "local-w",
+            4,
+            stage_id=3,
+            attempt=0,
+            status="succeeded",
+            parent_stage_ids=[],
+            metrics={"tasks": 1, "input_bytes": 11},
+        ),
+        event("application_end", "local-w", 10),
+    ]
+    with celery_worker(tmp_path / "worker.log") as worker:
+        assert post_events(events).status_code == 200
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not Application.objects.get(app_id="local-w").totals:
+            assert worker.poll() is None, (tmp_path / "worker.log").read_text()
+            time.sleep(0.2)
+    app = Application.objects.get(app_id="local-w")
+    assert app.totals, (tmp_path / "worker.log").read_text()
+    assert (app.totals["tasks"], app.totals["input_bytes"], app.totals["jobs"]) == (5, 111, 1)
+    assert app.status == "failed"  # its only job never finished
+    assert Job.objects.get(application=app, job_id=0).status == "failed"
+    statuses = dict(Stage.objects.filter(application=app).values_list("stage_id", "status"))
+    assert statuses == {0: "succeeded", 1: "failed", 2: "skipped", 3: "succeeded"}

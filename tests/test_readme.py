@@ -1,0 +1,29 @@
+"""The README documents every setting the server and the agent read, and the two commands."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from lineage_server.env import SETTINGS
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+def test_every_server_setting_is_documented_with_its_default():
+    for setting in SETTINGS.values():
+        row = next((line for line in README.splitlines() if line.startswith(f"| `{setting.name}` |")), None)
+        assert row is not None, f"{setting.name} is missing from the README's settings table"
+        assert f"`{setting.default}`" in row, f"{setting.name}'s default {setting.default!r} is not in its README row"
+
+
+def test_every_agent_setting_is_documented():
+    from dataclasses import fields
+
+    from capture_agent.config import ENV_PREFIX, Settings
+
+    for name in [ENV_PREFIX + "CONFIG"] + [ENV_PREFIX + f.name.upper() for f in fields(Settings)]:
+        assert f"| `{name}` |" in README, f"agent setting {name} is missing from the README"
+
+
+def test_the_two_commands_come_first():
+    head = README[:1500]
+    assert "make run" in head and "make test" in head
