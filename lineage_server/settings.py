@@ -142,12 +142,14 @@ def _celery_broker() -> tuple[str, dict[str, object]]:
     if url.startswith("filesystem://"):
         queue = VAR_DIR / "celery" / "queue"
         processed = VAR_DIR / "celery" / "processed"
-        for folder in (queue, processed):
+        control = VAR_DIR / "celery" / "control"  # broadcast (remote control) messages
+        for folder in (queue, processed, control):
             folder.mkdir(parents=True, exist_ok=True)
         return url, {
             "data_folder_in": str(queue),
             "data_folder_out": str(queue),
             "processed_folder": str(processed),
+            "control_folder": str(control),
             "store_processed": False,
         }
     return url, {}
