@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 
-
 @pytest.fixture
 def agent_token(db: Any) -> str:
     from lineage_server.accounts.services import create_agent_token

@@ -1,10 +1,12 @@
-# Placeholder routes written by the lead so reverse() works; the UI helper owns this module.
+from __future__ import annotations
+
 from django.urls import path
-from django.http import HttpResponse
+
+from lineage_server.web import views
 
 app_name = "web"
 
 urlpatterns = [
-    path("", lambda request: HttpResponse("applications"), name="applications"),
-    path("applications/<str:app_id>/", lambda request, app_id: HttpResponse(app_id), name="application"),
+    path("", views.applications, name="applications"),
+    path("applications/<str:app_id>/", views.application, name="application"),
 ]

@@ -1,0 +1,171 @@
+// The application page: the lineage graph (Cytoscape + dagre + expand-collapse) and a side panel.
+
+import cytoscape from 'cytoscape';
+import dagre from 'cytoscape-dagre';
+import expandCollapse from 'cytoscape-expand-collapse';
+
+import { nodeDetails } from './details.js';
+import { el, fetchJson, statusBadge } from './dom.js';
+import { formatDuration, formatTime } from './format.js';
+import { countElements, layoutOptions, readableViewport, toElements } from './graph.js';
+import { graphStyle } from './style.js';
+
+cytoscape.use(dagre);
+expandCollapse(cytoscape);
+
+function renderHeader(app) {
+  if (!app) return el('div');
+  const facts = [
+    ['User', app.user || '—'],
+    ['Started', formatTime(app.started_at)],
+    ['Duration', formatDuration(app.duration_ms)],
+    ['Jobs', app.failed_job_count ? `${app.job_count} (${app.failed_job_count} failed)` : String(app.job_count ?? '—')],
+    ['Stages', String(app.stage_count ?? '—')],
+    ['Spark', [app.spark_version, app.master].filter(Boolean).join(' · ') || '—'],
+  ];
+  return el('div', { class: 'app-header' },
+    el('h1', {}, app.name || app.app_id, ' ', statusBadge(app.status)),
+    el('div', { class: 'app-id' }, app.app_id),
+    el('dl', { class: 'facts' }, facts.map(([term, value]) => [el('dt', {}, term), el('dd', {}, value)])));
+}
+
+function renderSection(section) {
+  const parts = [el('h3', {}, section.heading)];
+  if (section.rows) {
+    parts.push(el('table', { class: 'kv' }, el('tbody', {},
+      section.rows.map(([label, value]) => el('tr', {}, el('th', { scope: 'row' }, label), el('td', {}, String(value)))))));
+  }
+  if (section.table) {
+    parts.push(el('table', { class: 'grid' },
+      el('thead', {}, el('tr', {}, section.columns.map((c) => el('th', { scope: 'col' }, c)))),
+      el('tbody', {}, section.table.map((row) => el('tr', {}, row.map((cell) => el('td', {}, cell)))))));
+  }
+  if (section.text) parts.push(el('pre', {}, section.text));
+  return el('section', { class: `details-section section-${section.heading.toLowerCase().replace(/\W+/g, '-')}` }, parts);
+}
+
+function renderLegend() {
+  const item = (cls, text) => el('li', {}, el('span', { class: `swatch ${cls}` }), text);
+  return el('ul', { class: 'legend', 'aria-label': 'Legend' },
+    item('swatch-stage', 'stage'),
+    item('swatch-operator', 'operator'),
+    item('swatch-python', 'Python operator'),
+    item('swatch-read', 'dataset read'),
+    item('swatch-written', 'dataset written'),
+    item('swatch-shuffle', 'shuffle'));
+}
+
+/** Mount the graph page on `root` (an element with data-graph-url). */
+export async function mountApplicationPage(root) {
+  const header = el('div', { class: 'app-header-slot' });
+  const status = el('p', { class: 'graph-status', 'aria-live': 'polite' }, 'Loading the lineage graph…');
+  const container = el('div', { id: 'graph', class: 'graph', role: 'img', 'aria-label': 'Lineage graph' });
+  const panel = el('aside', { id: 'details', class: 'details', 'aria-live': 'polite' },
+    el('p', { class: 'hint' }, 'Click a node to see its details. Double-click a stage to collapse or expand it.'));
+  const collapseAll = el('button', { type: 'button', id: 'collapse-all' }, 'Collapse all stages');
+  const expandAll = el('button', { type: 'button', id: 'expand-all' }, 'Expand all stages');
+  const fit = el('button', { type: 'button', id: 'fit' }, 'Fit');
+  const toolbar = el('div', { class: 'toolbar' }, collapseAll, expandAll, fit, renderLegend());
+  root.replaceChildren(header, toolbar, status, el('div', { class: 'graph-layout' }, container, panel));
+  root.dataset.state = 'loading';
+
+  let graph;
+  try {
+    graph = await fetchJson(root.dataset.graphUrl);
+  } catch (error) {
+    status.textContent = `Could not load the graph: ${error.message}`;
+    root.dataset.state = 'error';
+    return null;
+  }
+  header.replaceChildren(renderHeader(graph.application));
+  if (graph.application?.name) document.title = `${graph.application.name} · Spark lineage`;
+
+  const elements = toElements(graph);
+  const counts = countElements(elements);
+  status.textContent = elements.length
+    ? `${counts.stage} stages · ${counts.operator} operators · ${counts.dataset} datasets`
+    : 'No lineage was captured for this application yet.';
+
+  const cy = cytoscape({
+    container,
+    elements,
+    style: graphStyle(),
+    minZoom: 0.1,
+    maxZoom: 3,
+  });
+  // data-layout is "running" from a layout's start until the view has settled, then "idle".
+  const showReadable = (animate) => {
+    const view = readableViewport(cy.elements().boundingBox(), cy.width(), cy.height());
+    const settled = () => { root.dataset.layout = 'idle'; };
+    if (animate) cy.animate(view, { duration: 200, complete: settled });
+    else {
+      cy.viewport(view);
+      settled();
+    }
+  };
+  cy.layout(layoutOptions()).run();
+  showReadable(false);
+  // Collapsing and expanding re-run the layout (animated); then frame the new graph.
+  cy.on('layoutstart', () => { root.dataset.layout = 'running'; });
+  cy.on('layoutstop', () => showReadable(true));
+  const expander = cy.expandCollapse({
+    layoutBy: layoutOptions({ animate: true }),
+    fisheye: false,
+    animate: false,
+    undoable: false,
+    cueEnabled: true,
+    expandCollapseCuePosition: 'top-left',
+    expandCollapseCueSize: 12,
+  });
+
+  let selectedId = null;
+
+  function showDetails(node) {
+    selectedId = node.id();
+    const details = nodeDetails({ id: node.id(), kind: node.data('kind'), label: node.data('title'), data: node.data('info') });
+    const parts = [el('h2', {}, details.title), el('div', { class: `kind kind-${details.kind}` }, details.kind)];
+    if (details.kind === 'stage') {
+      const collapsed = expander.isExpandable(node);
+      parts.push(el('button', {
+        type: 'button',
+        class: 'toggle-stage',
+        onclick: () => toggleStage(node),
+      }, collapsed ? 'Expand stage (show operators)' : 'Collapse stage (hide operators)'));
+    }
+    parts.push(...details.sections.map(renderSection));
+    panel.replaceChildren(...parts);
+    panel.dataset.nodeId = node.id();
+  }
+
+  function toggleStage(node) {
+    if (expander.isExpandable(node)) expander.expand(node);
+    else if (expander.isCollapsible(node)) expander.collapse(node);
+  }
+
+  cy.on('tap', 'node', (event) => showDetails(event.target));
+  // A click on the cue right after a click on the stage also reads as a double tap: the cue has
+  // already toggled the stage then, and toggling again would undo it.
+  let lastToggleAt = 0;
+  cy.on('expandcollapse.aftercollapse expandcollapse.afterexpand', () => { lastToggleAt = Date.now(); });
+  cy.on('dbltap', 'node.stage', (event) => {
+    if (Date.now() - lastToggleAt > 500) toggleStage(event.target);
+  });
+  cy.on('tap', (event) => {
+    if (event.target === cy) {
+      selectedId = null;
+      delete panel.dataset.nodeId;
+    }
+  });
+  // Collapsing or expanding replaces what the panel describes: redraw it for the same node.
+  cy.on('expandcollapse.aftercollapse expandcollapse.afterexpand', (event) => {
+    if (selectedId === event.target.id()) showDetails(event.target);
+  });
+  collapseAll.addEventListener('click', () => expander.collapseAll());
+  expandAll.addEventListener('click', () => expander.expandAll());
+  fit.addEventListener('click', () => cy.animate({ fit: { padding: 24 } }, { duration: 200 }));
+
+  window.lineageGraph = cy;
+  window.lineageExpandCollapse = expander;
+  root.dataset.state = 'ready';
+  return cy;
+}

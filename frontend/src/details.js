@@ -1,0 +1,146 @@
+// Pure description of what the side panel shows for a node: a title and sections of rows.
+// application.js turns the description into DOM; tests check it with fixture data.
+
+import { formatBytes, formatCount, formatDuration, formatTime } from './format.js';
+
+const METRIC_LABELS = {
+  tasks: 'Tasks',
+  failed_tasks: 'Failed tasks',
+  duration_ms: 'Task time',
+  executor_run_time_ms: 'Executor run time',
+  executor_cpu_time_ns: 'Executor CPU time',
+  jvm_gc_time_ms: 'JVM GC time',
+  input_bytes: 'Input bytes',
+  input_records: 'Input records',
+  output_bytes: 'Output bytes',
+  output_records: 'Output records',
+  shuffle_read_bytes: 'Shuffle read bytes',
+  shuffle_read_records: 'Shuffle read records',
+  shuffle_write_bytes: 'Shuffle write bytes',
+  shuffle_write_records: 'Shuffle write records',
+  memory_bytes_spilled: 'Memory spilled',
+  disk_bytes_spilled: 'Disk spilled',
+};
+
+/** "Shuffle read bytes" for a known metric key, a humanized key otherwise. */
+export function metricLabel(key) {
+  if (METRIC_LABELS[key]) return METRIC_LABELS[key];
+  const words = String(key).replace(/_/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** Format a metric by its unit suffix: bytes, milliseconds, nanoseconds, else a count. */
+export function formatMetric(key, value) {
+  if (value === null || value === undefined) return '—';
+  if (typeof value !== 'number') return String(value);
+  if (key.endsWith('_bytes') || key.endsWith('_spilled')) return formatBytes(value);
+  if (key.endsWith('_ms')) return formatDuration(value);
+  if (key.endsWith('_ns')) return formatDuration(value / 1e6);
+  return formatCount(value);
+}
+
+/** Metric rows: known metrics in a fixed order, then any others the server adds, alphabetically. */
+export function metricRows(metrics) {
+  const entries = Object.entries(metrics ?? {});
+  const known = Object.keys(METRIC_LABELS);
+  entries.sort(([a], [b]) => {
+    const ia = known.indexOf(a);
+    const ib = known.indexOf(b);
+    if (ia >= 0 && ib >= 0) return ia - ib;
+    if (ia >= 0) return -1;
+    if (ib >= 0) return 1;
+    return a.localeCompare(b);
+  });
+  return entries.map(([key, value]) => [metricLabel(key), formatMetric(key, value)]);
+}
+
+function elapsed(startIso, endIso) {
+  if (!startIso || !endIso) return null;
+  const ms = new Date(endIso).getTime() - new Date(startIso).getTime();
+  return Number.isNaN(ms) ? null : ms;
+}
+
+function present(rows) {
+  return rows.filter(([, value]) => value !== null && value !== undefined && value !== '');
+}
+
+function stageDetails(info) {
+  const sections = [
+    {
+      heading: 'Summary',
+      rows: present([
+        ['Name', info.name],
+        ['Status', info.status],
+        ['Attempt', info.attempt],
+        ['Tasks', info.num_tasks === undefined ? null : formatCount(info.num_tasks)],
+        ['Jobs', (info.job_ids ?? []).join(', ')],
+        ['Submitted', info.submitted_at ? formatTime(info.submitted_at) : null],
+        ['Completed', info.completed_at ? formatTime(info.completed_at) : null],
+        ['Wall time', elapsed(info.submitted_at, info.completed_at) === null
+          ? null : formatDuration(elapsed(info.submitted_at, info.completed_at))],
+      ]),
+    },
+  ];
+  if (info.failure_reason) sections.push({ heading: 'Failure', text: info.failure_reason });
+  const metrics = metricRows(info.metrics);
+  if (metrics.length) sections.push({ heading: 'Metrics', rows: metrics });
+  if (info.call_site) sections.push({ heading: 'Call site', text: info.call_site });
+  return sections;
+}
+
+function operatorDetails(info) {
+  const sections = [
+    {
+      heading: 'Summary',
+      rows: present([
+        ['RDD', info.rdd_id],
+        ['Name', info.name],
+        ['Scope', info.scope_name],
+        ['Partitions', info.num_partitions === undefined ? null : formatCount(info.num_partitions)],
+        ['Cached', info.cached === undefined ? null : (info.cached ? 'yes' : 'no')],
+      ]),
+    },
+  ];
+  const python = info.python_operators ?? [];
+  if (python.length) {
+    sections.push({
+      heading: 'Python operators',
+      columns: ['Operator', 'Call site'],
+      table: python.map((op) => [op?.name ?? '?', op?.call_site ?? '']),
+    });
+  }
+  if (info.call_site) sections.push({ heading: 'Call site', text: info.call_site });
+  return sections;
+}
+
+function datasetDetails(info) {
+  return [
+    {
+      heading: 'Summary',
+      rows: present([
+        ['Path', info.path],
+        ['Format', info.format],
+        ['Direction', (info.directions ?? []).join(', ')],
+        ['Size', info.size_bytes === null || info.size_bytes === undefined ? null : formatBytes(info.size_bytes)],
+      ]),
+    },
+  ];
+}
+
+/**
+ * Describe a node for the side panel.
+ *
+ * Args: `node` is a graph API node ({id, kind, label, data}).
+ * Returns {title, kind, sections}; a section has a heading and one of rows ([[label, value]]),
+ * table (with columns) or text (preformatted).
+ */
+export function nodeDetails(node) {
+  const info = node?.data ?? {};
+  const kind = node?.kind ?? 'unknown';
+  let sections;
+  if (kind === 'stage') sections = stageDetails(info);
+  else if (kind === 'operator') sections = operatorDetails(info);
+  else if (kind === 'dataset') sections = datasetDetails(info);
+  else sections = [{ heading: 'Data', text: JSON.stringify(info, null, 2) }];
+  return { title: node?.label || String(node?.id ?? ''), kind, sections };
+}

@@ -1,0 +1,210 @@
+// Pure conversion of the graph API answer into Cytoscape elements, and the layout options.
+// No DOM and no Cytoscape import: application.js renders what this module returns.
+//
+// API shape (GET /api/v1/applications/<app_id>/graph/):
+//   {application, nodes: [{id, kind, label, parent, data}], edges: [{id, source, target, kind}]}
+
+import { baseName, formatBytes, formatCount, formatDuration, shorten } from './format.js';
+
+export const NODE_KINDS = ['stage', 'operator', 'dataset'];
+export const EDGE_KINDS = ['narrow', 'shuffle', 'read', 'write', 'stage'];
+
+const MAX_LABEL = 40;
+
+/** Second label line of a stage: "8 tasks · 1.20 s · failed". */
+export function stageSubtitle(data) {
+  const parts = [];
+  const tasks = data?.metrics?.tasks ?? data?.num_tasks;
+  if (tasks !== null && tasks !== undefined) parts.push(`${formatCount(tasks)} task${tasks === 1 ? '' : 's'}`);
+  const runTime = data?.metrics?.executor_run_time_ms;
+  if (runTime !== null && runTime !== undefined) parts.push(formatDuration(runTime));
+  if (data?.status && data.status !== 'succeeded') parts.push(data.status);
+  return parts.join(' · ');
+}
+
+/**
+ * Second label line of an operator: what its title does not already say, among its RDD name,
+ * its fused Python operators and "cached".
+ */
+export function operatorSubtitle(data, title = '') {
+  const parts = [];
+  // RDDs reading files are named by their path: the file name says enough (the panel has the rest).
+  const name = data?.name && data.name.includes('/') ? baseName(data.name) : data?.name;
+  if (name && !title.includes(name)) parts.push(shorten(name, 30));
+  const names = (data?.python_operators ?? []).map((op) => op?.name).filter(Boolean);
+  const pipeline = names.join(' → ');
+  if (pipeline && !title.includes(pipeline)) parts.push(shorten(pipeline, 30));
+  if (data?.cached) parts.push('cached');
+  return parts.join(' · ');
+}
+
+/** Second label line of a dataset: "parquet · 1.5 MiB · read". */
+export function datasetSubtitle(data) {
+  const parts = [];
+  if (data?.format) parts.push(data.format);
+  if (data?.size_bytes !== null && data?.size_bytes !== undefined) parts.push(formatBytes(data.size_bytes));
+  const directions = data?.directions ?? [];
+  if (directions.length) parts.push(directions.join(' + '));
+  return parts.join(' · ');
+}
+
+/** The label the server chose, or one derived from the node's data when it sent none. */
+export function baseLabel(node) {
+  if (node.label) return String(node.label);
+  const data = node.data ?? {};
+  if (node.kind === 'stage') return `Stage ${data.stage_id ?? node.id}`;
+  if (node.kind === 'operator') return `${data.name ?? 'RDD'} [${data.rdd_id ?? '?'}]`;
+  if (node.kind === 'dataset') return baseName(data.path) || node.id;
+  return String(node.id);
+}
+
+/** The text drawn on a node: its label, shortened, and a second line of key facts. */
+export function nodeLabel(node) {
+  const data = node.data ?? {};
+  const title = shorten(baseLabel(node), MAX_LABEL);
+  let subtitle = '';
+  if (node.kind === 'stage') subtitle = stageSubtitle(data);
+  else if (node.kind === 'operator') subtitle = operatorSubtitle(data, baseLabel(node));
+  else if (node.kind === 'dataset') subtitle = datasetSubtitle(data);
+  return subtitle ? `${title}\n${subtitle}` : title;
+}
+
+/** CSS-like classes that the stylesheet keys on (kind, status, dataset direction, cached). */
+export function nodeClasses(node) {
+  const data = node.data ?? {};
+  const classes = [node.kind];
+  if (node.kind === 'stage' && data.status) classes.push(`status-${data.status}`);
+  if (node.kind === 'operator' && data.cached) classes.push('cached');
+  if (node.kind === 'operator' && (data.python_operators ?? []).length) classes.push('python');
+  if (node.kind === 'dataset') {
+    const directions = new Set(data.directions ?? []);
+    if (directions.has('read') && directions.has('written')) classes.push('dataset-read-written');
+    else if (directions.has('written')) classes.push('dataset-written');
+    else classes.push('dataset-read');
+  }
+  return classes;
+}
+
+// A parent is kept only if it is a node of this graph and following parents never loops.
+function resolveParents(nodesById) {
+  const parents = new Map();
+  for (const [id, node] of nodesById) {
+    const parent = node.parent;
+    if (parent === null || parent === undefined || parent === id || !nodesById.has(parent)) continue;
+    parents.set(id, parent);
+  }
+  for (const id of [...parents.keys()]) {
+    const seen = new Set([id]);
+    let current = parents.get(id);
+    while (current !== undefined) {
+      if (seen.has(current)) {
+        parents.delete(id);
+        break;
+      }
+      seen.add(current);
+      current = parents.get(current);
+    }
+  }
+  return parents;
+}
+
+/**
+ * Convert the graph API answer into Cytoscape element definitions.
+ *
+ * Nodes keep their API id; stages become compound parents of their operators. A node whose
+ * parent is not in the graph is drawn at the top level; an edge whose source or target is not
+ * in the graph is dropped; a repeated id keeps its first occurrence. Unknown kinds pass
+ * through with their kind as a class.
+ *
+ * Returns an array: all nodes (parents first), then edges.
+ */
+export function toElements(apiGraph) {
+  const nodesById = new Map();
+  for (const node of apiGraph?.nodes ?? []) {
+    if (!node || node.id === null || node.id === undefined) continue;
+    const id = String(node.id);
+    if (!nodesById.has(id)) nodesById.set(id, { ...node, id, parent: node.parent ?? null });
+  }
+  const parents = resolveParents(nodesById);
+
+  const nodeElements = [];
+  for (const [id, node] of nodesById) {
+    const data = {
+      id,
+      kind: node.kind,
+      label: nodeLabel(node),
+      title: baseLabel(node),
+      info: node.data ?? {},
+    };
+    if (parents.has(id)) data.parent = parents.get(id);
+    nodeElements.push({ group: 'nodes', data, classes: nodeClasses(node) });
+  }
+  // Parents before children, so callers that add elements one by one never meet an unknown parent.
+  const depth = (id) => {
+    let d = 0;
+    for (let p = parents.get(id); p !== undefined; p = parents.get(p)) d += 1;
+    return d;
+  };
+  nodeElements.sort((a, b) => depth(a.data.id) - depth(b.data.id));
+
+  const edgeElements = [];
+  const edgeIds = new Set();
+  for (const edge of apiGraph?.edges ?? []) {
+    if (!edge) continue;
+    const source = String(edge.source);
+    const target = String(edge.target);
+    if (!nodesById.has(source) || !nodesById.has(target)) continue;
+    const kind = edge.kind ?? 'narrow';
+    const id = edge.id !== null && edge.id !== undefined ? String(edge.id) : `${kind}:${source}->${target}`;
+    if (edgeIds.has(id) || nodesById.has(id)) continue;
+    edgeIds.add(id);
+    edgeElements.push({ group: 'edges', data: { id, source, target, kind }, classes: [kind] });
+  }
+  return [...nodeElements, ...edgeElements];
+}
+
+/** How many elements of each kind: {stage, operator, dataset, edges}. */
+export function countElements(elements) {
+  const counts = { stage: 0, operator: 0, dataset: 0, edges: 0 };
+  for (const element of elements) {
+    if (element.group === 'edges') counts.edges += 1;
+    else if (element.data.kind in counts) counts[element.data.kind] += 1;
+  }
+  return counts;
+}
+
+/** Options of the dagre DAG layout: left to right, room for two-line labels. */
+export function layoutOptions({ animate = false } = {}) {
+  return {
+    name: 'dagre',
+    rankDir: 'LR',
+    // Room between stacked stages for their padding and the title drawn above each box.
+    nodeSep: 64,
+    rankSep: 44,
+    edgeSep: 12,
+    nodeDimensionsIncludeLabels: true,
+    fit: false, // the page sets a readable viewport when the layout stops
+    animate,
+    animationDuration: 250,
+  };
+}
+
+/**
+ * The viewport that shows a laid-out graph: the whole graph when that keeps labels readable
+ * (zoom >= minZoom), else minZoom with the graph's sources (left edge) in view.
+ *
+ * Args: box is the graph's bounding box in model coordinates ({x1, y1, w, h}); width and
+ * height are the view's size in pixels. Returns {zoom, pan} for cy.viewport().
+ */
+export function readableViewport(box, width, height, { minZoom = 0.7, maxZoom = 1.25, padding = 24 } = {}) {
+  if (!box || !(box.w > 0 || box.h > 0) || !(width > 0) || !(height > 0)) return { zoom: 1, pan: { x: 0, y: 0 } };
+  const fitZoom = Math.min(
+    (width - 2 * padding) / Math.max(box.w, 1),
+    (height - 2 * padding) / Math.max(box.h, 1),
+  );
+  const zoom = Math.min(maxZoom, Math.max(minZoom, fitZoom));
+  const along = (size, start, view) => (size * zoom <= view - 2 * padding
+    ? (view - size * zoom) / 2 - start * zoom
+    : padding - start * zoom);
+  return { zoom, pan: { x: along(box.w, box.x1, width), y: along(box.h, box.y1, height) } };
+}

@@ -1,0 +1,161 @@
+// The Cytoscape stylesheet, as plain data. Colours are also named in app.css for the legend.
+
+export const COLORS = {
+  ink: '#1f2933',
+  muted: '#6b7785',
+  edge: '#8a94a6',
+  operatorFill: '#e8eef8',
+  operatorBorder: '#4f6fa5',
+  pythonFill: '#eef5e6',
+  pythonBorder: '#5e8a3a',
+  stageFill: '#f6f7fb',
+  stageBorder: '#98a2b3',
+  collapsedFill: '#dde5f3',
+  failed: '#c0392b',
+  running: '#2f7fd1',
+  readFill: '#d7f0eb',
+  readBorder: '#23897a',
+  writtenFill: '#fde7cf',
+  writtenBorder: '#d06a12',
+  shuffle: '#7b5ea7',
+  selected: '#f2a100',
+};
+
+const CHAR_WIDTH = 7.2;
+const LINE_HEIGHT = 15;
+
+/** Width of a node that fits its longest label line (labels use a 12px sans-serif font). */
+export function labelWidth(label, { min = 80, padding = 20 } = {}) {
+  const longest = Math.max(0, ...String(label ?? '').split('\n').map((line) => line.length));
+  return Math.max(min, Math.round(longest * CHAR_WIDTH + padding));
+}
+
+/** Height of a node that fits its label lines. */
+export function labelHeight(label, { min = 36, padding = 16 } = {}) {
+  const lines = String(label ?? '').split('\n').length;
+  return Math.max(min, lines * LINE_HEIGHT + padding);
+}
+
+const sized = {
+  width: (ele) => labelWidth(ele.data('label')),
+  height: (ele) => labelHeight(ele.data('label')),
+};
+
+/** The stylesheet given to cytoscape({style}). */
+export function graphStyle() {
+  return [
+    {
+      selector: 'node',
+      style: {
+        label: 'data(label)',
+        'font-family': 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
+        'font-size': 12,
+        color: COLORS.ink,
+        'text-wrap': 'wrap',
+        'text-max-width': 400,
+        'text-valign': 'center',
+        'text-halign': 'center',
+        'border-width': 1.5,
+        ...sized,
+      },
+    },
+    {
+      selector: 'node.operator',
+      style: {
+        shape: 'round-rectangle',
+        'background-color': COLORS.operatorFill,
+        'border-color': COLORS.operatorBorder,
+      },
+    },
+    {
+      selector: 'node.operator.python',
+      style: { 'background-color': COLORS.pythonFill, 'border-color': COLORS.pythonBorder },
+    },
+    { selector: 'node.operator.cached', style: { 'border-width': 3, 'border-style': 'double' } },
+    {
+      selector: 'node.stage',
+      style: {
+        shape: 'round-rectangle',
+        'background-color': COLORS.stageFill,
+        'border-color': COLORS.stageBorder,
+        'font-weight': 'bold',
+      },
+    },
+    {
+      selector: 'node.stage:parent',
+      style: {
+        'text-valign': 'top',
+        'text-halign': 'center',
+        'text-margin-y': -4,
+        'border-style': 'dashed',
+        padding: 14,
+        // The title above the box is clickable, so a stage can be selected without hitting an operator.
+        'text-events': 'yes',
+      },
+    },
+    {
+      selector: 'node.stage.cy-expand-collapse-collapsed-node',
+      style: {
+        'background-color': COLORS.collapsedFill,
+        'border-width': 2,
+        'border-style': 'solid',
+        // Room on the left for the expand cue drawn in the top-left corner.
+        width: (ele) => labelWidth(ele.data('label'), { padding: 44 }),
+        'text-margin-x': 10,
+      },
+    },
+    { selector: 'node.stage.status-failed', style: { 'border-color': COLORS.failed, 'border-width': 2.5 } },
+    { selector: 'node.stage.status-running', style: { 'border-color': COLORS.running } },
+    { selector: 'node.stage.status-skipped', style: { opacity: 0.55 } },
+    {
+      selector: 'node.dataset',
+      style: {
+        shape: 'barrel',
+        'background-color': COLORS.readFill,
+        'border-color': COLORS.readBorder,
+        'border-width': 2,
+        width: (ele) => labelWidth(ele.data('label'), { min: 90, padding: 28 }),
+        height: (ele) => labelHeight(ele.data('label'), { min: 44, padding: 22 }),
+      },
+    },
+    {
+      selector: 'node.dataset-written',
+      style: { 'background-color': COLORS.writtenFill, 'border-color': COLORS.writtenBorder },
+    },
+    {
+      selector: 'node.dataset-read-written',
+      style: {
+        'background-fill': 'linear-gradient',
+        'background-gradient-stop-colors': `${COLORS.readFill} ${COLORS.writtenFill}`,
+        'background-gradient-direction': 'to-right',
+        'border-color': COLORS.writtenBorder,
+      },
+    },
+    {
+      selector: 'edge',
+      style: {
+        width: 1.5,
+        'line-color': COLORS.edge,
+        'target-arrow-color': COLORS.edge,
+        'target-arrow-shape': 'triangle',
+        'arrow-scale': 0.9,
+        'curve-style': 'bezier',
+      },
+    },
+    {
+      selector: 'edge.shuffle',
+      style: { width: 2.5, 'line-color': COLORS.shuffle, 'target-arrow-color': COLORS.shuffle, 'line-style': 'dashed' },
+    },
+    { selector: 'edge.read', style: { width: 2, 'line-color': COLORS.readBorder, 'target-arrow-color': COLORS.readBorder } },
+    {
+      selector: 'edge.write',
+      style: { width: 2, 'line-color': COLORS.writtenBorder, 'target-arrow-color': COLORS.writtenBorder },
+    },
+    { selector: 'edge.stage', style: { 'line-style': 'dotted', opacity: 0.6 } },
+    { selector: 'edge.cy-expand-collapse-meta-edge', style: { width: 2 } },
+    {
+      selector: ':selected',
+      style: { 'border-color': COLORS.selected, 'border-width': 3, 'line-color': COLORS.selected },
+    },
+  ];
+}

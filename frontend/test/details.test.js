@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { formatMetric, metricLabel, metricRows, nodeDetails } from '../src/details.js';
+import { fixture } from './helpers.js';
+
+const graph = fixture('wordcount_graph.json');
+const node = (id) => graph.nodes.find((n) => n.id === id);
+const section = (details, heading) => details.sections.find((s) => s.heading === heading);
+
+describe('nodeDetails', () => {
+  it('describes a stage with its facts, metrics table and call site', () => {
+    const details = nodeDetails(node('stage:0'));
+    assert.equal(details.title, 'Stage 0: reduceByKey at wordcount.py:14');
+    assert.equal(details.kind, 'stage');
+    const facts = Object.fromEntries(section(details, 'Summary').rows);
+    assert.equal(facts.Status, 'succeeded');
+    assert.equal(facts.Jobs, '0');
+    assert.equal(facts['Wall time'], '2.25 s');
+    const metrics = section(details, 'Metrics').rows;
+    assert.deepEqual(metrics[0], ['Tasks', '2']);
+    assert.ok(metrics.some(([label, value]) => label === 'Input bytes' && value === '1.5 MiB'));
+    assert.ok(metrics.some(([label, value]) => label === 'Executor run time' && value === '1.23 s'));
+    assert.match(section(details, 'Call site').text, /wordcount\.py:14/);
+  });
+
+  it('describes an operator with its Python operators', () => {
+    const details = nodeDetails(node('op:0:2'));
+    const python = section(details, 'Python operators');
+    assert.deepEqual(python.columns, ['Operator', 'Call site']);
+    assert.deepEqual(python.table, [['flatMap', 'wordcount.py:12'], ['map', 'wordcount.py:13']]);
+    const facts = Object.fromEntries(section(details, 'Summary').rows);
+    assert.equal(facts.Scope, 'reduceByKey');
+    assert.equal(facts.Cached, 'no');
+  });
+
+  it('describes a dataset with its path and size', () => {
+    const facts = Object.fromEntries(section(nodeDetails(node('dataset:1')), 'Summary').rows);
+    assert.equal(facts.Path, 'file:/data/words.txt');
+    assert.equal(facts.Size, '1.5 MiB');
+    assert.equal(facts.Direction, 'read');
+    const written = Object.fromEntries(section(nodeDetails(node('dataset:2')), 'Summary').rows);
+    assert.equal(written.Size, undefined, 'an unknown size is left out');
+  });
+
+  it('omits absent facts and sections and survives missing data', () => {
+    const details = nodeDetails({ id: 'stage:9', kind: 'stage', label: '', data: {} });
+    assert.equal(details.title, 'stage:9');
+    assert.deepEqual(section(details, 'Summary').rows, []);
+    assert.equal(section(details, 'Metrics'), undefined);
+    assert.equal(nodeDetails({ id: 'x', kind: 'other', data: { a: 1 } }).sections[0].text, '{\n  "a": 1\n}');
+    assert.equal(nodeDetails(undefined).kind, 'unknown');
+  });
+});
+
+describe('metrics', () => {
+  it('formats metrics by unit', () => {
+    assert.equal(formatMetric('shuffle_write_bytes', 20480), '20 KiB');
+    assert.equal(formatMetric('executor_cpu_time_ns', 2_500_000_000), '2.50 s');
+    assert.equal(formatMetric('memory_bytes_spilled', 0), '0 B');
+    assert.equal(formatMetric('output_records', 1200), '1,200');
+    assert.equal(formatMetric('tasks', null), '—');
+  });
+
+  it('orders known metrics first and humanizes unknown ones', () => {
+    const rows = metricRows({ zeta_count: 1, output_records: 2, tasks: 3 });
+    assert.deepEqual(rows.map(([label]) => label), ['Tasks', 'Output records', 'Zeta count']);
+    assert.equal(metricLabel('peak_execution_memory'), 'Peak execution memory');
+  });
+});

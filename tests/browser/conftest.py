@@ -1,0 +1,70 @@
+"""Real-browser fixtures: Debian's chromium driven by Playwright (never a downloaded browser)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+FRONTEND_BUNDLE = Path(__file__).resolve().parents[2] / "frontend" / "dist" / "app.js"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless chromium for the session; skipped off CI when chromium is not installed."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium); browser tests run in CI")
+    if not FRONTEND_BUNDLE.exists():
+        pytest.fail(f"{FRONTEND_BUNDLE} is missing: build it with `cd frontend && npm ci && npm run build`")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop in the test thread; Django then refuses ORM calls
+    # there (test setup, seeding) although nothing async touches the database.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def page_errors() -> list[str]:
+    """JavaScript and console errors of the test's page; a test that expects some removes them."""
+    return []
+
+
+@pytest.fixture
+def page(browser: Any, page_errors: list[str]) -> Iterator[Any]:
+    """A fresh page that fails the test on any JavaScript error or console error."""
+    context = browser.new_context(viewport={"width": 1500, "height": 900})
+    page = context.new_page()
+    errors = page_errors
+    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+    page.on("console", lambda message: errors.append(f"console: {message.text}") if message.type == "error" else None)
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+    assert not errors, errors

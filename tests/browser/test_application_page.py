@@ -1,0 +1,253 @@
+"""End to end in chromium: seed an application through the ingest API, browse the list and its graph."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lineage_server.events import event, word_count_with_join
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# Screenshots to look at after a run: app_page.png and app_page_collapsed.png.
+SCREENSHOT_DIR = Path(tempfile.gettempdir())
+
+
+def _post_json(url: str, body: Any, token: str) -> Any:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+def _get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.load(response)
+
+
+@pytest.fixture
+def seeded_app(live_server: Any) -> str:
+    """A word count that read one file and wrote another, posted as an agent would."""
+    from lineage_server.accounts.services import create_agent_token
+
+    token = create_agent_token("browser test")[1]
+    events = word_count_with_join("local-1763731200000")
+    events.append(
+        event(
+            "dataset_io",
+            "local-1763731200000",
+            29,
+            path="file:/data/out/counts",
+            direction="written",
+            format="text",
+            size_bytes=4096,
+            job_id=0,
+            rdd_id=4,
+        )
+    )
+    answer = _post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, token)
+    assert answer["accepted"] == len(events)
+    return "local-1763731200000"
+
+
+def _wait_for_graph(page: Any) -> None:
+    page.wait_for_selector("#application-page[data-state='ready']")
+    page.wait_for_function("window.lineageGraph && window.lineageGraph.nodes().length > 0")
+    _wait_for_animations(page)
+
+
+def _wait_for_animations(page: Any) -> None:
+    """Wait until the layout (re)run by a collapse or expand and the view's move after it are done."""
+    page.wait_for_selector("#application-page[data-layout='idle']", state="attached")
+    page.wait_for_function("!window.lineageGraph.animated() && !window.lineageGraph.nodes().some((n) => n.animated())")
+
+
+def _click_graph_point(page: Any, script: str) -> None:
+    """Click where `script` (evaluated with `cy`) says, in the graph's rendered coordinates."""
+    point = page.evaluate(
+        f"""() => {{
+            const cy = window.lineageGraph;
+            const box = cy.container().getBoundingClientRect();
+            const p = ({script})(cy);
+            return {{x: box.left + p.x, y: box.top + p.y}};
+        }}"""
+    )
+    page.mouse.click(point["x"], point["y"])
+
+
+def _click_node(page: Any, node_id: str) -> None:
+    _click_graph_point(page, f"(cy) => cy.getElementById({json.dumps(node_id)}).renderedPosition()")
+
+
+def _click_stage_title(page: Any, stage_id: str) -> None:
+    # A stage's title is drawn above its box; clicking it selects the stage, not an operator inside.
+    _click_graph_point(
+        page,
+        f"""(cy) => {{
+            const stage = cy.getElementById({json.dumps(stage_id)});
+            const withLabel = stage.renderedBoundingBox({{includeLabels: true}});
+            const box = stage.renderedBoundingBox({{includeLabels: false}});
+            return {{x: (box.x1 + box.x2) / 2, y: (withLabel.y1 + box.y1) / 2}};
+        }}""",
+    )
+
+
+def _click_cue(page: Any, stage_id: str) -> None:
+    """Click the expand/collapse cue cytoscape-expand-collapse draws on a selected or hovered stage."""
+    # The cue is redrawn (debounced) after the stage moves: wait until it sits in the stage's corner.
+    page.wait_for_function(
+        f"""() => {{
+            const node = window.lineageGraph.getElementById({json.dumps(stage_id)});
+            const [x, y] = [node.data('expandcollapseRenderedStartX'), node.data('expandcollapseRenderedStartY')];
+            const box = node.renderedBoundingBox({{includeLabels: false}});
+            return x !== undefined && x >= box.x1 && x <= box.x1 + 30 && y >= box.y1 && y <= box.y1 + 30;
+        }}"""
+    )
+    _click_graph_point(
+        page,
+        f"""(cy) => {{
+            const data = cy.getElementById({json.dumps(stage_id)}).data();
+            const half = data.expandcollapseRenderedCueSize / 2;
+            return {{x: data.expandcollapseRenderedStartX + half, y: data.expandcollapseRenderedStartY + half}};
+        }}""",
+    )
+
+
+def _counts(page: Any) -> dict[str, int]:
+    return page.evaluate(
+        """() => {
+            const cy = window.lineageGraph;
+            return {stage: cy.nodes('.stage').length, operator: cy.nodes('.operator').length,
+                    dataset: cy.nodes('.dataset').length};
+        }"""
+    )
+
+
+def test_applications_list_shows_the_seeded_app_and_links_to_its_graph(live_server, seeded_app, page):
+    page.goto(f"{live_server.url}/")
+    page.wait_for_selector("#applications-page[data-state='ready']")
+    row = page.locator(f"tr[data-app-id='{seeded_app}']")
+    assert row.count() == 1
+    assert "wc" in row.inner_text() and "succeeded" in row.inner_text()
+    assert "Showing 1–1 of 1" in page.inner_text(".summary")
+
+    page.select_option("select[name='status']", "failed")
+    page.wait_for_selector("#applications-page[data-state='ready'] tr.empty")
+    assert "status=failed" in page.url
+    page.go_back()
+    page.wait_for_selector(f"tr[data-app-id='{seeded_app}']")
+
+    row.locator("a").click()
+    page.wait_for_url(f"**/applications/{seeded_app}/")
+    _wait_for_graph(page)
+
+
+def test_application_graph_collapses_and_expands_stages_and_shows_details(live_server, seeded_app, page):
+    api = _get_json(f"{live_server.url}/api/v1/applications/{seeded_app}/graph/")
+    expected = {kind: sum(1 for n in api["nodes"] if n["kind"] == kind) for kind in ("stage", "operator", "dataset")}
+    assert expected == {"stage": 2, "operator": 5, "dataset": 2}
+
+    page.goto(f"{live_server.url}/applications/{seeded_app}/")
+    _wait_for_graph(page)
+    assert _counts(page) == expected
+    assert page.evaluate("window.lineageGraph.edges().length") == len(api["edges"])
+    assert "2 stages · 5 operators · 2 datasets" in page.inner_text(".graph-status")
+
+    # The DAG flows left to right: input dataset, stage 0, stage 1, output dataset.
+    xs = page.evaluate(
+        """() => Object.fromEntries(window.lineageGraph.nodes().map((n) => [n.id(), n.position('x')]))"""
+    )
+    datasets = sorted((n for n in api["nodes"] if n["kind"] == "dataset"), key=lambda n: n["data"]["directions"])
+    read, written = datasets[0]["id"], datasets[1]["id"]
+    assert xs[read] < xs["stage:0"] < xs["stage:1"] < xs[written]
+
+    # Select stage 0 by its title, then collapse it from the side panel.
+    _click_stage_title(page, "stage:0")
+    page.wait_for_selector("#details[data-node-id='stage:0']")
+    assert page.locator("#details .section-metrics").count() == 1
+    assert "Executor run time" in page.inner_text("#details")
+    page.click("#details button.toggle-stage")
+    page.wait_for_function(
+        "window.lineageGraph.getElementById('stage:0').hasClass('cy-expand-collapse-collapsed-node')"
+    )
+    state = page.evaluate(
+        """() => {
+            const cy = window.lineageGraph;
+            const stage = cy.getElementById('stage:0');
+            return {isParent: stage.isParent(), visible: stage.visible(),
+                    operators: cy.nodes('.operator').map((n) => n.id()).sort()};
+        }"""
+    )
+    assert state == {"isParent": False, "visible": True, "operators": ["op:1:3", "op:1:4"]}
+    _wait_for_animations(page)
+    # The collapsed stage keeps the stage's inputs and outputs.
+    neighbours = page.evaluate(
+        "() => window.lineageGraph.getElementById('stage:0').connectedEdges().connectedNodes().map((n) => n.id())"
+    )
+    assert read in neighbours and "op:1:3" in neighbours
+    assert "Expand stage" in page.inner_text("#details button.toggle-stage")
+
+    page.click("#details button.toggle-stage")
+    page.wait_for_function("window.lineageGraph.getElementById('stage:0').isParent()")
+    _wait_for_animations(page)
+    assert _counts(page) == expected
+    children = page.evaluate("() => window.lineageGraph.getElementById('stage:0').children().map((n) => n.id()).sort()")
+    assert children == ["op:0:0", "op:0:1", "op:0:2"]
+    assert page.evaluate("window.lineageGraph.edges().length") == len(api["edges"])
+
+    # Stage 1 through its own cue: select it, then click the minus sign drawn at its top-left corner.
+    _click_stage_title(page, "stage:1")
+    page.wait_for_selector("#details[data-node-id='stage:1']")
+    _click_cue(page, "stage:1")
+    page.wait_for_function(
+        "window.lineageGraph.getElementById('stage:1').hasClass('cy-expand-collapse-collapsed-node')"
+    )
+    assert _counts(page) == {**expected, "operator": 3}
+    _wait_for_animations(page)
+    _click_cue(page, "stage:1")
+    page.wait_for_function("window.lineageGraph.getElementById('stage:1').isParent()")
+    _wait_for_animations(page)
+    assert _counts(page) == expected
+
+    # Collapse all / expand all from the toolbar.
+    page.click("#collapse-all")
+    page.wait_for_function("window.lineageGraph.nodes('.operator').length === 0")
+    assert _counts(page) == {**expected, "operator": 0}
+    _wait_for_animations(page)
+    page.screenshot(path=SCREENSHOT_DIR / "app_page_collapsed.png")
+    page.click("#expand-all")
+    page.wait_for_function(f"window.lineageGraph.nodes('.operator').length === {expected['operator']}")
+    _wait_for_animations(page)
+
+    # Click an operator: the panel shows its Python operators and call site.
+    _click_node(page, "op:0:2")
+    page.wait_for_selector("#details[data-node-id='op:0:2']")
+    details = page.inner_text("#details")
+    assert page.locator("#details .section-python-operators").count() == 1
+    assert "flatMap" in details and "wc.py:7" in details
+
+    # Click a dataset: the panel shows its path and size.
+    _click_node(page, read)
+    page.wait_for_selector(f"#details[data-node-id='{read}']")
+    details = page.inner_text("#details")
+    assert "file:/data/in.txt" in details and "1.2 KiB" in details
+    page.screenshot(path=SCREENSHOT_DIR / "app_page.png")
+
+
+def test_unknown_application_page_is_a_404(live_server, page, page_errors):
+    response = page.goto(f"{live_server.url}/applications/no-such-app/")
+    assert response.status == 404
+    assert "No such application" in page.inner_text("main")
+    # Chromium logs the 404 document itself as a console error; nothing else may fail.
+    page.wait_for_load_state("load")
+    assert [e for e in page_errors if "status of 404" not in e] == []
+    page_errors.clear()

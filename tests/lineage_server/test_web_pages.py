@@ -1,0 +1,103 @@
+"""The HTML pages: thin shells pointing at their JSON twins, 404 for unknown applications."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from tests.lineage_server.events import word_count_with_join
+
+pytestmark = pytest.mark.django_db
+
+FRONTEND_FIXTURE = Path(__file__).resolve().parents[2] / "frontend" / "test" / "fixtures" / "wordcount_graph.json"
+
+
+class _Tags(HTMLParser):
+    """Collects the attributes of every start tag, by tag name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: dict[str, list[dict[str, str | None]]] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.setdefault(tag, []).append(dict(attrs))
+
+
+def _tags(html: str) -> dict[str, list[dict[str, str | None]]]:
+    parser = _Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def _by_id(tags: dict[str, list[dict[str, str | None]]], element_id: str) -> dict[str, str | None]:
+    return next(attrs for attrs_list in tags.values() for attrs in attrs_list if attrs.get("id") == element_id)
+
+
+@pytest.fixture
+def word_count(post_events):
+    assert post_events(word_count_with_join()).status_code == 200
+
+
+def test_pages_load_the_bundle_from_static_files_never_a_cdn(client, word_count):
+    for url in ("/", "/applications/local-1/"):
+        tags = _tags(client.get(url).content.decode())
+        scripts = [s["src"] for s in tags["script"]]
+        styles = [link["href"] for link in tags["link"] if link.get("rel") == "stylesheet"]
+        assert scripts == ["/static/app.js"] and styles == ["/static/app.css"], url
+        assert not any("//" in (src or "") for src in scripts + styles), url
+
+
+def test_applications_page_points_at_its_json_twin(client, word_count):
+    response = client.get("/")
+    assert response.status_code == 200
+    tags = _tags(response.content.decode())
+    api_url = _by_id(tags, "applications-page")["data-api-url"]
+    assert api_url == "/api/v1/applications/"
+    assert {"rel": "alternate", "type": "application/json", "href": api_url} in tags["link"]
+    twin = client.get(api_url)
+    assert twin.status_code == 200 and twin.json()["results"][0]["app_id"] == "local-1"
+
+
+def test_application_page_points_at_the_graph_endpoint(client, word_count):
+    response = client.get("/applications/local-1/")
+    assert response.status_code == 200
+    root = _by_id(_tags(response.content.decode()), "application-page")
+    assert root["data-app-id"] == "local-1"
+    assert root["data-graph-url"] == "/api/v1/applications/local-1/graph/"
+    assert root["data-api-url"] == "/api/v1/applications/local-1/"
+    graph = client.get(root["data-graph-url"]).json()
+    assert graph["application"]["web_url"].endswith("/applications/local-1/")
+    assert b"<title>wc \xc2\xb7 Spark lineage</title>" in response.content
+
+
+def test_unknown_application_page_is_404_with_a_way_back(client, word_count):
+    response = client.get("/applications/no-such-app/")
+    assert response.status_code == 404
+    html = response.content.decode()
+    assert "No such application" in html and "no-such-app" in html
+    assert {"href": "/"} in _tags(html)["a"]
+
+
+def test_application_page_escapes_the_app_name(client, post_events):
+    from tests.lineage_server.events import event
+
+    post_events([event("application_start", "local-x", 0, name='<script>alert("x")</script>', user="u")])
+    html = client.get("/applications/local-x/").content.decode()
+    assert "<script>alert" not in html
+
+
+def test_frontend_fixture_has_the_keys_the_graph_api_sends(client, word_count):
+    """The UI's unit tests run on fixture JSON; this keeps that fixture shaped like the real answer."""
+    real = client.get("/api/v1/applications/local-1/graph/").json()
+    fixture = json.loads(FRONTEND_FIXTURE.read_text())
+    assert set(fixture) == set(real)
+    assert set(fixture["application"]) <= set(real["application"])
+    for kind in ("stage", "operator", "dataset"):
+        real_node = next(n for n in real["nodes"] if n["kind"] == kind)
+        fixture_node = next(n for n in fixture["nodes"] if n["kind"] == kind)
+        assert set(fixture_node) == set(real_node), kind
+        assert set(fixture_node["data"]) == set(real_node["data"]), kind
+    assert set(fixture["edges"][0]) == set(real["edges"][0])
