@@ -160,3 +160,28 @@ def test_openapi_schema_and_docs_are_served(api_client):
     docs = api_client.get("/api/docs/")
     assert docs.status_code == 200 and b"swagger-ui" in docs.content
     assert b"cdn" not in docs.content.lower()
+
+
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [
+        ("/api/v1/applications/local-1/stages/abc/", 404),
+        ("/api/v1/applications/local-1/stages/99999999999999999999/", 404),
+        ("/api/v1/applications/local-1/jobs/1.5/", 404),
+        ("/api/v1/datasets/abc/", 404),
+        ("/api/v1/datasets/abc/applications/", 404),
+        ("/api/v1/applications/local-1/capture-points/nope/", 404),
+        ("/api/v1/applications/%00/", 404),
+        ("/api/v1/applications/?page=abc", 404),
+        ("/api/v1/applications/?started_after=garbage", 400),
+        ("/api/v1/applications/local-1/operators/?stage=x", 400),
+        ("/api/v1/applications/local-1/stages/?job=zz", 400),
+        ("/api/v1/applications/local-1/jobs/?sql_execution_id=q", 400),
+        ("/api/v1/applications/?page_size=-1", 200),
+    ],
+)
+def test_bad_ids_and_filters_are_4xx_not_500(api_client, word_count, url, status):
+    response = api_client.get(url)
+    assert response.status_code == status
+    if status == 400:
+        assert response.json(), "a 400 says what is wrong"
