@@ -1,0 +1,36 @@
+"""Capture agent: records a PySpark job's coarse lineage and sends it to the lineage server.
+
+Two lines in a job::
+
+    import capture_agent
+    capture_agent.enable(spark)          # SparkSession or SparkContext; settings as keywords
+
+or no code change at all: with ``LINEAGE_ENABLED=true`` in the environment, run the job as
+``python -m capture_agent run job.py [args]`` (or ``import capture_agent`` anywhere before the
+SparkContext is created) and every SparkContext created afterwards is captured.
+``LINEAGE_DISABLED=true`` wins over both and makes ``enable()`` a no-op. Settings, their
+precedence and defaults are listed in ``capture_agent.config``.
+"""
+
+from __future__ import annotations
+
+from capture_agent.agent import Agent, current_agent, disable, enable
+from capture_agent.autoenable import install_auto_enable
+from capture_agent.config import ConfigError, Settings, load_settings
+from capture_agent.sinks import CollectingSink, FileSink, NoopSink, Sink
+
+__all__ = [
+    "Agent",
+    "CollectingSink",
+    "ConfigError",
+    "FileSink",
+    "NoopSink",
+    "Settings",
+    "Sink",
+    "current_agent",
+    "disable",
+    "enable",
+    "load_settings",
+]
+
+install_auto_enable()
