@@ -51,7 +51,10 @@ def main() -> None:
         shutil.rmtree(folder / output, ignore_errors=True)
 
     spark = (
-        SparkSession.builder.master(os.environ.get("SPARK_MASTER", "local[*]")).appName("word-count-join").getOrCreate()
+        SparkSession.builder.master(os.environ.get("SPARK_MASTER", "local[*]"))
+        .appName("word-count-join")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
     capture_agent.enable(spark)
