@@ -185,3 +185,15 @@ def test_bad_ids_and_filters_are_4xx_not_500(api_client, word_count, url, status
     assert response.status_code == status
     if status == 400:
         assert response.json(), "a 400 says what is wrong"
+
+
+def test_sql_dataset_of_execution_zero_attaches_to_its_jobs_stages(api_client, post_events):
+    """SQL execution ids start at 0; a write by execution 0 still links to the stage that wrote it."""
+    post_events([
+        event("job_start", job_id=0, stage_ids=[0], sql_execution_id=0),
+        event("stage_completed", stage_id=0, attempt=0, status="succeeded", parent_stage_ids=[], job_id=0),
+        event("dataset_io", path="file:/t.parquet", direction="written", format="parquet", sql_execution_id=0),
+    ])
+    graph = api_client.get("/api/v1/applications/local-1/graph/").json()
+    out = next(n for n in graph["nodes"] if n["kind"] == "dataset")
+    assert [(e["source"], e["target"], e["kind"]) for e in graph["edges"]] == [("stage:0", out["id"], "write")]

@@ -179,7 +179,12 @@ def _io_targets(
         holders = [sid for sid, ops in ops_by_stage.items() if any(op.rdd_id == io.rdd_id for op in ops)]
         if holders:
             return [OperatorKey(min(holders), io.rdd_id).node_id()]
-    job_ids = [io.job_id] if io.job_id is not None else sql_jobs.get(io.sql_execution_id or -1, [])
+    if io.job_id is not None:
+        job_ids = [io.job_id]
+    elif io.sql_execution_id is not None:
+        job_ids = sql_jobs.get(io.sql_execution_id, [])
+    else:
+        job_ids = []
     ran = [s for jid in job_ids for s in jobs_stages.get(jid, []) if s.status != "skipped"]
     if not ran:
         return []
