@@ -7,7 +7,9 @@ import expandCollapse from 'cytoscape-expand-collapse';
 import { nodeDetails } from './details.js';
 import { el, fetchJson, statusBadge } from './dom.js';
 import { formatDuration, formatTime } from './format.js';
-import { countElements, layoutOptions, readableViewport, toElements } from './graph.js';
+import {
+  countElements, countSkippedStages, layoutOptions, readableViewport, summaryLine, toElements,
+} from './graph.js';
 import { graphStyle } from './style.js';
 
 cytoscape.use(dagre);
@@ -60,12 +62,15 @@ export async function mountApplicationPage(root) {
   const header = el('div', { class: 'app-header-slot' });
   const status = el('p', { class: 'graph-status', 'aria-live': 'polite' }, 'Loading the lineage graph…');
   const container = el('div', { id: 'graph', class: 'graph', role: 'img', 'aria-label': 'Lineage graph' });
-  const panel = el('aside', { id: 'details', class: 'details', 'aria-live': 'polite' },
-    el('p', { class: 'hint' }, 'Click a node to see its details. Double-click a stage to collapse or expand it.'));
+  const hint = () => el('p', { class: 'hint' }, 'Click a node to see its details. Double-click a stage to collapse or expand it.');
+  const panel = el('aside', { id: 'details', class: 'details', 'aria-live': 'polite' }, hint());
   const collapseAll = el('button', { type: 'button', id: 'collapse-all' }, 'Collapse all stages');
   const expandAll = el('button', { type: 'button', id: 'expand-all' }, 'Expand all stages');
   const fit = el('button', { type: 'button', id: 'fit' }, 'Fit');
-  const toolbar = el('div', { class: 'toolbar' }, collapseAll, expandAll, fit, renderLegend());
+  // Skipped stages (Spark reused their shuffle output) never ran: hidden unless asked for.
+  const showSkipped = el('input', { type: 'checkbox', id: 'show-skipped' });
+  const showSkippedLabel = el('label', { class: 'toggle', for: 'show-skipped' }, showSkipped, 'Show skipped stages');
+  const toolbar = el('div', { class: 'toolbar' }, collapseAll, expandAll, fit, showSkippedLabel, renderLegend());
   root.replaceChildren(header, toolbar, status, el('div', { class: 'graph-layout' }, container, panel));
   root.dataset.state = 'loading';
 
@@ -80,11 +85,20 @@ export async function mountApplicationPage(root) {
   header.replaceChildren(renderHeader(graph.application));
   if (graph.application?.name) document.title = `${graph.application.name} · Spark lineage`;
 
-  const elements = toElements(graph);
-  const counts = countElements(elements);
-  status.textContent = elements.length
-    ? `${counts.stage} stages · ${counts.operator} operators · ${counts.dataset} datasets`
-    : 'No lineage was captured for this application yet.';
+  const skipped = countSkippedStages(graph);
+  if (!skipped) {
+    showSkipped.disabled = true;
+    showSkippedLabel.title = 'This application has no skipped stages.';
+  }
+  const hasLineage = (graph.nodes ?? []).length > 0;
+  const buildElements = () => {
+    const elements = toElements(graph, { showSkipped: showSkipped.checked });
+    status.textContent = hasLineage
+      ? summaryLine(countElements(elements), { skipped, hidden: !showSkipped.checked })
+      : 'No lineage was captured for this application yet.';
+    return elements;
+  };
+  const elements = buildElements();
 
   const cy = cytoscape({
     container,
@@ -159,6 +173,23 @@ export async function mountApplicationPage(root) {
   // Collapsing or expanding replaces what the panel describes: redraw it for the same node.
   cy.on('expandcollapse.aftercollapse expandcollapse.afterexpand', (event) => {
     if (selectedId === event.target.id()) showDetails(event.target);
+  });
+  // Showing or hiding skipped stages rebuilds the graph (stages collapsed stay collapsed) and lays it out again.
+  showSkipped.addEventListener('change', () => {
+    const collapsed = cy.nodes('.cy-expand-collapse-collapsed-node').map((node) => node.id());
+    cy.batch(() => {
+      cy.elements().remove();
+      cy.add(buildElements());
+    });
+    const again = cy.nodes().filter((node) => collapsed.includes(node.id()));
+    if (again.nonempty()) expander.collapse(again, { layoutBy: null });
+    if (selectedId !== null && cy.getElementById(selectedId).nonempty()) showDetails(cy.getElementById(selectedId));
+    else {
+      selectedId = null;
+      delete panel.dataset.nodeId;
+      panel.replaceChildren(hint());
+    }
+    cy.layout(layoutOptions()).run();
   });
   collapseAll.addEventListener('click', () => expander.collapseAll());
   expandAll.addEventListener('click', () => expander.expandAll());

@@ -108,17 +108,65 @@ function resolveParents(nodesById) {
   return parents;
 }
 
+/** Whether an API node is a stage Spark skipped (its shuffle output was reused from an earlier job). */
+export function isSkippedStage(node) {
+  return node?.kind === 'stage' && node?.data?.status === 'skipped';
+}
+
+/** How many distinct stages of the API graph were skipped. */
+export function countSkippedStages(apiGraph) {
+  const ids = new Set();
+  for (const node of apiGraph?.nodes ?? []) {
+    if (isSkippedStage(node) && node.id !== null && node.id !== undefined) ids.add(String(node.id));
+  }
+  return ids.size;
+}
+
+/**
+ * The API graph without its skipped stages: a new graph (the input is not modified) in which
+ * skipped stages, the nodes inside them (their operators, at any depth) and every edge touching
+ * one of those are gone. Everything else is kept as it is, datasets left without any edge too.
+ */
+export function withoutSkipped(apiGraph) {
+  const nodes = (apiGraph?.nodes ?? []).filter(Boolean);
+  const parentOf = new Map();
+  for (const node of nodes) {
+    const id = String(node.id);
+    if (!parentOf.has(id)) parentOf.set(id, node.parent === null || node.parent === undefined ? null : String(node.parent));
+  }
+  const removed = new Set(nodes.filter(isSkippedStage).map((node) => String(node.id)));
+  // Nodes inside a removed node go too; the walk up the parents stops on a loop.
+  for (const id of parentOf.keys()) {
+    const seen = new Set([id]);
+    for (let p = parentOf.get(id); p !== null && p !== undefined && !seen.has(p); p = parentOf.get(p)) {
+      if (removed.has(p)) {
+        removed.add(id);
+        break;
+      }
+      seen.add(p);
+    }
+  }
+  const keep = (id) => !removed.has(String(id));
+  return {
+    ...apiGraph,
+    nodes: nodes.filter((node) => keep(node.id)),
+    edges: (apiGraph?.edges ?? []).filter((edge) => edge && keep(edge.source) && keep(edge.target)),
+  };
+}
+
 /**
  * Convert the graph API answer into Cytoscape element definitions.
  *
  * Nodes keep their API id; stages become compound parents of their operators. A node whose
  * parent is not in the graph is drawn at the top level; an edge whose source or target is not
  * in the graph is dropped; a repeated id keeps its first occurrence. Unknown kinds pass
- * through with their kind as a class.
+ * through with their kind as a class. With showSkipped false, skipped stages are left out
+ * (see withoutSkipped).
  *
  * Returns an array: all nodes (parents first), then edges.
  */
-export function toElements(apiGraph) {
+export function toElements(apiGraph, { showSkipped = true } = {}) {
+  if (!showSkipped && apiGraph) apiGraph = withoutSkipped(apiGraph);
   const nodesById = new Map();
   for (const node of apiGraph?.nodes ?? []) {
     if (!node || node.id === null || node.id === undefined) continue;
@@ -173,11 +221,69 @@ export function countElements(elements) {
   return counts;
 }
 
+/**
+ * The line above the graph: "6 stages (4 skipped hidden) · 12 operators · 3 datasets".
+ * counts is countElements' answer for what is drawn; skipped is how many stages were skipped
+ * and hidden whether they are left out (else they are among the drawn stages).
+ */
+export function summaryLine(counts, { skipped = 0, hidden = true } = {}) {
+  const plural = (n, word) => `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
+  let stages = plural(counts.stage, 'stage');
+  if (skipped > 0) stages += hidden ? ` (${formatCount(skipped)} skipped hidden)` : ` (${formatCount(skipped)} skipped)`;
+  return `${stages} · ${plural(counts.operator, 'operator')} · ${plural(counts.dataset, 'dataset')}`;
+}
+
+// cytoscape-dagre ranks an edge that ends on a compound node (an expanded stage) as if it ended on
+// the node's first leaf child. The helpers below take Cytoscape elements (never imported here).
+function firstLeaf(node) {
+  let leaf = node;
+  while (leaf.isParent() && leaf.children().length) leaf = leaf.children()[0];
+  return leaf;
+}
+
+// The longest chain of edges from `start` (forward: 'out', backward: 'in') inside `container`.
+function chainInside(start, container, direction) {
+  const inside = container.descendants();
+  const memo = new Map();
+  const onPath = new Set();
+  const visit = (node) => {
+    const id = node.id();
+    if (memo.has(id)) return memo.get(id);
+    if (onPath.has(id)) return 0; // a cycle: dagre breaks it anyway
+    onPath.add(id);
+    let longest = 0;
+    const next = direction === 'out' ? node.outgoers('node') : node.incomers('node');
+    next.forEach((other) => {
+      if (inside.contains(other)) longest = Math.max(longest, 1 + visit(other));
+    });
+    onPath.delete(id);
+    memo.set(id, longest);
+    return longest;
+  };
+  return visit(start);
+}
+
+/**
+ * dagre's minimum rank distance for an edge. An edge leaving an expanded stage (a write, a
+ * stage-level dependency) is ranked from the stage's first operator: it must span the operators
+ * after that one, so that what the stage wrote lands right of the whole stage. Likewise an edge
+ * entering an expanded stage spans the operators before the one it is ranked to.
+ */
+export function layoutMinLen(edge) {
+  const source = edge.source();
+  const target = edge.target();
+  let length = 1;
+  if (source.isParent()) length += chainInside(firstLeaf(source), source, 'out');
+  if (target.isParent()) length += chainInside(firstLeaf(target), target, 'in');
+  return length;
+}
+
 /** Options of the dagre DAG layout: left to right, room for two-line labels. */
 export function layoutOptions({ animate = false } = {}) {
   return {
     name: 'dagre',
     rankDir: 'LR',
+    minLen: layoutMinLen,
     // Room between stacked stages for their padding and the title drawn above each box.
     nodeSep: 64,
     rankSep: 44,

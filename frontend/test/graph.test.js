@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
-  baseLabel, countElements, datasetSubtitle, layoutOptions, nodeClasses, nodeLabel, operatorSubtitle, readableViewport,
-  stageSubtitle, toElements,
+  baseLabel, countElements, countSkippedStages, datasetSubtitle, isSkippedStage, layoutOptions, nodeClasses, nodeLabel,
+  operatorSubtitle, readableViewport, stageSubtitle, summaryLine, toElements, withoutSkipped,
 } from '../src/graph.js';
 import { fixture } from './helpers.js';
 
@@ -197,5 +197,91 @@ describe('readableViewport', () => {
   it('survives empty boxes and hidden containers', () => {
     assert.deepEqual(readableViewport({ x1: 0, y1: 0, w: 0, h: 0 }, 800, 600), { zoom: 1, pan: { x: 0, y: 0 } });
     assert.deepEqual(readableViewport({ x1: 0, y1: 0, w: 10, h: 10 }, 0, 0), { zoom: 1, pan: { x: 0, y: 0 } });
+  });
+});
+
+describe('skipped stages', () => {
+  const graph = fixture('skipped_stages_graph.json');
+  const skippedIds = ['stage:4', 'stage:5', 'stage:6', 'stage:8', 'stage:9', 'stage:10'];
+  const ids = (list) => list.map((item) => String(item.id)).sort();
+
+  it('counts the stages Spark skipped', () => {
+    assert.equal(countSkippedStages(graph), 6);
+    assert.equal(countSkippedStages(fixture('wordcount_graph.json')), 0);
+    assert.equal(countSkippedStages(null), 0);
+    assert.ok(isSkippedStage(graph.nodes.find((n) => n.id === 'stage:4')));
+    assert.ok(!isSkippedStage({ kind: 'operator', data: { status: 'skipped' } }), 'only stages are skipped stages');
+  });
+
+  it('withoutSkipped drops skipped stages and the edges touching them, and nothing else', () => {
+    const filtered = withoutSkipped(graph);
+    assert.deepEqual(ids(filtered.nodes), ids(graph.nodes.filter((n) => !skippedIds.includes(n.id))));
+    const touching = (edge) => skippedIds.includes(edge.source) || skippedIds.includes(edge.target);
+    assert.deepEqual(graph.edges.filter(touching).map((e) => e.id).sort(), ['stage:10->stage:11', 'stage:6->stage:7']);
+    assert.deepEqual(filtered.edges, graph.edges.filter((edge) => !touching(edge)));
+    assert.deepEqual(filtered.nodes, graph.nodes.filter((n) => !skippedIds.includes(n.id)), 'kept nodes are unchanged');
+    assert.deepEqual(filtered.application, graph.application);
+    assert.deepEqual(graph, fixture('skipped_stages_graph.json'), 'the input is not modified');
+  });
+
+  it('toElements hides skipped stages on request and keeps them by default', () => {
+    const all = toElements(graph);
+    const shown = toElements(graph, { showSkipped: true });
+    const hidden = toElements(graph, { showSkipped: false });
+    assert.deepEqual(shown, all);
+    assert.deepEqual(countElements(shown), { stage: 14, operator: 40, dataset: 4, edges: 43 });
+    assert.deepEqual(countElements(hidden), { stage: 8, operator: 40, dataset: 4, edges: 41 });
+    const hiddenIds = new Set(hidden.map((e) => e.data.id));
+    for (const id of skippedIds) assert.ok(!hiddenIds.has(id), `${id} is hidden`);
+    for (const edge of hidden.filter((e) => e.group === 'edges')) {
+      assert.ok(hiddenIds.has(edge.data.source) && hiddenIds.has(edge.data.target));
+    }
+    // Apart from the skipped stages and their edges, the elements are the same.
+    assert.deepEqual(hidden, shown.filter((e) => !skippedIds.includes(e.data.id) && !skippedIds.includes(e.data.source)));
+  });
+
+  it('keeps every dataset, connected or not', () => {
+    const hidden = toElements(graph, { showSkipped: false });
+    assert.deepEqual(hidden.filter((e) => e.data.kind === 'dataset').map((e) => e.data.id),
+      ['dataset:1', 'dataset:2', 'dataset:3', 'dataset:4']);
+    const lonely = toElements({
+      nodes: [
+        { id: 'stage:1', kind: 'stage', label: 'Stage 1', data: { status: 'skipped' } },
+        { id: 'dataset:1', kind: 'dataset', label: 'in', data: { directions: ['read'] } },
+      ],
+      edges: [{ id: 'r', source: 'dataset:1', target: 'stage:1', kind: 'read' }],
+    }, { showSkipped: false });
+    assert.deepEqual(lonely.map((e) => e.data.id), ['dataset:1'], 'a dataset read only by a skipped stage stays');
+  });
+
+  it('drops the operators inside a skipped stage, and their edges', () => {
+    const small = {
+      nodes: [
+        { id: 'stage:0', kind: 'stage', label: 'Stage 0', parent: null, data: { status: 'succeeded' } },
+        { id: 'op:0:1', kind: 'operator', label: 'a', parent: 'stage:0', data: {} },
+        { id: 'stage:1', kind: 'stage', label: 'Stage 1', parent: null, data: { status: 'skipped' } },
+        { id: 'op:1:2', kind: 'operator', label: 'b', parent: 'stage:1', data: {} },
+        { id: 'inner', kind: 'operator', label: 'c', parent: 'op:1:2', data: {} },
+        { id: 'loop', kind: 'operator', label: 'd', parent: 'loop', data: {} },
+      ],
+      edges: [
+        { id: 'e1', source: 'op:0:1', target: 'op:1:2', kind: 'shuffle' },
+        { id: 'e2', source: 'inner', target: 'op:0:1', kind: 'narrow' },
+        { id: 'e3', source: 'stage:0', target: 'loop', kind: 'stage' },
+      ],
+    };
+    const filtered = withoutSkipped(small);
+    assert.deepEqual(ids(filtered.nodes), ['loop', 'op:0:1', 'stage:0']);
+    assert.deepEqual(filtered.edges.map((e) => e.id), ['e3']);
+  });
+
+  it('says how many skipped stages are hidden or shown', () => {
+    const hidden = countElements(toElements(graph, { showSkipped: false }));
+    assert.equal(summaryLine(hidden, { skipped: 6, hidden: true }), '8 stages (6 skipped hidden) · 40 operators · 4 datasets');
+    const shown = countElements(toElements(graph));
+    assert.equal(summaryLine(shown, { skipped: 6, hidden: false }), '14 stages (6 skipped) · 40 operators · 4 datasets');
+    assert.equal(summaryLine({ stage: 2, operator: 5, dataset: 2 }), '2 stages · 5 operators · 2 datasets');
+    assert.equal(summaryLine({ stage: 1, operator: 1, dataset: 0 }), '1 stage · 1 operator · 0 datasets');
+    assert.equal(summaryLine({ stage: 1200, operator: 0, dataset: 1 }, { skipped: 1 }), '1,200 stages (1 skipped hidden) · 0 operators · 1 dataset');
   });
 });

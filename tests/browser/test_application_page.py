@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from tests.lineage_server.events import event, word_count_with_join
+from tests.lineage_server.events import event, operator, word_count_with_join
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# Screenshots to look at after a run: app_page.png and app_page_collapsed.png.
+# Screenshots to look at after a run: app_page.png, app_page_collapsed.png and app_page_skipped.png.
 SCREENSHOT_DIR = Path(tempfile.gettempdir())
 
 
@@ -57,6 +57,58 @@ def seeded_app(live_server: Any) -> str:
     answer = _post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, token)
     assert answer["accepted"] == len(events)
     return "local-1763731200000"
+
+
+SKIPPED_APP = "local-1763731300000"
+
+
+@pytest.fixture
+def app_with_skipped_stage(live_server: Any) -> str:
+    """The word count plus a second job whose map side (stage 2) Spark skipped, reusing stage 0's shuffle."""
+    from lineage_server.accounts.services import create_agent_token
+    from lineage_server.catalog.models import Application
+    from lineage_server.catalog.services import finalize_application
+
+    token = create_agent_token("browser test")[1]
+    events = word_count_with_join(SKIPPED_APP)
+    end = events.pop()  # application_end goes last
+    events += [
+        event("job_start", SKIPPED_APP, 40, job_id=1, stage_ids=[2, 3], call_site="count at wc.py:10"),
+        event(
+            "stage_submitted",
+            SKIPPED_APP,
+            41,
+            stage_id=3,
+            attempt=0,
+            name="count at wc.py:10",
+            num_tasks=2,
+            parent_stage_ids=[2],
+            job_id=1,
+            operators=[operator(3, "ShuffledRDD", [2], "reduceByKey"), operator(5, "PythonRDD", [3], "count")],
+        ),
+        event(
+            "stage_completed",
+            SKIPPED_APP,
+            45,
+            stage_id=3,
+            attempt=0,
+            name="count at wc.py:10",
+            num_tasks=2,
+            parent_stage_ids=[2],
+            job_id=1,
+            status="succeeded",
+            metrics={"tasks": 2, "shuffle_read_bytes": 300},
+        ),
+        # Attached to the job's last stage that ran (no RDD named): stage 3 as a whole.
+        event("dataset_io", SKIPPED_APP, 45, path="file:/data/out/total", direction="written", format="text", job_id=1),
+        event("job_end", SKIPPED_APP, 46, job_id=1, status="succeeded"),
+        end,
+    ]
+    answer = _post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, token)
+    assert answer["accepted"] == len(events)
+    # What the Celery worker does once an application has ended: stage 2, never submitted, is skipped.
+    finalize_application(Application.objects.get(app_id=SKIPPED_APP).pk)
+    return SKIPPED_APP
 
 
 def _wait_for_graph(page: Any) -> None:
@@ -161,6 +213,7 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     assert _counts(page) == expected
     assert page.evaluate("window.lineageGraph.edges().length") == len(api["edges"])
     assert "2 stages · 5 operators · 2 datasets" in page.inner_text(".graph-status")
+    assert page.is_disabled("#show-skipped"), "nothing to show: the application has no skipped stage"
 
     # The DAG flows left to right: input dataset, stage 0, stage 1, output dataset.
     xs = page.evaluate(
@@ -241,6 +294,91 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     details = page.inner_text("#details")
     assert "file:/data/in.txt" in details and "1.2 KiB" in details
     page.screenshot(path=SCREENSHOT_DIR / "app_page.png")
+
+
+def _ids(page: Any, selector: str) -> list[str]:
+    return page.evaluate(f"() => window.lineageGraph.elements({json.dumps(selector)}).map((e) => e.id()).sort()")
+
+
+def _all_in_view(page: Any) -> bool:
+    """Whether every element is drawn inside the graph's container (nothing to scroll or pan to)."""
+    return page.evaluate(
+        """() => {
+            const cy = window.lineageGraph;
+            const box = cy.elements().renderedBoundingBox();
+            return box.x1 >= 0 && box.y1 >= 0 && box.x2 <= cy.width() && box.y2 <= cy.height();
+        }"""
+    )
+
+
+def test_skipped_stages_are_hidden_until_asked_for(live_server, app_with_skipped_stage, page):
+    app_id = app_with_skipped_stage
+    api = _get_json(f"{live_server.url}/api/v1/applications/{app_id}/graph/")
+    skipped = [n["id"] for n in api["nodes"] if n["kind"] == "stage" and n["data"]["status"] == "skipped"]
+    assert skipped == ["stage:2"]
+    touching = sorted(e["id"] for e in api["edges"] if e["source"] in skipped or e["target"] in skipped)
+    assert touching == ["stage:2->stage:3"]
+    nodes = sorted(n["id"] for n in api["nodes"])
+    edges = sorted(e["id"] for e in api["edges"])
+
+    page.goto(f"{live_server.url}/applications/{app_id}/")
+    _wait_for_graph(page)
+    # Hidden by default: the skipped stage and its edge, nothing else.
+    assert not page.is_checked("#show-skipped") and page.is_enabled("#show-skipped")
+    assert _ids(page, "node") == [n for n in nodes if n not in skipped]
+    assert _ids(page, "edge") == [e for e in edges if e not in touching]
+    assert "3 stages (1 skipped hidden) · 7 operators · 2 datasets" in page.inner_text(".graph-status")
+    assert _all_in_view(page), "a graph this small is shown whole at first load"
+    xs = page.evaluate("() => Object.fromEntries(window.lineageGraph.nodes().map((n) => [n.id(), n.position('x')]))")
+    assert xs["op:0:2"] < xs["op:3:3"] < xs["op:3:5"], "stage 3 reads stage 0's shuffle, left to right"
+    written = next(n["id"] for n in api["nodes"] if n["kind"] == "dataset" and n["data"]["directions"] == ["written"])
+    assert f"stage:3->{written}" in edges
+    right_of_stage = page.evaluate(
+        f"""() => {{
+            const cy = window.lineageGraph;
+            return cy.getElementById({json.dumps(written)}).boundingBox().x1
+                > cy.getElementById('stage:3').boundingBox({{includeLabels: false}}).x2;
+        }}"""
+    )
+    assert right_of_stage, "what a whole stage wrote is drawn right of the stage"
+
+    # Collapse stage 0 and select stage 3: both survive showing the skipped stage.
+    # (Statements in a block: evaluate() would otherwise serialize the collection they return.)
+    page.evaluate("() => { window.lineageExpandCollapse.collapse(window.lineageGraph.getElementById('stage:0')); }")
+    _wait_for_animations(page)
+    _click_stage_title(page, "stage:3")
+    page.wait_for_selector("#details[data-node-id='stage:3']")
+
+    page.check("#show-skipped")
+    page.wait_for_function("window.lineageGraph.getElementById('stage:2').nonempty()")
+    _wait_for_animations(page)
+    assert page.evaluate("window.lineageGraph.getElementById('stage:2').hasClass('status-skipped')")
+    assert "stage:2->stage:3" in _ids(page, "edge")
+    assert "4 stages (1 skipped) · 7 operators · 2 datasets" in page.inner_text(".graph-status")
+    assert page.evaluate("window.lineageGraph.getElementById('stage:0').hasClass('cy-expand-collapse-collapsed-node')")
+    assert page.get_attribute("#details", "data-node-id") == "stage:3"
+    assert _all_in_view(page), "the view is framed again after the new layout"
+    page.screenshot(path=SCREENSHOT_DIR / "app_page_skipped.png")
+
+    # Everything is back once stage 0 is expanded; unticking hides the skipped stage again.
+    page.evaluate("() => { window.lineageExpandCollapse.expandAll(); }")
+    _wait_for_animations(page)
+    assert _ids(page, "node") == nodes and _ids(page, "edge") == edges
+    page.uncheck("#show-skipped")
+    page.wait_for_function("window.lineageGraph.getElementById('stage:2').empty()")
+    _wait_for_animations(page)
+    assert _ids(page, "node") == [n for n in nodes if n not in skipped]
+    assert "3 stages (1 skipped hidden)" in page.inner_text(".graph-status")
+    # The rebuilt graph answers clicks as before (and its stage cues draw without errors).
+    _click_stage_title(page, "stage:0")
+    page.wait_for_selector("#details[data-node-id='stage:0']")
+    _click_cue(page, "stage:0")
+    page.wait_for_function(
+        "window.lineageGraph.getElementById('stage:0').hasClass('cy-expand-collapse-collapsed-node')"
+    )
+    _wait_for_animations(page)
+    _click_node(page, "op:3:5")
+    page.wait_for_selector("#details[data-node-id='op:3:5']")
 
 
 def test_unknown_application_page_is_a_404(live_server, page, page_errors):
