@@ -54,6 +54,11 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             "LINEAGE_PAGE_SIZE", "50", "Default page size of list endpoints (clients may ask up to 500 with page_size)."
         ),
+        Setting(
+            "LINEAGE_RETENTION_DAYS",
+            "0",
+            "Days `manage.py prune_applications` keeps an ended application's lineage; 0 keeps it forever.",
+        ),
     )
 }
 

@@ -132,6 +132,7 @@ LINEAGE = {
     "INGEST_MAX_BYTES": env_int("LINEAGE_INGEST_MAX_BYTES", minimum=1024),
     "INGEST_MAX_EVENTS": env_int("LINEAGE_INGEST_MAX_EVENTS", minimum=1),
     "PAGE_SIZE": env_int("LINEAGE_PAGE_SIZE", minimum=1),
+    "RETENTION_DAYS": env_int("LINEAGE_RETENTION_DAYS", minimum=0),
 }
 # Django refuses bodies past this before our view sees them; ours answers 413 at the same limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = LINEAGE["INGEST_MAX_BYTES"]

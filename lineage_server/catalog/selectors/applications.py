@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db.models import Count, F, Q, QuerySet
 
 from lineage_server.catalog.models import Application, RunStatus
@@ -12,3 +14,8 @@ def applications_with_counts() -> QuerySet[Application]:
         failed_job_count=Count("jobs", filter=Q(jobs__status=RunStatus.FAILED), distinct=True),
         stage_count=Count("stages", filter=~Q(stages__status=RunStatus.SKIPPED), distinct=True),
     ).order_by(F("started_at").desc(nulls_last=True), "-id")  # Meta.ordering does not apply to aggregate queries
+
+
+def applications_ended_before(cutoff: dt.datetime) -> QuerySet[Application]:
+    """Applications that reported their end before ``cutoff``, oldest first (those that never did are kept)."""
+    return Application.objects.filter(ended_at__lt=cutoff).order_by("ended_at", "id")

@@ -2,5 +2,13 @@
 
 from lineage_server.catalog.services.finalize import finalize_application
 from lineage_server.catalog.services.ingest import IngestResult, ingest_events
+from lineage_server.catalog.services.retention import ApplicationDeletion, delete_application, plan_deletion
 
-__all__ = ["IngestResult", "finalize_application", "ingest_events"]
+__all__ = [
+    "ApplicationDeletion",
+    "IngestResult",
+    "delete_application",
+    "finalize_application",
+    "ingest_events",
+    "plan_deletion",
+]

@@ -43,6 +43,9 @@ def _apply_once(event: dict[str, Any]) -> bool:
     application = _application(event["app_id"])
     try:
         with transaction.atomic():
+            # One event of an application at a time: two at once (a spool flush racing the agent)
+            # would create its jobs and stages in opposite orders and deadlock, or save stale rows.
+            application = Application.objects.select_for_update(no_key=True).get(pk=application.pk)
             IngestedEvent.objects.create(application=application, event_id=event["event_id"], type=event["type"])
             _apply.HANDLERS[event["type"]](application, event["body"], _apply.to_datetime(event["time"]))
     except IntegrityError:

@@ -1,0 +1,169 @@
+"""Ingest under load: many simulated agents post to the real server (gunicorn + PostgreSQL) at once.
+
+Creates and migrates the PostgreSQL database, starts gunicorn (``lineage_server.wsgi``) and a
+Celery worker on a free loopback port, creates an agent token, then runs ``--agents`` agents
+for ``--seconds``: each posts whole applications (start, jobs, stages with operators, Python
+operators, datasets read from a shared pool and written, capture points, end) in batches of
+1..40 events with the capture agent's own HTTP transport, re-sends some batches after they
+succeeded (a lost response), overlaps some with their own retry (a timed-out request the server
+still works on) and sends some together with the next batch (flush-spool racing the agent).
+Then it checks from the database that no event was lost or stored twice and that each job,
+stage, operator, dataset IO and capture point exists exactly once in its final state, and
+prints the events per second sustained and the request latency. Exit status 1 when a check fails.
+
+    .venv/bin/python bench/ingest_load.py [--agents 16] [--seconds 25] [--workers 2] [--threads 4]
+        [--database-url postgres://postgres@127.0.0.1:5432/lineage_bench] [--broker filesystem://]
+        [--reset] [--no-worker] [--resend 0.15] [--overlap 0.05] [--spool-race 0.05]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from _ingest_server import ROOT, ensure_database, manage, running_server
+
+sys.path.insert(0, str(ROOT))  # capture_agent's transport (the agents post with it) and lineage_server
+from _ingest_agents import AgentStats, LoadProfile, SimulatedAgent  # noqa: E402
+
+if TYPE_CHECKING:
+    from _ingest_checks import Check
+
+DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/lineage_bench"
+SHARED_INPUTS = [f"file:/bench/warehouse/events/day=2026-11-{day:02d}" for day in range(1, 21)]
+
+
+def main() -> int:
+    args = _arguments()
+    var = Path(tempfile.mkdtemp(prefix="lineage-ingest-load-"))
+    env = {
+        **os.environ,
+        "DATABASE_URL": args.database_url,
+        "LINEAGE_VAR_DIR": str(var),
+        "DEBUG": "false",
+        "CELERY_BROKER_URL": args.broker,
+    }
+    ensure_database(args.database_url, args.reset)
+    manage(env, "migrate", "--noinput", "-v", "0")
+    token = manage(env, "create_agent_token", "ingest load bench", "--quiet")
+    _setup_django(env)
+    run_tag = uuid.uuid4().hex[:8]
+    profile = LoadProfile(args.largest_batch, args.resend, args.overlap, args.spool_race)
+    with running_server(env, var, args.workers, args.threads, celery=not args.no_worker) as port:
+        agents = [SimulatedAgent(i, f"http://127.0.0.1:{port}", token, run_tag, profile) for i in range(args.agents)]
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=args.agents) as pool:
+            results = list(pool.map(lambda a: a.run(started + args.seconds, SHARED_INPUTS), agents))
+        elapsed = time.monotonic() - started
+        from _ingest_checks import check_catalog, wait_for_finalize  # needs Django set up
+
+        apps = [app for stats in results for app in stats.applications]
+        waited = None if args.no_worker else wait_for_finalize(f"bench-{run_tag}-", len(apps), timeout=120)
+        checks = check_catalog(f"bench-{run_tag}-", apps, finalized=not args.no_worker)
+    ok = _report(args, results, elapsed, waited, checks)
+    if ok:
+        shutil.rmtree(var, ignore_errors=True)
+    else:
+        print(f"server logs kept in {var}")
+    return 0 if ok else 1
+
+
+def _report(args: argparse.Namespace, results: list[AgentStats], elapsed: float, waited: float | None,
+            checks: list[Check]) -> bool:
+    apps = [app for stats in results for app in stats.applications]
+    distinct = sum(len(app.event_ids) for app in apps)
+    requests = sum(s.requests for s in results)
+    posted = sum(s.events_posted for s in results)
+    resent = sum(s.resent_events for s in results)
+    latencies = sorted(t for s in results for t in s.latencies)
+    cuts = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
+    errors: Counter[str] = sum((s.errors for s in results), start=Counter())
+    mismatches = [m for s in results for m in s.mismatches]
+    database = args.database_url.rsplit("/", 1)[-1]
+    worker = "" if args.no_worker else f", a Celery worker finalizing (broker {args.broker.split(':')[0]})"
+    print(f"ingest load: {args.agents} agents for {args.seconds:.0f} s against gunicorn {args.workers} workers x "
+          f"{args.threads} threads, PostgreSQL database {database!r}{worker}")
+    print(f"  applications       {len(apps)}")
+    print(f"  events applied     {distinct} in {elapsed:.1f} s = {distinct / elapsed:.0f} events/s sustained")
+    print(f"  events posted      {posted} ({posted / elapsed:.0f}/s), {resent} of them re-sent "
+          f"({sum(s.overlapping_resends for s in results)} batches overlapping their retry, "
+          f"{sum(s.racing_batches for s in results)} pairs of batches racing)")
+    print(f"  requests           {requests} = {requests / elapsed:.0f} requests/s")
+    print(f"  latency / request  p50 {cuts[49] * 1000:.0f} ms, p95 {cuts[94] * 1000:.0f} ms, "
+          f"p99 {cuts[98] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
+    print(f"  failed requests    {sum(errors.values())} (retried)")
+    for error, n in errors.most_common(5):
+        print(f"    {n} x {error}")
+    if waited is not None:
+        print(f"  finalized          {waited:.1f} s after the load ended")
+    failed = sum(errors.values())
+    # A request that failed may have applied part of its batch before failing (each event commits on
+    # its own); its retry then counts those as duplicates. The totals are exact only without failures.
+    accepted_off = sum(s.accepted for s in results) - distinct  # never more; fewer only after failures
+    duplicates_off = resent - sum(s.duplicates for s in results)  # never fewer; more only after failures
+    answers = [
+        ("answers: accepted == distinct events sent", max(accepted_off, 0 if failed else -accepted_off)),
+        ("answers: duplicates == events re-sent", max(duplicates_off, 0 if failed else -duplicates_off)),
+        ("answers as expected for each batch", len(mismatches)),
+    ]
+    print("checks")
+    ok = True
+    for name, failures in answers:
+        ok &= failures == 0
+        print(f"  {'ok  ' if failures == 0 else 'FAIL'} {name}: {failures} off")
+    if mismatches:
+        print("    e.g. " + mismatches[0])
+    for check in checks:
+        ok &= check.ok
+        print(f"  {'ok  ' if check.ok else 'FAIL'} {check.name}: {check.failures}")
+        if check.example:
+            print(f"    e.g. {check.example}")
+    print("all checks passed" if ok else "SOME CHECKS FAILED")
+    return ok
+
+
+def _setup_django(env: dict[str, str]) -> None:
+    """Django in this process, on the benchmark's database, for the checks."""
+    os.environ.update({k: env[k] for k in ("DATABASE_URL", "LINEAGE_VAR_DIR", "CELERY_BROKER_URL")})
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lineage_server.settings")
+    import django
+
+    django.setup()
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=16, help="concurrent simulated agents (1..128)")
+    parser.add_argument("--seconds", type=float, default=25.0, help="how long agents start new applications")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or DEFAULT_DATABASE)
+    parser.add_argument("--broker", default=os.environ.get("CELERY_BROKER_URL") or "filesystem://",
+                        help="Celery broker URL, e.g. redis://127.0.0.1:6379/15 (default: filesystem:// in a temp dir)")
+    parser.add_argument("--reset", action="store_true", help="drop and recreate the database first")
+    parser.add_argument("--no-worker", action="store_true", help="no Celery worker (applications stay unfinalized)")
+    parser.add_argument("--largest-batch", type=int, default=40, help="events per batch: 1..N")
+    parser.add_argument("--resend", type=float, default=0.15, help="share of batches sent again after success")
+    parser.add_argument("--overlap", type=float, default=0.05, help="share of batches overlapping their retry")
+    parser.add_argument("--spool-race", type=float, default=0.05,
+                        help="share of batches sent together with the next one (flush-spool racing the agent)")
+    args = parser.parse_args()
+    if not 1 <= args.agents <= 128 or not 1 <= args.seconds <= 3600:
+        parser.error("--agents must be 1..128 and --seconds 1..3600")
+    if not args.database_url.startswith(("postgres://", "postgresql://")):
+        parser.error("--database-url must be a PostgreSQL URL")
+    return args
+
+
+if __name__ == "__main__":
+    sys.exit(main())
