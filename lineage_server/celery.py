@@ -5,6 +5,9 @@ import os
 
 from celery import Celery
 
+from lineage_server import celery_broker
+
+celery_broker.register()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lineage_server.settings")
 
 app = Celery("lineage_server")
