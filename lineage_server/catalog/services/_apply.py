@@ -18,6 +18,7 @@ from lineage_server.catalog.models import (
     Stage,
 )
 from lineage_server.catalog.models.dataset import dataset_key
+from lineage_server.catalog.services.finalize import JOB_CUT_OFF, STAGE_CUT_OFF
 
 Body = dict[str, Any]
 
@@ -77,9 +78,12 @@ def job_start(app: Application, body: Body, at: dt.datetime) -> None:
 
 def job_end(app: Application, body: Body, at: dt.datetime) -> None:
     job = _job(app, body["job_id"])
-    job.completed_at = at
-    job.error = body["error"] or ""
+    if job.error == JOB_CUT_OFF:
+        job.status = RunStatus.UNKNOWN  # the job's real end arrived after the application's
     _advance(job, body["status"])
+    if job.status == body["status"]:  # else an earlier failure stands, with its own error and time
+        job.completed_at = at
+        job.error = body["error"] or ""
     job.save()
     if body["status"] == RunStatus.FAILED and app.ended_at is not None:
         _advance(app, RunStatus.FAILED)
@@ -98,6 +102,8 @@ def _merge_stage(app: Application, body: Body, at: dt.datetime, completed: bool)
         if body[field]:
             setattr(stage, field, body[field])
     if completed:
+        if stage.failure_reason == STAGE_CUT_OFF:
+            stage.status = RunStatus.UNKNOWN  # the stage's real end arrived after the application's
         stage.completed_at = at
         stage.failure_reason = body["failure_reason"] or ""
         stage.metrics = dict(body["metrics"])

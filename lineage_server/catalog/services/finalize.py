@@ -8,6 +8,9 @@ from lineage_server.catalog.metrics import METRIC_NAMES
 from lineage_server.catalog.models import Application, Job, RunStatus, Stage
 
 _OPEN = [RunStatus.UNKNOWN, RunStatus.RUNNING]
+# What finalize writes on what the end of the application cut off; a late real end replaces it.
+JOB_CUT_OFF = "The application ended before the job finished."
+STAGE_CUT_OFF = "The application ended before the stage finished."
 
 
 @transaction.atomic
@@ -22,11 +25,11 @@ def finalize_application(app_pk: int) -> Application | None:
     if app is None or app.ended_at is None:
         return app
     Job.objects.filter(application=app, status__in=_OPEN).update(
-        status=RunStatus.FAILED, error="The application ended before the job finished."
+        status=RunStatus.FAILED, error=JOB_CUT_OFF
     )
     Stage.objects.filter(application=app, status=RunStatus.PENDING).update(status=RunStatus.SKIPPED)
     Stage.objects.filter(application=app, status__in=_OPEN).update(
-        status=RunStatus.FAILED, failure_reason="The application ended before the stage finished."
+        status=RunStatus.FAILED, failure_reason=STAGE_CUT_OFF
     )
     failed = app.jobs.filter(status=RunStatus.FAILED).exists()
     app.status = RunStatus.FAILED if failed else RunStatus.SUCCEEDED

@@ -28,18 +28,21 @@ def ingest_events(events: list[dict[str, Any]]) -> IngestResult:
     accepted = duplicates = 0
     ended: set[int] = set()
     for event in events:
-        if _apply_once(event):
-            accepted += 1
-            if event["type"] == "application_end":
-                ended.add(_application(event["app_id"]).pk)
-        else:
+        application = _apply_once(event)
+        if application is None:
             duplicates += 1
+            continue
+        accepted += 1
+        if application.ended_at is not None:
+            # The end, or a late event of an ended application: settle the books (again).
+            ended.add(application.pk)
     for app_pk in ended:
         _schedule_finalize(app_pk)
     return IngestResult(accepted=accepted, duplicates=duplicates)
 
 
-def _apply_once(event: dict[str, Any]) -> bool:
+def _apply_once(event: dict[str, Any]) -> Application | None:
+    """Apply one event in its own transaction; None if the application already had it."""
     application = _application(event["app_id"])
     try:
         with transaction.atomic():
@@ -50,9 +53,9 @@ def _apply_once(event: dict[str, Any]) -> bool:
             _apply.HANDLERS[event["type"]](application, event["body"], _apply.to_datetime(event["time"]))
     except IntegrityError:
         if IngestedEvent.objects.filter(application=application, event_id=event["event_id"]).exists():
-            return False
+            return None
         raise
-    return True
+    return application
 
 
 def _application(app_id: str) -> Application:
