@@ -34,15 +34,3 @@ def test_messages_round_trip_and_no_partial_file_is_left(tmp_path):
         queue.close()
     assert sorted(got) == list(range(20))
 
-
-def test_a_partial_file_is_not_taken_as_a_message(tmp_path):
-    folder = tmp_path / "queue"
-    folder.mkdir()
-    options = _options(tmp_path, folder)
-    (folder / ".123_x.jobs.msg.partial").write_bytes(b"")  # a write in progress
-    with Connection("filesystem://", transport_options=options) as conn:
-        queue = conn.SimpleQueue("jobs")
-        queue.put({"n": 1})
-        assert queue.get(timeout=1).payload == {"n": 1}
-        queue.close()
-    assert (folder / ".123_x.jobs.msg.partial").exists()
