@@ -1,0 +1,66 @@
+"""Record-level lineage capture in PySpark, in the style of Titian.
+
+    from capture_agent import LineageContext
+    lc = LineageContext(spark)                       # store root: LINEAGE_STORE (default var/lineage)
+    counts = lc.textFile(path).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
+    counts.collect()                                 # PySpark's results, lineage captured
+    lin = counts.getLineage()                        # LineageRDD at the last action's output
+    src = lin.filter(lambda kv: kv[0] == "error").goBackAll()
+    src.collect(); src.ids(); src.positions()        # the input lines, their ids, (file, byte offset)
+    src.goNextAll(); lin.goBack(); src.goNext()      # forward to the outputs; one step back/forward
+
+Captured RDDs (``CapturedRDD``) have PySpark's methods and results. Lineage is captured at stage
+boundaries only; within a stage, a record carries the position of its stage input and nothing is
+materialised per operator. Capture points (``store.py`` lists their table layouts):
+
+| operations | capture points |
+|---|---|
+| textFile, csv | input: (split, line number); each line's byte offset kept |
+| parallelize / parquet | input: (partition, index); values / (file, row index) kept |
+| map, flatMap, filter, mapValues, flatMapValues, keyBy, keys, values, sample, zipWith* | none (fused) |
+| mapPartitions(WithIndex), glom | stage: output <- the inputs pulled since the previous output |
+| reduceByKey, combineByKey, aggregateByKey, foldByKey, distinct | combiner (map side) + reducer |
+| groupByKey, groupBy, cogroup, groupWith, subtract(ByKey), intersection | reducer |
+| join, left/right/fullOuterJoin, cartesian | join: output <- (left id, right id) |
+| union | union: virtual (partitions side by side), a table when co-partitioned |
+| partitionBy, sortByKey, sortBy, repartition, coalesce, cache/persist | stage: output <- one input |
+| collect, take, first, top, takeOrdered, collectAsMap, lookup, saveAsTextFile | output <- one input each |
+| count, reduce, fold, aggregate, sum, max, min, mean, stats, foreach... | output: result <- every record |
+| countByKey, countByValue, reduceByKeyLocally | combiner + output |
+
+saveAsTextFile output ids are (part file, byte offset of the line), like a text input's position.
+Every other RDD method raises ``UnsupportedOperation`` naming it (``.plain()`` runs a captured
+RDD's computation as plain PySpark). Traces read only the partition tables their ids point to;
+``LineageRun`` opens a finished run's lineage from its folder alone.
+"""
+
+from __future__ import annotations
+
+from capture_agent.record.context import LineageContext
+from capture_agent.record.errors import (
+    InputChangedError,
+    LineageError,
+    NotCaptured,
+    UnsupportedOperation,
+    ValuesNotAvailable,
+)
+from capture_agent.record.lineage_rdd import LineageRDD
+from capture_agent.record.rdd import CapturedRDD
+from capture_agent.record.reader import LineageRun
+from capture_agent.record.store import CapturePoint, LineageStore
+from capture_agent.record.values import Position
+
+__all__ = [
+    "CapturePoint",
+    "CapturedRDD",
+    "InputChangedError",
+    "LineageContext",
+    "LineageError",
+    "LineageRDD",
+    "LineageRun",
+    "LineageStore",
+    "NotCaptured",
+    "Position",
+    "UnsupportedOperation",
+    "ValuesNotAvailable",
+]

@@ -1,0 +1,179 @@
+"""Actions of captured RDDs: run the compiled job, then register its output capture point."""
+
+from __future__ import annotations
+
+import heapq
+import operator
+from collections import defaultdict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pyspark.core.rdd import RDD
+
+from capture_agent.record.compile import Branch, Pipeline, Tail
+from capture_agent.record.outputs import OutputRun, dense_ids, store_values, trim_partitions, write_driver_table
+from capture_agent.record.plan import NarrowOp, Node
+from capture_agent.record.store import CapturePoint
+
+if TYPE_CHECKING:
+    from capture_agent.record.context import LineageContext
+
+# The coarse agent names a job's output through these Spark local properties (python_ops.py).
+_OUTPUT_PATH_PROPERTY = "lineage.output.path"
+_OUTPUT_FORMAT_PROPERTY = "lineage.output.format"
+
+
+def _identity_partition(iterator: Any) -> Any:
+    return iterator
+
+
+def _pair_with_one(x: Any) -> tuple[Any, int]:
+    return (x, 1)
+
+
+class Actions:
+    """Runs actions for one LineageContext."""
+
+    def __init__(self, lc: LineageContext) -> None:
+        self.lc = lc
+
+    @property
+    def compiler(self) -> Any:
+        return self.lc.compiler
+
+    # ------------------------------------------------------------------ record outputs
+    def collect(self, node: Node, op: str) -> list[Any]:
+        point, rdd, _ = self.compiler.output(node, op, "records", "one_local")
+        values = rdd.collect()
+        self.finish(node, point, rdd, values=values)
+        return values
+
+    def take(self, node: Node, num: int, op: str) -> list[Any]:
+        pipe = self.compiler.pipeline(node)
+        point = self.lc.store.new_point("output", op, "one_local", [pipe.point], pipe.num_partitions,
+                                        {"limit": num})
+        items: list[Any] = []
+        total = pipe.num_partitions
+        scanned = 0
+        rdd: RDD | None = None
+        while len(items) < num and scanned < total:
+            # PySpark's take(): try one partition, then estimate how many more are needed.
+            tries = 1
+            if scanned > 0:
+                if not items:
+                    tries = scanned * 4
+                else:
+                    tries = int(1.5 * num * scanned / len(items)) - scanned
+                    tries = min(max(tries, 1), scanned * 4)
+            left = num - len(items)
+            rdd = self.compiler.sink(pipe, Tail("records", location=point.location, limit=left,
+                                                drain=not pipe.eager))
+            parts = range(scanned, min(scanned + tries, total))
+            items += self.lc.sc.runJob(rdd, _identity_partition, parts)
+            scanned += tries
+        result = items[:num]
+        trim_partitions(self.lc, point, len(result))
+        self.finish(node, point, rdd, values=result)
+        return result
+
+    def count(self, node: Node) -> int:
+        point, rdd, _ = self.compiler.output(node, "count", "count", "set_local", extra={"single": True})
+        result = rdd.sum()
+        self.finish(node, point, rdd, values=[result], ids=[0])
+        return result
+
+    def aggregate(self, node: Node, op: str, run: Callable[[RDD], Any]) -> Any:
+        point, rdd, _ = self.compiler.output(node, op, "consume", "set_local", extra={"single": True})
+        result = run(rdd)
+        self.finish(node, point, rdd, values=[result], ids=[0])
+        return result
+
+    def save_text(self, node: Node, path: str) -> None:
+        point, rdd, _ = self.compiler.output(node, "saveAsTextFile", "save", "save", extra={"path": path})
+        final = rdd.mapPartitions(_identity_partition)
+        final._bypass_serializer = True  # type: ignore[attr-defined]
+        sc = self.lc.sc
+        previous = sc.getLocalProperty(_OUTPUT_PATH_PROPERTY), sc.getLocalProperty(_OUTPUT_FORMAT_PROPERTY)
+        sc.setLocalProperty(_OUTPUT_PATH_PROPERTY, path)
+        sc.setLocalProperty(_OUTPUT_FORMAT_PROPERTY, "text")
+        try:
+            final._jrdd.map(sc._jvm.BytesToString()).saveAsTextFile(path)
+        finally:
+            sc.setLocalProperty(_OUTPUT_PATH_PROPERTY, previous[0])
+            sc.setLocalProperty(_OUTPUT_FORMAT_PROPERTY, previous[1])
+        point.extra["path"] = _qualified(sc, path)
+        self.finish(node, point, final)
+
+    # ------------------------------------------------------------------ outputs computed on the driver
+    def count_by_value(self, node: Node, op: str, owner: Node | None = None,
+                       merge: Callable[[Any, Any], Any] | None = None) -> dict[Any, Any]:
+        """countByValue/countByKey, or reduceByKeyLocally with ``merge``: map-side combine, then
+        the partitions' dictionaries merged on the driver (in partition order, as PySpark does)."""
+        pipe = self.compiler.pipeline(node)
+        if merge is None:
+            pipe = Pipeline(pipe.point, [Branch(b.head, [*b.ops, NarrowOp(op, "map", _pair_with_one)], b.offset)
+                                         for b in pipe.branches], pipe.num_partitions)
+        combiner = self.lc.store.new_point("combiner", op, "set_local", [pipe.point], pipe.num_partitions)
+        rdd = self.compiler.sink(pipe, Tail("combine", location=combiner.location, merge=merge or operator.add))
+        self.compiler.replay[combiner.capture_id] = (rdd, "combined")
+        counts: dict[Any, Any] = defaultdict(int) if merge is None else {}
+        sources: dict[Any, list[int]] = {}
+        for key, (count, cid) in rdd.collect():
+            if merge is None:
+                counts[key] += count
+            else:
+                counts[key] = merge(counts[key], count) if key in counts else count
+            sources.setdefault(key, []).append(cid)
+        combiner.rdd_id = rdd.id()
+        point = self.lc.store.new_point("output", op, "list_global", [combiner], 1)
+        import pyarrow as pa
+
+        write_driver_table(point, {"out_id": pa.array(range(len(counts)), type=pa.int64()),
+                                   "in_ids": pa.array([sources[k] for k in counts], type=pa.list_(pa.int64()))})
+        self.finish(owner or node, point, rdd, values=list(counts.items()), ids=list(range(len(counts))))
+        return counts
+
+    def ordered(self, node: Node, op: str, num: int, key: Callable[[Any], Any] | None, largest: bool) -> list[Any]:
+        pipe = self.compiler.pipeline(node)
+        point = self.lc.store.new_point("output", op, "one_global", [pipe.point], 1, {"num": num})
+        rdd = self.compiler.sink(pipe, Tail("gid"))
+        pick = heapq.nlargest if largest else heapq.nsmallest
+        keyfn = (lambda t: key(t[1])) if key is not None else operator.itemgetter(1)
+
+        def per_partition(iterator: Any) -> Any:
+            yield pick(num, iterator, key=keyfn)
+
+        def merge(a: list[Any], b: list[Any]) -> list[Any]:
+            return pick(num, a + b, key=keyfn)
+
+        chosen = rdd.mapPartitions(per_partition).reduce(merge)
+        import pyarrow as pa
+
+        write_driver_table(point, {"out_id": pa.array(range(len(chosen)), type=pa.int64()),
+                                   "in_id": pa.array([g for g, _ in chosen], type=pa.int64())})
+        values = [v for _, v in chosen]
+        self.finish(node, point, rdd, values=values, ids=list(range(len(values))))
+        return values
+
+    # ------------------------------------------------------------------ bookkeeping
+    def finish(self, node: Node, point: CapturePoint, rdd: RDD | None, values: list[Any] | None = None,
+               ids: list[int] | None = None) -> OutputRun:
+        if rdd is not None:
+            point.rdd_id = rdd.id()
+        if values is not None and ids is None:
+            ids = dense_ids(self.lc.store.partition_rows(point))
+            if len(ids) != len(values):
+                raise AssertionError(f"{point.capture_id}: {len(ids)} lineage rows for {len(values)} results")
+        run = OutputRun(point, values, ids or [])
+        if values is not None:
+            store_values(point, run.ids, values)
+        node.last_output = run
+        self.lc.outputs[point.capture_id] = run
+        self.lc.after_action(point)
+        return run
+
+
+def _qualified(sc: Any, path: str) -> str:
+    jpath = sc._jvm.org.apache.hadoop.fs.Path(path)
+    fs = jpath.getFileSystem(sc._jsc.hadoopConfiguration())
+    return str(fs.makeQualified(jpath).toString())

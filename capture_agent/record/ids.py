@@ -1,0 +1,73 @@
+"""Record identifiers: 64-bit ints, partition in the high 32 bits, position in the low 32 bits.
+
+The position is what the capture point says it is: the byte offset of a line relative to the start
+of its input split for text, the row number within the partition for most other points, the byte
+offset in the part file for ``saveAsTextFile`` outputs.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator
+
+from pyroaring import BitMap, BitMap64
+
+SHIFT = 32
+LOW_MASK = (1 << SHIFT) - 1
+
+
+def make_id(partition: int, position: int) -> int:
+    return (partition << SHIFT) | position
+
+
+def partition_of(record_id: int) -> int:
+    return record_id >> SHIFT
+
+
+def position_of(record_id: int) -> int:
+    return record_id & LOW_MASK
+
+
+def as_bitmap(ids: Iterable[int] | BitMap64 | None) -> BitMap64:
+    if isinstance(ids, BitMap64):
+        return ids
+    result = BitMap64(list(ids or ()))
+    result.run_optimize()
+    return result
+
+
+def lift(partition: int, positions: BitMap) -> BitMap64:
+    """The 64-bit ids (partition, p) for p in a 32-bit bitmap, without visiting each one
+    (roaring's portable 64-bit format is a list of (high 32 bits, 32-bit bitmap) buckets)."""
+    if not positions:
+        return BitMap64()
+    return BitMap64.deserialize(struct.pack("<QI", 1, partition) + positions.serialize())
+
+
+def split_by_partition(ids: BitMap64) -> Iterator[tuple[int, BitMap]]:
+    """Yields (partition, 32-bit bitmap of positions) for every partition that holds ids."""
+    if not ids:
+        return
+    last = ids.max()
+    part = ids.min() >> SHIFT
+    while True:
+        lo, hi = part << SHIFT, (part + 1) << SHIFT
+        window = BitMap64()
+        window.add_range(lo, hi)
+        window &= ids
+        yield part, BitMap.deserialize(window.serialize()[12:])
+        if hi > last:
+            return
+        part = next(ids.iter_equal_or_larger(hi)) >> SHIFT
+
+
+def partitions_of(ids: BitMap64) -> list[int]:
+    """Sorted distinct partitions of the ids."""
+    return [part for part, _ in split_by_partition(ids)]
+
+
+def union_all(bitmaps: Iterable[BitMap64]) -> BitMap64:
+    result = BitMap64()
+    for bm in bitmaps:
+        result |= bm
+    return result

@@ -1,0 +1,218 @@
+"""The logical plan behind captured RDDs.
+
+Each captured RDD holds one ``Node``. A node knows its parents, how many partitions it has and
+its partitioner (by the same rules PySpark uses, so captured and plain jobs partition alike), and
+how to build its plain PySpark equivalent (``plain()``), which the compiler uses for the helper
+jobs PySpark itself runs (sortByKey's sampling, zipWithIndex's counts) and tests use as oracle.
+
+Nodes that start a pipeline ("heads") become capture points: sources, shuffle outputs,
+mapPartitions, coalesce, cartesian, and any cached RDD. Narrow nodes are fused into the stage
+that reads their head; an unaware union is a virtual capture point (a partition mapping).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyspark import StorageLevel
+from pyspark.core.rdd import RDD, Partitioner
+
+if TYPE_CHECKING:
+    from capture_agent.record.context import LineageContext
+
+_seq = itertools.count(1)
+
+HEAD_KINDS = ("source", "partitions", "combine", "group", "shuffle", "repartition", "coalesce",
+              "cartesian", "sort_within")
+
+
+@dataclass(frozen=True)
+class NarrowOp:
+    """One record-at-a-time operator fused into a stage.
+
+    ``template`` names the code shape (map, filter, flat, mapValues, flatMapValues, keyBy, keys,
+    values); ``bound`` means ``func`` is a factory called with the partition index first.
+    """
+
+    name: str
+    template: str
+    func: Callable[..., Any] | None
+    bound: bool = False
+
+
+class Node:
+    """A captured RDD's place in the logical plan."""
+
+    kind = "node"
+
+    def __init__(self, lc: LineageContext, parents: list[Node], op: str, num_partitions: int,
+                 partitioner: Partitioner | None, plain_builder: Callable[[list[RDD]], RDD]) -> None:
+        self.lc = lc
+        self.seq = next(_seq)
+        self.parents = parents
+        self.op = op
+        self.num_partitions = num_partitions
+        self.partitioner = partitioner
+        self.storage_level: StorageLevel | None = None
+        self._plain_builder = plain_builder
+        self._plain: RDD | None = None
+        self.last_output: Any = None  # the OutputRun of the last action on this node
+
+    @property
+    def cached(self) -> bool:
+        return self.storage_level is not None
+
+    @property
+    def is_head(self) -> bool:
+        return self.kind in HEAD_KINDS or self.cached
+
+    def plain(self) -> RDD:
+        """The same computation as plain PySpark (built once, lazily)."""
+        if self._plain is None:
+            self._plain = self._plain_builder([p.plain() for p in self.parents])
+            if self.storage_level is not None:
+                self._plain.persist(self.storage_level)
+        return self._plain
+
+    def default_reduce_partitions(self) -> int:
+        """PySpark's RDD._defaultReducePartitions."""
+        sc = self.lc.sc
+        if sc._conf.contains("spark.default.parallelism"):
+            return int(sc.defaultParallelism)
+        return self.num_partitions
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} #{self.seq} {self.op} ({self.num_partitions} partitions)>"
+
+
+class SourceNode(Node):
+    """An input: text lines, a parallelized collection, Parquet rows or CSV lines."""
+
+    kind = "source"
+
+    def __init__(self, lc: LineageContext, op: str, source: Any, num_partitions: int,
+                 plain_builder: Callable[[list[RDD]], RDD]) -> None:
+        super().__init__(lc, [], op, num_partitions, None, plain_builder)
+        self.source = source  # inputs.TextInput / ParallelizeInput / ParquetInput / CsvInput
+
+
+class NarrowNode(Node):
+    kind = "narrow"
+
+    def __init__(self, parent: Node, op: NarrowOp, preserves: bool,
+                 plain_builder: Callable[[list[RDD]], RDD]) -> None:
+        super().__init__(parent.lc, [parent], op.name, parent.num_partitions,
+                         parent.partitioner if preserves else None, plain_builder)
+        self.narrow = op
+
+
+class PartitionsNode(Node):
+    """mapPartitions, mapPartitionsWithIndex, glom: a stage capture point of its own."""
+
+    kind = "partitions"
+
+    def __init__(self, parent: Node, op: str, func: Callable[..., Any], with_index: bool, preserves: bool,
+                 plain_builder: Callable[[list[RDD]], RDD], whole_partition: bool = False) -> None:
+        super().__init__(parent.lc, [parent], op, parent.num_partitions,
+                         parent.partitioner if preserves else None, plain_builder)
+        self.func = func
+        self.with_index = with_index
+        self.whole_partition = whole_partition
+
+
+class CombineNode(Node):
+    """combineByKey and everything built on it: a combiner point and a reducer point."""
+
+    kind = "combine"
+
+    def __init__(self, parent: Node, op: str, create: Callable[[Any], Any] | None,
+                 merge_value: Callable[[Any, Any], Any],
+                 merge_combiners: Callable[[Any, Any], Any], num_partitions: int,
+                 partition_func: Callable[[Any], int], plain_builder: Callable[[list[RDD]], RDD]) -> None:
+        super().__init__(parent.lc, [parent], op, num_partitions,
+                         Partitioner(num_partitions, partition_func), plain_builder)
+        self.create = create  # None: the value itself (reduceByKey)
+        self.merge_value = merge_value
+        self.merge_combiners = merge_combiners
+        self.partition_func = partition_func
+
+
+GROUP_MODES = ("group", "cogroup", "join", "left", "right", "full", "subtract_by_key", "subtract", "intersection")
+
+
+class GroupNode(Node):
+    """groupByKey, cogroup/groupWith, the joins, subtract(ByKey), intersection."""
+
+    kind = "group"
+
+    def __init__(self, parents: list[Node], op: str, mode: str, num_partitions: int,
+                 partition_func: Callable[[Any], int], keeps_partitioner: bool,
+                 plain_builder: Callable[[list[RDD]], RDD]) -> None:
+        assert mode in GROUP_MODES
+        super().__init__(parents[0].lc, parents, op, num_partitions,
+                         Partitioner(num_partitions, partition_func) if keeps_partitioner else None, plain_builder)
+        self.mode = mode
+        self.partition_func = partition_func
+
+
+class ShuffleNode(Node):
+    """partitionBy, sortByKey (range partitioner + sort) and co-partitioned unions."""
+
+    kind = "shuffle"
+
+    def __init__(self, parent: Node, op: str, num_partitions: int, partition_func: Callable[[Any], int],
+                 sort_key: Callable[[Any], Any] | None, ascending: bool, keeps_partitioner: bool,
+                 plain_builder: Callable[[list[RDD]], RDD], capture_kind: str = "stage") -> None:
+        super().__init__(parent.lc, [parent], op, num_partitions,
+                         Partitioner(num_partitions, partition_func) if keeps_partitioner else None, plain_builder)
+        self.partition_func = partition_func
+        self.sort_key = sort_key
+        self.ascending = ascending
+        self.capture_kind = capture_kind
+
+
+class SortWithinNode(Node):
+    """sortByKey into a single partition: a sort inside the partition, no shuffle."""
+
+    kind = "sort_within"
+
+    def __init__(self, parent: Node, sort_key: Callable[[Any], Any], ascending: bool,
+                 plain_builder: Callable[[list[RDD]], RDD]) -> None:
+        super().__init__(parent.lc, [parent], "sortByKey", parent.num_partitions, parent.partitioner, plain_builder)
+        self.sort_key = sort_key
+        self.ascending = ascending
+
+
+class RepartitionNode(Node):
+    kind = "repartition"
+
+    def __init__(self, parent: Node, num_partitions: int, plain_builder: Callable[[list[RDD]], RDD]) -> None:
+        super().__init__(parent.lc, [parent], "repartition", num_partitions, None, plain_builder)
+
+
+class CoalesceNode(Node):
+    kind = "coalesce"
+
+    def __init__(self, parent: Node, num_partitions: int, plain_builder: Callable[[list[RDD]], RDD]) -> None:
+        super().__init__(parent.lc, [parent], "coalesce", num_partitions, None, plain_builder)
+
+
+class CartesianNode(Node):
+    kind = "cartesian"
+
+    def __init__(self, left: Node, right: Node, plain_builder: Callable[[list[RDD]], RDD]) -> None:
+        super().__init__(left.lc, [left, right], "cartesian", left.num_partitions * right.num_partitions,
+                         None, plain_builder)
+
+
+class UnionNode(Node):
+    """union of RDDs that are not co-partitioned: partitions side by side, a virtual point."""
+
+    kind = "union"
+
+    def __init__(self, parents: list[Node], plain_builder: Callable[[list[RDD]], RDD]) -> None:
+        super().__init__(parents[0].lc, parents, "union", sum(p.num_partitions for p in parents), None,
+                         plain_builder)

@@ -1,0 +1,30 @@
+"""Fixtures of the record-level lineage tests: a LineageContext per test on the shared session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture
+def lc(spark: Any, tmp_path: Path) -> Any:
+    """A LineageContext whose lineage store is the test's temporary folder."""
+    from capture_agent.record import LineageContext
+
+    return LineageContext(spark, store=str(tmp_path / "lineage"))
+
+
+@pytest.fixture
+def write_text(tmp_path: Path) -> Callable[..., str]:
+    """Writes lines to a text file under the test's folder and returns its path."""
+
+    def write(name: str, lines: list[str]) -> str:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        return str(path)
+
+    return write
