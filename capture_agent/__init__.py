@@ -34,3 +34,15 @@ __all__ = [
 ]
 
 install_auto_enable()
+
+
+# Record-level lineage (capture_agent.record) is imported on first use: it needs pyarrow and pyroaring.
+__all__ += ["LineageContext", "LineageRDD"]
+
+
+def __getattr__(name: str) -> object:
+    if name in ("LineageContext", "LineageRDD"):
+        from capture_agent import record
+
+        return getattr(record, name)
+    raise AttributeError(f"module 'capture_agent' has no attribute {name!r}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import logging
 import operator
 from collections import defaultdict
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from capture_agent.record.store import CapturePoint
 
 if TYPE_CHECKING:
     from capture_agent.record.context import LineageContext
+
+log = logging.getLogger("capture_agent")
 
 # The coarse agent names a job's output through these Spark local properties (python_ops.py).
 _OUTPUT_PATH_PROPERTY = "lineage.output.path"
@@ -166,7 +169,10 @@ class Actions:
                 raise AssertionError(f"{point.capture_id}: {len(ids)} lineage rows for {len(values)} results")
         run = OutputRun(point, values, ids or [])
         if values is not None:
-            store_values(point, run.ids, values)
+            try:
+                store_values(point, run.ids, values)
+            except OSError as exc:  # the results stay in memory; only other processes miss them
+                log.warning("lineage: cannot keep the results of %s: %s", point.capture_id, exc)
         node.last_output = run
         self.lc.outputs[point.capture_id] = run
         self.lc.after_action(point)

@@ -104,7 +104,8 @@ class LineageContext:
 
     # ------------------------------------------------------------------ inputs
     def textFile(self, name: str, minPartitions: int | None = None, use_unicode: bool = True) -> CapturedRDD:
-        """Text lines (files, folders, globs, comma-separated lists), ids from byte offsets."""
+        """Text lines (files, folders, globs, comma-separated lists); ids (split, line number),
+        positions (file, byte offset)."""
         if not self.enabled:
             return self.sc.textFile(name, minPartitions, use_unicode)  # type: ignore[return-value]
         source = TextInput(self.sc, name, minPartitions, use_unicode)
@@ -176,6 +177,14 @@ class LineageContext:
 
     # ------------------------------------------------------------------ internals
     def after_action(self, point: CapturePoint) -> None:
+        """Refreshes the row and byte counts of the action's points, saves the manifest, and
+        registers the points that changed; a storage failure is logged, never raised."""
+        try:
+            self._after_action(point)
+        except OSError as exc:
+            log.warning("lineage: cannot update the lineage store %s: %s", self.run_dir, exc)
+
+    def _after_action(self, point: CapturePoint) -> None:
         changed = []
         for cid in sorted(self.store.ancestors(point.capture_id)):
             p = self.store.point(cid)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark import StorageLevel
 from pyspark.core.rdd import RDD, Partitioner, portable_hash
-from pyspark.rddsampler import RDDSampler
+from pyspark.rddsampler import RDDRangeSampler, RDDSampler, RDDStratifiedSampler
 
 from capture_agent.record.errors import UnsupportedOperation
 from capture_agent.record.plan import (
@@ -43,6 +43,39 @@ if TYPE_CHECKING:
 
 def _identity(x: Any) -> Any:
     return x
+
+
+def _pipe_function(command: str, env: dict[str, str], check_code: bool) -> Callable[[Iterable[Any]], Iterable[str]]:
+    """The partition function of PySpark's RDD.pipe."""
+
+    def func(iterator: Iterable[Any]) -> Iterable[str]:
+        import shlex
+        from subprocess import PIPE, Popen
+        from threading import Thread
+
+        process = Popen(shlex.split(command), env=env, stdin=PIPE, stdout=PIPE)
+
+        def feed(out: Any) -> None:
+            for obj in iterator:
+                out.write((str(obj).rstrip("\n") + "\n").encode("utf-8"))
+            out.close()
+
+        Thread(target=feed, args=[process.stdin]).start()
+
+        def check_return_code() -> Iterable[bytes]:
+            process.wait()
+            if check_code and process.returncode:
+                from pyspark.errors import PySparkRuntimeError
+
+                raise PySparkRuntimeError(errorClass="PIPE_FUNCTION_EXITED",
+                                          messageParameters={"func_name": command,
+                                                             "error_code": str(process.returncode)})
+            yield from ()
+
+        return (x.rstrip(b"\n").decode("utf-8")
+                for x in itertools.chain(iter(process.stdout.readline, b""), check_return_code()))
+
+    return func
 
 
 def _whole_partition(lineage: str) -> bool:
@@ -110,6 +143,15 @@ class CapturedRDD(ActionMethods):
     @property
     def is_cached(self) -> bool:
         return self._node.cached
+
+    def isCheckpointed(self) -> bool:
+        return False
+
+    def isLocallyCheckpointed(self) -> bool:
+        return False
+
+    def getCheckpointFile(self) -> str | None:
+        return None
 
     def getStorageLevel(self) -> StorageLevel:
         return self._node.storage_level or StorageLevel(False, False, False, False)
@@ -205,6 +247,52 @@ class CapturedRDD(ActionMethods):
         return self._narrow("sample", template, bind, True, lambda r: r.sample(withReplacement, fraction, seed),
                             bound=True)
 
+    def randomSplit(self, weights: list[float], seed: int | None = None) -> list[CapturedRDD]:
+        if not all(w >= 0 for w in weights):
+            raise ValueError("Weights must be nonnegative")
+        total = float(sum(weights))
+        if not total > 0:
+            raise ValueError("Sum of weights must be positive")
+        bounds = [0.0]
+        for w in weights:
+            bounds.append(bounds[-1] + w / total)
+        if seed is None:
+            seed = random.randint(0, 2**32 - 1)
+        chosen_seed = seed
+
+        def split_between(lower: float, upper: float) -> CapturedRDD:
+            sampler = RDDRangeSampler(lower, upper, chosen_seed)
+
+            def bind(split: int) -> Callable[[Any], bool]:
+                bound = copy.copy(sampler)
+                bound.initRandomGenerator(split)
+                uniform = bound.getUniformSample
+                return lambda x: lower <= uniform() < upper
+
+            def plain(r: RDD) -> RDD:
+                return r.mapPartitionsWithIndex(RDDRangeSampler(lower, upper, chosen_seed).func, True)
+
+            return self._narrow("randomSplit", "filter", bind, True, plain, bound=True)
+
+        return [split_between(lb, ub) for lb, ub in zip(bounds, bounds[1:], strict=False)]
+
+    def sampleByKey(self, withReplacement: bool, fractions: dict[Any, float], seed: int | None = None,
+                    ) -> CapturedRDD:
+        for fraction in fractions.values():
+            assert fraction >= 0.0, f"Negative fraction value: {fraction}"
+        sampler = RDDStratifiedSampler(withReplacement, fractions, seed)
+
+        def bind(split: int) -> Callable[[Any], Any]:
+            bound = copy.copy(sampler)
+            bound.initRandomGenerator(split)
+            if withReplacement:
+                return lambda kv: [kv] * bound.getPoissonSample(fractions[kv[0]])
+            uniform = bound.getUniformSample
+            return lambda kv: uniform() < fractions[kv[0]]
+
+        return self._narrow("sampleByKey", "flat" if withReplacement else "filter", bind, True,
+                            lambda r: r.mapPartitionsWithIndex(sampler.func, True), bound=True)
+
     def zipWithUniqueId(self) -> CapturedRDD:
         n = self._node.num_partitions
 
@@ -242,6 +330,12 @@ class CapturedRDD(ActionMethods):
                                          _whole_partition(lineage)))
 
     mapPartitionsWithSplit = mapPartitionsWithIndex
+
+    def pipe(self, command: str, env: dict[str, str] | None = None, checkCode: bool = False) -> CapturedRDD:
+        """PySpark's pipe; an output line of the command comes from every input of its partition."""
+        func = _pipe_function(command, env or {}, checkCode)
+        return self._wrap(PartitionsNode(self._node, "pipe", func, False, False,
+                                         lambda ps: ps[0].pipe(command, env, checkCode), True))
 
     def glom(self) -> CapturedRDD:
         def func(iterator: Iterable[Any]) -> Iterable[list[Any]]:
@@ -389,6 +483,16 @@ class CapturedRDD(ActionMethods):
             return self
         return self._wrap(ShuffleNode(self._node, "partitionBy", n, partitionFunc, None, True, True,
                                       lambda ps: ps[0].partitionBy(numPartitions, partitionFunc)))
+
+    def repartitionAndSortWithinPartitions(self, numPartitions: int | None = None,
+                                           partitionFunc: Callable[[Any], int] = portable_hash,
+                                           ascending: bool = True,
+                                           keyfunc: Callable[[Any], Any] = lambda x: x) -> CapturedRDD:
+        n = numPartitions if numPartitions is not None else self._node.default_reduce_partitions()
+        plain = lambda ps: ps[0].repartitionAndSortWithinPartitions(  # noqa: E731
+            numPartitions, partitionFunc, ascending, keyfunc)
+        return self._wrap(ShuffleNode(self._node, "repartitionAndSortWithinPartitions", n, partitionFunc, keyfunc,
+                                      ascending, True, plain))
 
     def repartition(self, numPartitions: int) -> CapturedRDD:
         return self._wrap(RepartitionNode(self._node, numPartitions, lambda ps: ps[0].repartition(numPartitions)))

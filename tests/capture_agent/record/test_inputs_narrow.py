@@ -163,3 +163,26 @@ def _running_sums(iterator):
     for x in iterator:
         total += x
         yield total
+
+
+def test_random_split_sample_by_key_pipe_and_sorted_repartition(lc, sc):
+    data = [(i % 3, i) for i in range(60)]
+    rdd, plain = lc.parallelize(data, 3), sc.parallelize(data, 3)
+    for part, expected in zip(rdd.randomSplit([1, 2], 5), plain.randomSplit([1, 2], 5), strict=True):
+        assert part.collect() == expected.collect()
+        value = part.collect()[0]
+        assert part.getLineage().filter(lambda v, x=value: v == x).goBackAll().collect() == [value]
+    fractions = {0: 0.5, 1: 0.2, 2: 1.0}
+    for replace in (False, True):
+        by_key = rdd.sampleByKey(replace, fractions, 3)
+        assert by_key.collect() == plain.sampleByKey(replace, fractions, 3).collect()
+    piped = rdd.map(lambda kv: kv[1]).pipe("cat")
+    assert piped.collect() == plain.map(lambda kv: kv[1]).pipe("cat").collect()
+    assert sorted(piped.getLineage().filter(lambda s: s == "0").goBackAll().collect()) == sorted(data[:20])
+    sorted_parts = rdd.repartitionAndSortWithinPartitions(2, lambda k: k, False)
+    expected = plain.repartitionAndSortWithinPartitions(2, lambda k: k, False)
+    assert sorted_parts.glom().collect() == expected.glom().collect()
+    moved = rdd.repartitionAndSortWithinPartitions(2)
+    moved.collect()
+    assert moved.getLineage().filter(lambda kv: kv == (2, 5)).goBackAll().collect() == [(2, 5)]
+    assert not rdd.isCheckpointed() and rdd.getCheckpointFile() is None

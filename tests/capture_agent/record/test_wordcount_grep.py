@@ -156,3 +156,32 @@ def test_selective_replay_on_traced_input_lines(lc, sc, text):
         expected[word] = expected.get(word, 0) + 1
     assert replayed == expected
     assert src.rdd().getNumPartitions() == len({i >> 32 for i in src.ids()})
+
+
+def test_the_public_api_of_the_issue(spark, tmp_path, text):
+    """The example of the specification, through ``from capture_agent import LineageContext``."""
+    from capture_agent import LineageContext, LineageRDD
+
+    lc = LineageContext(spark, store=str(tmp_path / "store"))
+    lines = lc.textFile(text)
+    counts = lines.flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
+    assert sorted(counts.collect()) == sorted(spark.sparkContext.textFile(text).flatMap(str.split)
+                                              .map(lambda w: (w, 1)).reduceByKey(add).collect())
+    lin = counts.getLineage()
+    assert isinstance(lin, LineageRDD)
+    sel = lin.filter(lambda kv: kv[0] == "error")
+    src = sel.goBackAll()
+    assert src.collect() == ["error disk full", "warning low memory error", "error error"]
+    assert sel.goBack().count() == 1 and src.goNext().count() > 0
+    assert src.goNextAll().filter(lambda kv: kv[0] == "error").collect() == [("error", 4)]
+    assert src.filter(lambda s: "disk" in s).map(str.upper).collect() == ["ERROR DISK FULL"]
+
+
+def test_take_then_collect_completes_the_partial_input_table(lc, text):
+    lines = lc.textFile(text, 2)
+    assert lines.take(2) == ["the quick brown fox", "jumps over the lazy dog"]
+    assert lines.getLineage().goBackAll().collect() == ["the quick brown fox", "jumps over the lazy dog"]
+    everything = lines.collect()
+    assert everything == TEXT
+    assert lines.getLineage().goBackAll().collect() == TEXT
+    assert sorted(trace_back(lines.getLineage())) == sorted(positions_of(text, lambda s: True))
