@@ -72,7 +72,10 @@ def test_rdd_job_with_a_shuffle_and_a_join(sc, agent, client, tmp_path):
     assert result == [("a", (3, "red")), ("c", (3, "blue"))]
     _check_against_spark(sc, sc.applicationId, "rdd-join")
     app = Application.objects.get(app_id=sc.applicationId)
-    ios = {(Path(io.dataset.path.removeprefix("file:")).name, io.direction) for io in DatasetIO.objects.filter(application=app)}
+    ios = {
+        (Path(io.dataset.path.removeprefix("file:")).name, io.direction)
+        for io in DatasetIO.objects.filter(application=app)
+    }
     assert {("words.txt", "read"), ("colours.txt", "read"), ("joined", "written")} <= ios
     read = DatasetIO.objects.filter(application=app, dataset__path__endswith="words.txt").first()
     assert read.dataset.size_bytes == words.stat().st_size
@@ -145,6 +148,7 @@ def test_server_down_job_completes_spools_and_delivers_later_without_duplicates(
 
     down = capture_agent.enable(sc, server_url=f"http://127.0.0.1:{_closed_port()}", token=agent_token,
                                 spool_dir=str(spool), max_retries=1)
+    assert down.enabled, "an unreachable server does not stop the agent from starting"
     try:
         sc.setJobGroup("while-down", "server down")
         captured = data.map(lambda x: (x % 7, x)).reduceByKey(add).collect()
