@@ -34,9 +34,11 @@ frontend/dist/app.js: frontend/node_modules/.package-lock.json $(wildcard fronte
 jar: $(STAMP)
 	$(PY) -m capture_agent.build_jar
 
-# Browser tests drive Debian's chromium (never a downloaded browser).
+# Browser tests drive Debian's chromium (never a downloaded browser); the compose file is
+# validated by Debian's docker-compose (no Docker engine needed).
 browser:
-	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+	@command -v chromium >/dev/null && command -v docker-compose >/dev/null || { \
+	  apt-get update -qq && apt-get install -y -qq chromium docker-compose >/dev/null; }
 
 lint: install
 	$(PY) -m ruff check .
