@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.lineage_server.events import event, operator, word_count_with_join
+from tests.lineage_server.events import event, operator, stage_run, word_count_with_join
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -74,29 +74,15 @@ def app_with_skipped_stage(live_server: Any) -> str:
     end = events.pop()  # application_end goes last
     events += [
         event("job_start", SKIPPED_APP, 40, job_id=1, stage_ids=[2, 3], call_site="count at wc.py:10"),
-        event(
-            "stage_submitted",
+        *stage_run(
             SKIPPED_APP,
             41,
+            45,
             stage_id=3,
-            attempt=0,
             name="count at wc.py:10",
-            num_tasks=2,
             parent_stage_ids=[2],
             job_id=1,
             operators=[operator(3, "ShuffledRDD", [2], "reduceByKey"), operator(5, "PythonRDD", [3], "count")],
-        ),
-        event(
-            "stage_completed",
-            SKIPPED_APP,
-            45,
-            stage_id=3,
-            attempt=0,
-            name="count at wc.py:10",
-            num_tasks=2,
-            parent_stage_ids=[2],
-            job_id=1,
-            status="succeeded",
             metrics={"tasks": 2, "shuffle_read_bytes": 300},
         ),
         # Attached to the job's last stage that ran (no RDD named): stage 3 as a whole.
