@@ -22,9 +22,14 @@ class ApplicationGraph:
     application: Application
     nodes: list[dict[str, Any]] = field(default_factory=list)
     edges: list[dict[str, Any]] = field(default_factory=list)
+    _edge_ids: set[str] = field(default_factory=set, repr=False)
 
     def add_edge(self, source: str, target: str, kind: str) -> None:
-        self.edges.append({"id": f"{source}->{target}", "source": source, "target": target, "kind": kind})
+        """Add an edge once: two records of the same link (two events, an RDD twice a parent) give one edge."""
+        edge_id = f"{source}->{target}"
+        if edge_id not in self._edge_ids:
+            self._edge_ids.add(edge_id)
+            self.edges.append({"id": edge_id, "source": source, "target": target, "kind": kind})
 
 
 def application_graph(app: Application) -> ApplicationGraph:
@@ -134,12 +139,10 @@ def _add_dataset_nodes(
 ) -> None:
     seen: dict[int, dict[str, Any]] = {}
     jobs_stages: dict[int, list[Stage]] = defaultdict(list)
-    for stage in stages:
-        for job in stage.jobs.all():
-            jobs_stages[job.job_id].append(stage)
     sql_jobs: dict[int, list[int]] = defaultdict(list)
     for stage in stages:
         for job in stage.jobs.all():
+            jobs_stages[job.job_id].append(stage)
             if job.sql_execution_id is not None and job.job_id not in sql_jobs[job.sql_execution_id]:
                 sql_jobs[job.sql_execution_id].append(job.job_id)
 
@@ -163,9 +166,6 @@ def _add_dataset_nodes(
                 graph.add_edge(node_id, target, "read")
             else:
                 graph.add_edge(target, node_id, "write")
-    # The same dataset linked twice to one node by two events gives one edge.
-    unique = {edge["id"]: edge for edge in graph.edges}
-    graph.edges[:] = list(unique.values())
 
 
 def _io_targets(
