@@ -27,8 +27,11 @@ def ingest_events(events: list[dict[str, Any]]) -> IngestResult:
     """
     accepted = duplicates = 0
     ended: set[int] = set()
+    app_pks: dict[str, int] = {}  # a batch is mostly one application: look it up once
     for event in events:
-        application = _apply_once(event)
+        if event["app_id"] not in app_pks:
+            app_pks[event["app_id"]] = _application(event["app_id"]).pk
+        application = _apply_once(event, app_pks[event["app_id"]])
         if application is None:
             duplicates += 1
             continue
@@ -41,18 +44,17 @@ def ingest_events(events: list[dict[str, Any]]) -> IngestResult:
     return IngestResult(accepted=accepted, duplicates=duplicates)
 
 
-def _apply_once(event: dict[str, Any]) -> Application | None:
+def _apply_once(event: dict[str, Any], app_pk: int) -> Application | None:
     """Apply one event in its own transaction; None if the application already had it."""
-    application = _application(event["app_id"])
     try:
         with transaction.atomic():
             # One event of an application at a time: two at once (a spool flush racing the agent)
             # would create its jobs and stages in opposite orders and deadlock, or save stale rows.
-            application = Application.objects.select_for_update(no_key=True).get(pk=application.pk)
+            application = Application.objects.select_for_update(no_key=True).get(pk=app_pk)
             IngestedEvent.objects.create(application=application, event_id=event["event_id"], type=event["type"])
             _apply.HANDLERS[event["type"]](application, event["body"], _apply.to_datetime(event["time"]))
     except IntegrityError:
-        if IngestedEvent.objects.filter(application=application, event_id=event["event_id"]).exists():
+        if IngestedEvent.objects.filter(application_id=app_pk, event_id=event["event_id"]).exists():
             return None
         raise
     return application
