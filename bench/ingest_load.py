@@ -51,11 +51,13 @@ def main() -> int:
         "DATABASE_URL": args.database_url,
         "LINEAGE_VAR_DIR": str(var),
         "DEBUG": "false",
+        "LINEAGE_HTTPS": "false",  # plain http on loopback
         "CELERY_BROKER_URL": args.broker,
     }
     ensure_database(args.database_url, args.reset)
     manage(env, "migrate", "--noinput", "-v", "0")
-    token = manage(env, "create_agent_token", "ingest load bench", "--quiet")
+    token_file = manage(env, "ensure_local_setup", "--var", str(var)).splitlines()[-1]
+    token = Path(token_file).read_text().strip()
     _setup_django(env)
     run_tag = uuid.uuid4().hex[:8]
     profile = LoadProfile(args.largest_batch, args.resend, args.overlap, args.spool_race)

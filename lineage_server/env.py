@@ -55,6 +55,26 @@ SETTINGS: dict[str, Setting] = {
             "LINEAGE_PAGE_SIZE", "50", "Default page size of list endpoints (clients may ask up to 500 with page_size)."
         ),
         Setting(
+            "LINEAGE_HTTPS",
+            "true",
+            "Served over HTTPS (or behind a TLS proxy sending X-Forwarded-Proto): secure cookies, HSTS, "
+            "http redirected. `make run` and the tests set false for plain http on loopback.",
+        ),
+        Setting("LINEAGE_HSTS_SECONDS", "31536000", "HSTS max-age when LINEAGE_HTTPS is on."),
+        Setting(
+            "LINEAGE_CSRF_TRUSTED_ORIGINS",
+            "",
+            "Comma-separated origins (https://lineage.example.com) trusted for form posts behind a proxy.",
+        ),
+        Setting(
+            "LINEAGE_CORS_ALLOWED_ORIGINS",
+            "",
+            "Comma-separated origins allowed to read the API from a browser (CORS); empty keeps CORS closed.",
+        ),
+        Setting("LINEAGE_LOGIN_FAILURE_LIMIT", "5", "Failed logins of a username from one address before a lockout."),
+        Setting("LINEAGE_LOGIN_COOLOFF_MINUTES", "15", "How long a login lockout lasts."),
+        Setting("LINEAGE_SESSION_HOURS", "12", "How long a browser login lasts."),
+        Setting(
             "LINEAGE_RETENTION_DAYS",
             "0",
             "Days `manage.py prune_applications` keeps an ended application's lineage; 0 keeps it forever.",

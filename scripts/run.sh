@@ -12,7 +12,10 @@ export PYSPARK_PYTHON="$PY" PYSPARK_DRIVER_PYTHON="$PY"
 
 "$PY" manage.py migrate --noinput -v 0
 "$PY" manage.py collectstatic --noinput -v 0
-TOKEN_FILE=$("$PY" manage.py ensure_agent_token "make run" --file "$VAR/agent-token")
+# A team 'default', a superuser 'admin' who administers it, and one of its agent tokens (kept in var/).
+{ read -r PASSWORD_FILE; read -r TOKEN_FILE; } < <("$PY" manage.py ensure_local_setup --var "$VAR")
+# Plain http on loopback: no https redirect, cookies without the Secure flag.
+export LINEAGE_HTTPS="${LINEAGE_HTTPS:-false}"
 
 if "$PY" -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', $PORT)) != 0)"; then
   echo "Port $PORT is in use (another 'make run'?). Stop it, or choose another port: LINEAGE_PORT=8001 make run" >&2
@@ -35,12 +38,17 @@ pids+=($!)
 pids+=($!)
 
 for _ in $(seq 60); do
-  "$PY" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/api/v1/applications/', timeout=2)" \
+  "$PY" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/login/', timeout=2)" \
     2>/dev/null && break
   sleep 0.5
 done
 
 echo "Web server on http://127.0.0.1:$PORT/ (API docs: http://127.0.0.1:$PORT/api/docs/); worker started."
+if [[ -f "$PASSWORD_FILE" ]]; then
+  echo "Log in as admin with the password in $PASSWORD_FILE"
+else
+  echo "Log in as admin (its password was set before; reset it with: $PY manage.py changepassword admin)"
+fi
 echo "Running the example job (examples/word_count_join.py) with the capture agent..."
 LINEAGE_SERVER_URL="http://127.0.0.1:$PORT" LINEAGE_TOKEN="$(cat "$TOKEN_FILE")" \
   "$PY" examples/word_count_join.py --out "$VAR/example"

@@ -9,3 +9,5 @@ import os
 import tempfile
 
 os.environ.setdefault("LINEAGE_VAR_DIR", tempfile.mkdtemp(prefix="lineage-test-var-"))
+# The live test servers speak plain http on loopback, like `make run`.
+os.environ.setdefault("LINEAGE_HTTPS", "false")

@@ -1,4 +1,4 @@
-"""Shared fixtures: an isolated var/ folder, agent tokens, and a helper to post agent events."""
+"""Shared fixtures: a team with an agent token and members of each role, and a helper to post agent events."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -6,19 +6,72 @@ from typing import Any
 
 import pytest
 
+TEAM_SLUG = "test-team"
+PASSWORD = "a long test password 42"
+
 
 @pytest.fixture
-def agent_token(db: Any) -> str:
+def team(db: Any) -> Any:
+    from lineage_server.accounts.services import create_team
+
+    return create_team(TEAM_SLUG, "Test team")
+
+
+@pytest.fixture
+def agent_token(team: Any) -> str:
+    """A raw agent token of ``team``."""
     from lineage_server.accounts.services import create_agent_token
 
-    return create_agent_token("test agent")[1]
+    return create_agent_token(team, "test agent")[1]
+
+
+MakeMember = Callable[..., Any]
+
+
+@pytest.fixture
+def make_member(team: Any) -> MakeMember:
+    """make_member(username, role="viewer", team=team) -> a user (password PASSWORD) with that role."""
+    from django.contrib.auth import get_user_model
+
+    from lineage_server.accounts.services import set_member_role
+
+    def make(username: str, role: str | None = "viewer", in_team: Any = team) -> Any:
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            user = get_user_model().objects.create_user(username, password=PASSWORD)
+        if role is not None:
+            set_member_role(in_team, user, role)
+        return user
+
+    return make
 
 
 @pytest.fixture
 def api_client() -> Any:
+    """An anonymous DRF client."""
     from rest_framework.test import APIClient
 
     return APIClient()
+
+
+@pytest.fixture
+def client_as(make_member: MakeMember) -> Callable[..., Any]:
+    """client_as(username, role="viewer") -> an APIClient logged in (session) as that member of the team."""
+    from rest_framework.test import APIClient
+
+    def login(username: str, role: str | None = "viewer", in_team: Any = None) -> Any:
+        user = make_member(username, role) if in_team is None else make_member(username, role, in_team)
+        client = APIClient()
+        client.force_login(user)
+        return client
+
+    return login
+
+
+@pytest.fixture
+def viewer_client(client_as: Callable[..., Any]) -> Any:
+    """A DRF client of a viewer of the test team (reads everything the team owns)."""
+    return client_as("vera", "viewer")
 
 
 PostEvents = Callable[..., Any]

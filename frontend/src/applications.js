@@ -7,6 +7,7 @@ import {
 
 const COLUMNS = [
   ['name', 'Application'],
+  ['team', 'Team'],
   ['user', 'User'],
   ['status', 'Status'],
   ['started_at', 'Started'],
@@ -40,9 +41,9 @@ function buildForm(state, onChange) {
   const form = el('form', { class: 'filters', role: 'search' }, search, status, el('button', { type: 'submit' }, 'Filter'));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    onChange({ page: 1, status: status.value, search: search.value.trim() });
+    onChange({ ...state, page: 1, status: status.value, search: search.value.trim() });
   });
-  status.addEventListener('change', () => onChange({ page: 1, status: status.value, search: search.value.trim() }));
+  status.addEventListener('change', () => onChange({ ...state, page: 1, status: status.value, search: search.value.trim() }));
   return form;
 }
 

@@ -4,7 +4,7 @@ import { formatCount, formatDuration, formatTime } from './format.js';
 
 export const STATUSES = ['running', 'succeeded', 'failed'];
 
-/** Read {page, status, search} from a query string such as location.search; bad values are dropped. */
+/** Read {page, status, search, team} from a query string such as location.search; bad values are dropped. */
 export function parseListState(queryString) {
   const params = new URLSearchParams(queryString ?? '');
   const page = Number.parseInt(params.get('page') ?? '', 10);
@@ -13,6 +13,7 @@ export function parseListState(queryString) {
     page: Number.isInteger(page) && page > 1 ? page : 1,
     status: STATUSES.includes(status) ? status : '',
     search: (params.get('search') ?? '').trim(),
+    team: /^[a-z0-9][a-z0-9-]*$/.test(params.get('team') ?? '') ? params.get('team') : '',
   };
 }
 
@@ -22,6 +23,7 @@ export function listStateQuery(state) {
   if (state.page && state.page > 1) params.set('page', String(state.page));
   if (state.status) params.set('status', state.status);
   if (state.search) params.set('search', state.search);
+  if (state.team) params.set('team', state.team);
   const query = params.toString();
   return query ? `?${query}` : '';
 }
@@ -32,6 +34,7 @@ export function applicationsApiUrl(baseUrl, state) {
   url.searchParams.delete('page');
   url.searchParams.delete('status');
   url.searchParams.delete('search');
+  url.searchParams.delete('team');
   const extra = new URLSearchParams(listStateQuery(state));
   for (const [key, value] of extra) url.searchParams.set(key, value);
   const relative = !/^[a-z][a-z0-9+.-]*:/i.test(baseUrl);
@@ -57,6 +60,7 @@ export function applicationRow(app) {
     cells: {
       name: app.name || app.app_id,
       app_id: app.app_id,
+      team: app.team || '—',
       user: app.user || '—',
       status: app.status || 'unknown',
       started_at: formatTime(app.started_at),

@@ -8,14 +8,16 @@ import { fixture } from './helpers.js';
 
 describe('list state', () => {
   it('reads page, status and search from the query string and drops bad values', () => {
-    assert.deepEqual(parseListState('?page=3&status=failed&search=%20etl%20'), { page: 3, status: 'failed', search: 'etl' });
-    assert.deepEqual(parseListState('?page=0&status=bogus'), { page: 1, status: '', search: '' });
-    assert.deepEqual(parseListState(''), { page: 1, status: '', search: '' });
+    assert.deepEqual(parseListState('?page=3&status=failed&search=%20etl%20&team=data-eng'),
+      { page: 3, status: 'failed', search: 'etl', team: 'data-eng' });
+    assert.deepEqual(parseListState('?page=0&status=bogus&team=Bad%20Team'), { page: 1, status: '', search: '', team: '' });
+    assert.deepEqual(parseListState(''), { page: 1, status: '', search: '', team: '' });
   });
 
   it('writes only non-default values back', () => {
     assert.equal(listStateQuery({ page: 1, status: '', search: '' }), '');
     assert.equal(listStateQuery({ page: 2, status: 'running', search: 'a b' }), '?page=2&status=running&search=a+b');
+    assert.equal(listStateQuery({ page: 1, status: '', search: '', team: 'ops' }), '?team=ops');
   });
 
   it('builds the API URL for relative and absolute bases', () => {
@@ -23,6 +25,8 @@ describe('list state', () => {
     assert.equal(applicationsApiUrl('/api/v1/applications/', state), '/api/v1/applications/?page=2&status=failed&search=wc');
     assert.equal(applicationsApiUrl('/api/v1/applications/?page_size=20&page=9', { page: 1, status: '', search: '' }),
       '/api/v1/applications/?page_size=20');
+    assert.equal(applicationsApiUrl('/api/v1/applications/?team=old', { page: 1, status: '', search: '', team: 'new' }),
+      '/api/v1/applications/?team=new');
     assert.equal(applicationsApiUrl('http://h:8000/api/v1/applications/', state),
       'http://h:8000/api/v1/applications/?page=2&status=failed&search=wc');
   });

@@ -1,21 +1,27 @@
-"""DRF authentication of capture agents by bearer token."""
+"""DRF authentication: capture agents by agent token, people by personal token (or session)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from lineage_server.accounts.models import AgentToken
-from lineage_server.accounts.services import find_active_token
+from lineage_server.accounts.models import AgentToken, PersonalToken
+from lineage_server.accounts.services import (
+    AGENT_TOKEN_PREFIX,
+    PERSONAL_TOKEN_PREFIX,
+    find_active_agent_token,
+    find_active_personal_token,
+    touch_token,
+)
 
 
 class AgentPrincipal:
-    """The authenticated 'user' of an ingest request: an agent, not a person."""
+    """The authenticated 'user' of an ingest request: an agent of one team, not a person."""
 
     is_authenticated = True
     is_anonymous = False
+    is_superuser = False
 
     def __init__(self, token: AgentToken) -> None:
         self.token = token
@@ -24,25 +30,51 @@ class AgentPrincipal:
         return f"agent:{self.token.name}"
 
 
-class AgentTokenAuthentication(authentication.BaseAuthentication):
-    """``Authorization: Bearer <token>`` with a token made by ``manage.py create_agent_token``."""
+def _bearer(request: Any) -> str | None:
+    header = authentication.get_authorization_header(request).decode("latin-1")
+    if not header:
+        return None
+    parts = header.split()
+    if len(parts) != 2 or parts[0] != "Bearer":
+        raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <token>'.")
+    return parts[1]
 
-    keyword = "Bearer"
+
+class AgentTokenAuthentication(authentication.BaseAuthentication):
+    """``Authorization: Bearer lat_…``, a team's agent token; used by the ingest endpoint only."""
 
     def authenticate(self, request: Any) -> tuple[AgentPrincipal, AgentToken] | None:
-        header = authentication.get_authorization_header(request).decode("latin-1")
-        if not header:
+        raw = _bearer(request)
+        if raw is None:
             return None
-        parts = header.split()
-        if len(parts) != 2 or parts[0] != self.keyword:
-            raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <agent token>'.")
-        token = find_active_token(parts[1])
+        if raw.startswith(PERSONAL_TOKEN_PREFIX):
+            raise exceptions.AuthenticationFailed("This is a personal token; agents post with a team's agent token.")
+        token = find_active_agent_token(raw)
         if token is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked agent token.")
-        now = timezone.now()
-        if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
-            AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        touch_token(token)
         return AgentPrincipal(token), token
 
     def authenticate_header(self, request: Any) -> str:
-        return self.keyword
+        return "Bearer"
+
+
+class PersonalTokenAuthentication(authentication.BaseAuthentication):
+    """``Authorization: Bearer lpt_…``, a personal token acting as its user."""
+
+    def authenticate(self, request: Any) -> tuple[Any, PersonalToken] | None:
+        raw = _bearer(request)
+        if raw is None:
+            return None
+        if raw.startswith(AGENT_TOKEN_PREFIX):
+            raise exceptions.AuthenticationFailed(
+                "Agent tokens only post events to /api/v1/ingest/events/; read with a personal token."
+            )
+        token = find_active_personal_token(raw)
+        if token is None:
+            raise exceptions.AuthenticationFailed("Unknown or revoked personal token.")
+        touch_token(token)
+        return token.user, token
+
+    def authenticate_header(self, request: Any) -> str:
+        return "Bearer"

@@ -11,6 +11,7 @@ from lineage_server.catalog.models import Application, Dataset, Job, Operator, R
 class ApplicationFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
     user = django_filters.CharFilter()
+    team = django_filters.CharFilter(field_name="team__slug", help_text="Slug of one of your teams.")
     search = django_filters.CharFilter(method="filter_search", help_text="Text in the name or app id.")
     started_after = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
     started_before = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lt")

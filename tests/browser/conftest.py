@@ -56,15 +56,33 @@ def page_errors() -> list[str]:
     return []
 
 
-@pytest.fixture
-def page(browser: Any, page_errors: list[str]) -> Iterator[Any]:
-    """A fresh page that fails the test on any JavaScript error or console error."""
+def _new_page(browser: Any, errors: list[str]) -> tuple[Any, Any]:
     context = browser.new_context(viewport={"width": 1500, "height": 900})
     page = context.new_page()
-    errors = page_errors
     page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
     page.on("console", lambda message: errors.append(f"console: {message.text}") if message.type == "error" else None)
     page.set_default_timeout(15_000)
+    return context, page
+
+
+@pytest.fixture
+def anonymous_page(browser: Any, page_errors: list[str]) -> Iterator[Any]:
+    """A fresh page, not logged in, that fails the test on any JavaScript or console error."""
+    context, page = _new_page(browser, page_errors)
     yield page
     context.close()
-    assert not errors, errors
+    assert not page_errors, page_errors
+
+
+@pytest.fixture
+def page(browser: Any, page_errors: list[str], live_server: Any, make_member: Any) -> Iterator[Any]:
+    """A fresh page logged in as a viewer of the test team; fails the test on any JavaScript or console error."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(make_member("vera", "viewer"))
+    context, page = _new_page(browser, page_errors)
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+    yield page
+    context.close()
+    assert not page_errors, page_errors

@@ -29,17 +29,24 @@ def _post_json(url: str, body: Any, token: str) -> Any:
         return json.load(response)
 
 
-def _get_json(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=10) as response:
+def _get_json(url: str, token: str) -> Any:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
         return json.load(response)
 
 
 @pytest.fixture
-def seeded_app(live_server: Any) -> str:
-    """A word count that read one file and wrote another, posted as an agent would."""
-    from lineage_server.accounts.services import create_agent_token
+def reader_token(make_member: Any) -> str:
+    """A personal API token of a viewer of the test team, to compare the page with the API."""
+    from lineage_server.accounts.services import create_personal_token
 
-    token = create_agent_token("browser test")[1]
+    return create_personal_token(make_member("rita", "viewer"), "browser test")[1]
+
+
+@pytest.fixture
+def seeded_app(live_server: Any, agent_token: str) -> str:
+    """A word count that read one file and wrote another, posted as an agent would."""
+    token = agent_token
     events = word_count_with_join("local-1763731200000")
     events.append(
         event(
@@ -63,13 +70,12 @@ SKIPPED_APP = "local-1763731300000"
 
 
 @pytest.fixture
-def app_with_skipped_stage(live_server: Any) -> str:
+def app_with_skipped_stage(live_server: Any, agent_token: str) -> str:
     """The word count plus a second job whose map side (stage 2) Spark skipped, reusing stage 0's shuffle."""
-    from lineage_server.accounts.services import create_agent_token
     from lineage_server.catalog.models import Application
     from lineage_server.catalog.services import finalize_application
 
-    token = create_agent_token("browser test")[1]
+    token = agent_token
     events = word_count_with_join(SKIPPED_APP)
     end = events.pop()  # application_end goes last
     events += [
@@ -189,8 +195,8 @@ def test_applications_list_shows_the_seeded_app_and_links_to_its_graph(live_serv
     _wait_for_graph(page)
 
 
-def test_application_graph_collapses_and_expands_stages_and_shows_details(live_server, seeded_app, page):
-    api = _get_json(f"{live_server.url}/api/v1/applications/{seeded_app}/graph/")
+def test_application_graph_collapses_and_expands_stages_and_shows_details(live_server, seeded_app, page, reader_token):
+    api = _get_json(f"{live_server.url}/api/v1/applications/{seeded_app}/graph/", reader_token)
     expected = {kind: sum(1 for n in api["nodes"] if n["kind"] == kind) for kind in ("stage", "operator", "dataset")}
     assert expected == {"stage": 2, "operator": 5, "dataset": 2}
 
@@ -297,9 +303,9 @@ def _all_in_view(page: Any) -> bool:
     )
 
 
-def test_skipped_stages_are_hidden_until_asked_for(live_server, app_with_skipped_stage, page):
+def test_skipped_stages_are_hidden_until_asked_for(live_server, app_with_skipped_stage, page, reader_token):
     app_id = app_with_skipped_stage
-    api = _get_json(f"{live_server.url}/api/v1/applications/{app_id}/graph/")
+    api = _get_json(f"{live_server.url}/api/v1/applications/{app_id}/graph/", reader_token)
     skipped = [n["id"] for n in api["nodes"] if n["kind"] == "stage" and n["data"]["status"] == "skipped"]
     assert skipped == ["stage:2"]
     touching = sorted(e["id"] for e in api["edges"] if e["source"] in skipped or e["target"] in skipped)

@@ -118,7 +118,7 @@ def test_compose_has_the_six_services_each_with_a_healthcheck():
     services = compose["services"]
     assert "pg_isready" in healthcheck_command(services["postgres"])
     assert "redis-cli ping" in healthcheck_command(services["redis"])
-    assert "/api/v1/applications/" in healthcheck_command(services["web"])
+    assert "/healthz" in healthcheck_command(services["web"])
     assert ":8080/" in healthcheck_command(services["spark-master"])
     assert ":8081/" in healthcheck_command(services["spark-worker"])
 
@@ -223,7 +223,7 @@ def test_spark_services_run_spark_class_from_the_installed_pyspark():
 
 def test_compose_header_tells_outside_jobs_what_to_set():
     header = "".join(line for line in COMPOSE_FILE.read_text().splitlines(True) if line.startswith("#"))
-    needles = ("LINEAGE_SERVER_URL=http://", ":8000", "LINEAGE_TOKEN", "exec web python manage.py create_agent_token")
+    needles = ("LINEAGE_SERVER_URL=https://", ":8000", "LINEAGE_TOKEN", "exec web python manage.py create_agent_token")
     for needle in needles:
         assert needle in header, f"the compose file's header comment does not mention {needle!r}"
 

@@ -53,7 +53,7 @@ def _check_against_spark(sc, app_id: str, group: str) -> dict[int, list[int]]:
     return jobs
 
 
-def test_rdd_job_with_a_shuffle_and_a_join(sc, agent, client, tmp_path):
+def test_rdd_job_with_a_shuffle_and_a_join(sc, agent, viewer_client, tmp_path):
     words = tmp_path / "words.txt"
     words.write_text("a b c a\nb a\n\nc c d\n")
     colours = tmp_path / "colours.txt"
@@ -83,7 +83,7 @@ def test_rdd_job_with_a_shuffle_and_a_join(sc, agent, client, tmp_path):
     pipelines = [p for p in app.python_pipelines.values_list("operators", flat=True)]
     assert any([op["name"] for op in ops][:2] == ["flatMap", "map"] for ops in pipelines), pipelines
 
-    graph = client.get(f"/api/v1/applications/{sc.applicationId}/graph/").json()
+    graph = viewer_client.get(f"/api/v1/applications/{sc.applicationId}/graph/").json()
     kinds = {n["kind"] for n in graph["nodes"]}
     assert kinds == {"stage", "operator", "dataset"}
     assert any(e["kind"] == "shuffle" for e in graph["edges"])

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lineage_server.accounts.services import create_agent_token, revoke_agent_token
+from lineage_server.accounts.services import create_agent_token, create_team, revoke_token
 from lineage_server.catalog.models import Application, Dataset, DatasetIO, IngestedEvent, Job, Operator, Stage
 from tests.lineage_server.events import event, word_count_with_join
 
@@ -217,16 +217,41 @@ def test_missing_or_bad_tokens_are_401(api_client, header):
     assert Application.objects.count() == 0
 
 
-def test_a_revoked_token_is_refused(post_events):
-    token, raw = create_agent_token("soon revoked")
+def test_a_revoked_token_is_refused(post_events, team):
+    token, raw = create_agent_token(team, "soon revoked")
     assert post_events(word_count_with_join()[:1], token=raw).status_code == 200
-    revoke_agent_token(token)
+    revoke_token(token)
     assert post_events(word_count_with_join()[1:2], token=raw).status_code == 401
 
 
-def test_tokens_are_stored_hashed(db):
-    token, raw = create_agent_token("hashed")
+def test_tokens_are_stored_hashed(team):
+    token, raw = create_agent_token(team, "hashed")
     assert raw not in (token.token_hash, token.prefix) and raw.startswith(token.prefix)
+
+
+def test_applications_belong_to_the_team_of_the_token_that_reported_them(post_events, team, agent_token):
+    assert post_events(word_count_with_join("local-1")).status_code == 200
+    app = Application.objects.get(app_id="local-1")
+    assert (app.team, app.agent_token.prefix) == (team, agent_token[:10])
+
+
+def test_a_token_cannot_write_another_teams_application_and_the_batch_is_refused_whole(post_events):
+    assert post_events(word_count_with_join("local-1")[:2]).status_code == 200
+    other_raw = create_agent_token(create_team("other"), "theirs")[1]
+    mixed = [*word_count_with_join("local-2")[:2], *word_count_with_join("local-1")[2:4]]
+    response = post_events(mixed, token=other_raw)
+    assert response.status_code == 403
+    assert response.json()["app_ids"] == ["local-1"] and "another team" in response.json()["detail"]
+    assert not Application.objects.filter(app_id="local-2").exists()
+    assert IngestedEvent.objects.filter(application__app_id="local-1").count() == 2
+
+
+def test_a_personal_token_cannot_post_events(post_events, make_member):
+    from lineage_server.accounts.services import create_personal_token
+
+    raw = create_personal_token(make_member("ada", "admin"), "mine")[1]
+    response = post_events(word_count_with_join()[:1], token=raw)
+    assert response.status_code == 401 and "personal token" in response.json()["detail"]
 
 
 _json = st.recursive(

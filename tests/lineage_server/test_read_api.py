@@ -16,8 +16,8 @@ def word_count(post_events):
     assert post_events(word_count_with_join()).status_code == 200
 
 
-def test_applications_list_shows_counts_and_links(api_client, word_count):
-    body = api_client.get("/api/v1/applications/").json()
+def test_applications_list_shows_counts_and_links(viewer_client, word_count):
+    body = viewer_client.get("/api/v1/applications/").json()
     assert body["count"] == 1
     app = body["results"][0]
     assert app["app_id"] == "local-1" and app["status"] == "succeeded"
@@ -27,33 +27,35 @@ def test_applications_list_shows_counts_and_links(api_client, word_count):
     assert app["web_url"].endswith("/applications/local-1/")
 
 
-def test_applications_filter_by_status_and_search(api_client, post_events, word_count):
+def test_applications_filter_by_status_and_search(viewer_client, post_events, word_count):
     post_events([event("application_start", "local-2", 0, name="nightly etl", user="bo")])
-    assert [a["app_id"] for a in api_client.get("/api/v1/applications/?status=running").json()["results"]] == [
+    assert [a["app_id"] for a in viewer_client.get("/api/v1/applications/?status=running").json()["results"]] == [
         "local-2"
     ]
-    assert [a["app_id"] for a in api_client.get("/api/v1/applications/?search=NIGHTLY").json()["results"]] == [
+    assert [a["app_id"] for a in viewer_client.get("/api/v1/applications/?search=NIGHTLY").json()["results"]] == [
         "local-2"
     ]
-    assert [a["app_id"] for a in api_client.get("/api/v1/applications/?user=ana").json()["results"]] == ["local-1"]
-    bad = api_client.get("/api/v1/applications/?status=sleeping")
+    assert [a["app_id"] for a in viewer_client.get("/api/v1/applications/?user=ana").json()["results"]] == ["local-1"]
+    bad = viewer_client.get("/api/v1/applications/?status=sleeping")
     assert bad.status_code == 400 and "status" in bad.json()
 
 
-def test_list_pagination(api_client, post_events):
+def test_list_pagination(viewer_client, post_events):
     post_events([event("application_start", f"local-{i}", i, name=f"app {i}") for i in range(7)])
-    page = api_client.get("/api/v1/applications/?page_size=3&page=3").json()
+    page = viewer_client.get("/api/v1/applications/?page_size=3&page=3").json()
     assert page["count"] == 7 and len(page["results"]) == 1 and page["next"] is None
-    assert api_client.get("/api/v1/applications/?page=99").status_code == 404
+    assert viewer_client.get("/api/v1/applications/?page=99").status_code == 404
 
 
-def test_application_list_query_count_does_not_grow_with_rows(api_client, post_events, django_assert_max_num_queries):
+def test_application_list_query_count_does_not_grow_with_rows(
+    viewer_client, post_events, django_assert_max_num_queries
+):
     post_events([event("application_start", f"local-{i}", i, name=f"a{i}") for i in range(20)])
-    with django_assert_max_num_queries(2):
-        api_client.get("/api/v1/applications/")
+    with django_assert_max_num_queries(4):  # the session, its user, the count, the page
+        viewer_client.get("/api/v1/applications/")
 
 
-def test_unknown_application_is_404_everywhere(api_client, word_count):
+def test_unknown_application_is_404_everywhere(viewer_client, word_count):
     for url in (
         "/api/v1/applications/nope/",
         "/api/v1/applications/nope/graph/",
@@ -63,32 +65,32 @@ def test_unknown_application_is_404_everywhere(api_client, word_count):
         "/api/v1/applications/local-1/jobs/99/",
         "/api/v1/datasets/999/",
     ):
-        assert api_client.get(url).status_code == 404, url
+        assert viewer_client.get(url).status_code == 404, url
 
 
-def test_jobs_stages_and_operators(api_client, word_count):
-    jobs = api_client.get("/api/v1/applications/local-1/jobs/").json()["results"]
+def test_jobs_stages_and_operators(viewer_client, word_count):
+    jobs = viewer_client.get("/api/v1/applications/local-1/jobs/").json()["results"]
     assert [(j["job_id"], j["stage_ids"], j["status"]) for j in jobs] == [(0, [0, 1], "succeeded")]
-    stage = api_client.get("/api/v1/applications/local-1/stages/0/").json()
+    stage = viewer_client.get("/api/v1/applications/local-1/stages/0/").json()
     assert stage["metrics"]["shuffle_write_bytes"] == 300
     assert [op["rdd_id"] for op in stage["operators"]] == [0, 1, 2]
-    ops = api_client.get("/api/v1/applications/local-1/operators/?stage=1").json()["results"]
+    ops = viewer_client.get("/api/v1/applications/local-1/operators/?stage=1").json()["results"]
     assert [op["rdd_id"] for op in ops] == [3, 4]
-    by_job = api_client.get("/api/v1/applications/local-1/stages/?job=0").json()
+    by_job = viewer_client.get("/api/v1/applications/local-1/stages/?job=0").json()
     assert by_job["count"] == 2
 
 
-def test_datasets_and_their_applications(api_client, word_count):
-    ios = api_client.get("/api/v1/applications/local-1/datasets/").json()["results"]
+def test_datasets_and_their_applications(viewer_client, word_count):
+    ios = viewer_client.get("/api/v1/applications/local-1/datasets/").json()["results"]
     assert [(io["dataset"]["path"], io["direction"]) for io in ios] == [("file:/data/in.txt", "read")]
     dataset_id = ios[0]["dataset"]["id"]
-    readers = api_client.get(f"/api/v1/datasets/{dataset_id}/applications/").json()["results"]
+    readers = viewer_client.get(f"/api/v1/datasets/{dataset_id}/applications/").json()["results"]
     assert [r["app_id"] for r in readers] == ["local-1"]
-    assert api_client.get("/api/v1/datasets/?path=in.txt").json()["count"] == 1
+    assert viewer_client.get("/api/v1/datasets/?path=in.txt").json()["count"] == 1
 
 
-def test_graph_has_compound_stages_operator_edges_and_datasets(api_client, word_count):
-    graph = api_client.get("/api/v1/applications/local-1/graph/").json()
+def test_graph_has_compound_stages_operator_edges_and_datasets(viewer_client, word_count):
+    graph = viewer_client.get("/api/v1/applications/local-1/graph/").json()
     nodes = {n["id"]: n for n in graph["nodes"]}
     assert {n["id"] for n in graph["nodes"] if n["kind"] == "stage"} == {"stage:0", "stage:1"}
     assert nodes["op:0:2"]["parent"] == "stage:0"
@@ -104,20 +106,20 @@ def test_graph_has_compound_stages_operator_edges_and_datasets(api_client, word_
     assert all(e["source"] in nodes and e["target"] in nodes for e in graph["edges"])
 
 
-def test_stages_without_operators_are_linked_stage_to_stage(api_client, post_events):
+def test_stages_without_operators_are_linked_stage_to_stage(viewer_client, post_events):
     post_events(
         [
             event("stage_completed", stage_id=0, attempt=0, status="succeeded", parent_stage_ids=[], job_id=0),
             event("stage_completed", stage_id=1, attempt=0, status="succeeded", parent_stage_ids=[0], job_id=0),
         ]
     )
-    graph = api_client.get("/api/v1/applications/local-1/graph/").json()
+    graph = viewer_client.get("/api/v1/applications/local-1/graph/").json()
     assert [(e["source"], e["target"], e["kind"]) for e in graph["edges"]] == [("stage:0", "stage:1", "stage")]
 
 
-def test_written_dataset_attaches_to_the_jobs_last_stage(api_client, post_events, word_count):
+def test_written_dataset_attaches_to_the_jobs_last_stage(viewer_client, post_events, word_count):
     post_events([event("dataset_io", path="file:/out", direction="written", format="text", job_id=0)])
-    graph = api_client.get("/api/v1/applications/local-1/graph/").json()
+    graph = viewer_client.get("/api/v1/applications/local-1/graph/").json()
     out = next(n for n in graph["nodes"] if n["label"] == "file:/out")
     assert {(e["source"], e["kind"]) for e in graph["edges"] if e["target"] == out["id"]} == {("stage:1", "write")}
 
@@ -143,21 +145,21 @@ def _big_app(post_events, stages: int) -> None:
 
 
 @pytest.mark.parametrize("stages", [3, 30])
-def test_graph_query_count_is_fixed(api_client, post_events, stages):
+def test_graph_query_count_is_fixed(viewer_client, post_events, stages):
     _big_app(post_events, stages)
     with CaptureQueriesContext(connection) as queries:
-        response = api_client.get("/api/v1/applications/local-big/graph/")
+        response = viewer_client.get("/api/v1/applications/local-big/graph/")
     assert response.status_code == 200
     assert len(response.json()["nodes"]) == 4 * stages  # stage, two operators, one dataset each
-    assert len(queries) == 6, [q["sql"] for q in queries]
+    assert len(queries) == 8, [q["sql"] for q in queries]  # 6 + the session and its user
 
 
-def test_openapi_schema_and_docs_are_served(api_client):
-    schema = api_client.get("/api/schema/?format=json")
+def test_openapi_schema_and_docs_are_served(viewer_client):
+    schema = viewer_client.get("/api/schema/?format=json")
     assert schema.status_code == 200
     paths = schema.json()["paths"]
     assert "/api/v1/ingest/events/" in paths and "/api/v1/applications/{app_id}/graph/" in paths
-    docs = api_client.get("/api/docs/")
+    docs = viewer_client.get("/api/docs/")
     assert docs.status_code == 200 and b"swagger-ui" in docs.content
     assert b"cdn" not in docs.content.lower()
 
@@ -180,20 +182,20 @@ def test_openapi_schema_and_docs_are_served(api_client):
         ("/api/v1/applications/?page_size=-1", 200),
     ],
 )
-def test_bad_ids_and_filters_are_4xx_not_500(api_client, word_count, url, status):
-    response = api_client.get(url)
+def test_bad_ids_and_filters_are_4xx_not_500(viewer_client, word_count, url, status):
+    response = viewer_client.get(url)
     assert response.status_code == status
     if status == 400:
         assert response.json(), "a 400 says what is wrong"
 
 
-def test_sql_dataset_of_execution_zero_attaches_to_its_jobs_stages(api_client, post_events):
+def test_sql_dataset_of_execution_zero_attaches_to_its_jobs_stages(viewer_client, post_events):
     """SQL execution ids start at 0; a write by execution 0 still links to the stage that wrote it."""
     post_events([
         event("job_start", job_id=0, stage_ids=[0], sql_execution_id=0),
         event("stage_completed", stage_id=0, attempt=0, status="succeeded", parent_stage_ids=[], job_id=0),
         event("dataset_io", path="file:/t.parquet", direction="written", format="parquet", sql_execution_id=0),
     ])
-    graph = api_client.get("/api/v1/applications/local-1/graph/").json()
+    graph = viewer_client.get("/api/v1/applications/local-1/graph/").json()
     out = next(n for n in graph["nodes"] if n["kind"] == "dataset")
     assert [(e["source"], e["target"], e["kind"]) for e in graph["edges"]] == [("stage:0", out["id"], "write")]

@@ -41,57 +41,57 @@ def word_count(post_events):
     assert post_events(word_count_with_join()).status_code == 200
 
 
-def test_pages_load_the_bundle_from_static_files_never_a_cdn(client, word_count):
+def test_pages_load_the_bundle_from_static_files_never_a_cdn(viewer_client, word_count):
     for url in ("/", "/applications/local-1/"):
-        tags = _tags(client.get(url).content.decode())
+        tags = _tags(viewer_client.get(url).content.decode())
         scripts = [s["src"] for s in tags["script"]]
         styles = [link["href"] for link in tags["link"] if link.get("rel") == "stylesheet"]
         assert scripts == ["/static/app.js"] and styles == ["/static/app.css"], url
         assert not any("//" in (src or "") for src in scripts + styles), url
 
 
-def test_applications_page_points_at_its_json_twin(client, word_count):
-    response = client.get("/")
+def test_applications_page_points_at_its_json_twin(viewer_client, word_count):
+    response = viewer_client.get("/")
     assert response.status_code == 200
     tags = _tags(response.content.decode())
     api_url = _by_id(tags, "applications-page")["data-api-url"]
     assert api_url == "/api/v1/applications/"
     assert {"rel": "alternate", "type": "application/json", "href": api_url} in tags["link"]
-    twin = client.get(api_url)
+    twin = viewer_client.get(api_url)
     assert twin.status_code == 200 and twin.json()["results"][0]["app_id"] == "local-1"
 
 
-def test_application_page_points_at_the_graph_endpoint(client, word_count):
-    response = client.get("/applications/local-1/")
+def test_application_page_points_at_the_graph_endpoint(viewer_client, word_count):
+    response = viewer_client.get("/applications/local-1/")
     assert response.status_code == 200
     root = _by_id(_tags(response.content.decode()), "application-page")
     assert root["data-app-id"] == "local-1"
     assert root["data-graph-url"] == "/api/v1/applications/local-1/graph/"
     assert root["data-api-url"] == "/api/v1/applications/local-1/"
-    graph = client.get(root["data-graph-url"]).json()
+    graph = viewer_client.get(root["data-graph-url"]).json()
     assert graph["application"]["web_url"].endswith("/applications/local-1/")
     assert b"<title>wc \xc2\xb7 Spark lineage</title>" in response.content
 
 
-def test_unknown_application_page_is_404_with_a_way_back(client, word_count):
-    response = client.get("/applications/no-such-app/")
+def test_unknown_application_page_is_404_with_a_way_back(viewer_client, word_count):
+    response = viewer_client.get("/applications/no-such-app/")
     assert response.status_code == 404
     html = response.content.decode()
     assert "No such application" in html and "no-such-app" in html
     assert {"href": "/"} in _tags(html)["a"]
 
 
-def test_application_page_escapes_the_app_name(client, post_events):
+def test_application_page_escapes_the_app_name(viewer_client, post_events):
     from tests.lineage_server.events import event
 
     post_events([event("application_start", "local-x", 0, name='<script>alert("x")</script>', user="u")])
-    html = client.get("/applications/local-x/").content.decode()
+    html = viewer_client.get("/applications/local-x/").content.decode()
     assert "<script>alert" not in html
 
 
-def test_frontend_fixture_has_the_keys_the_graph_api_sends(client, word_count):
+def test_frontend_fixture_has_the_keys_the_graph_api_sends(viewer_client, word_count):
     """The UI's unit tests run on fixture JSON; this keeps that fixture shaped like the real answer."""
-    real = client.get("/api/v1/applications/local-1/graph/").json()
+    real = viewer_client.get("/api/v1/applications/local-1/graph/").json()
     fixture = json.loads(FRONTEND_FIXTURE.read_text())
     assert set(fixture) == set(real)
     assert set(fixture["application"]) <= set(real["application"])

@@ -16,6 +16,7 @@ class ApplicationSerializer(serializers.ModelSerializer):
     failed_job_count = serializers.IntegerField(read_only=True)
     stage_count = serializers.IntegerField(read_only=True)
     duration_ms = serializers.IntegerField(read_only=True, allow_null=True)
+    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     url = serializers.SerializerMethodField()
     web_url = serializers.SerializerMethodField()
 
@@ -23,6 +24,7 @@ class ApplicationSerializer(serializers.ModelSerializer):
         model = Application
         fields = [
             "app_id",
+            "team",
             "attempt_id",
             "name",
             "user",

@@ -1,33 +1,51 @@
-"""Read endpoints of the catalog; every UI page is drawn from these."""
+"""Endpoints of the catalog; every UI page is drawn from these. Each shows only the caller's teams."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from lineage_server.accounts.models import Team
+from lineage_server.accounts.selectors import teams_for
 from lineage_server.api import filters
+from lineage_server.api.permissions import TeamRole
 from lineage_server.api.serializers import catalog as s
 from lineage_server.catalog.identities import APP_ID_PATTERN
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
 from lineage_server.catalog.selectors import application_graph, applications_with_counts
+from lineage_server.catalog.services import delete_application
 
 
-class ApplicationViewSet(viewsets.ReadOnlyModelViewSet):
-    """Spark application runs, newest first."""
+def visible_applications(request: Request) -> QuerySet[Application]:
+    return Application.objects.filter(team__in=teams_for(request.user))
+
+
+class ApplicationViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Spark application runs of your teams, newest first. Team admins may delete one."""
 
     lookup_field = "app_id"
     lookup_value_regex = APP_ID_PATTERN
     filterset_class = filters.ApplicationFilter
+    permission_classes = [TeamRole]
 
     def get_queryset(self) -> QuerySet[Application]:
-        return applications_with_counts()
+        return applications_with_counts().filter(team__in=teams_for(self.request.user)).select_related("team")
+
+    def team_of(self, app: Application) -> Team:
+        return app.team
+
+    @extend_schema(responses={204: None})
+    def destroy(self, request: Request, app_id: str) -> Response:
+        """Delete the application's lineage: its rows here and its files in the lineage store (admin role)."""
+        delete_application(self.get_object(), by=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     def get_serializer_class(self) -> type[s.ApplicationSerializer]:
         return s.ApplicationDetailSerializer if self.action == "retrieve" else s.ApplicationSerializer
@@ -47,7 +65,7 @@ class _ApplicationChildViewSet(viewsets.ReadOnlyModelViewSet):
 
     def application(self) -> Application:
         if not hasattr(self, "_application"):
-            self._application = get_object_or_404(Application, app_id=self.kwargs["app_id"])
+            self._application = get_object_or_404(visible_applications(self.request), app_id=self.kwargs["app_id"])
         return self._application
 
     def get_queryset(self) -> QuerySet[Any]:
@@ -115,17 +133,24 @@ class CapturePointViewSet(_ApplicationChildViewSet):
 
 
 class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
-    """Every dataset any application read or wrote."""
+    """Every dataset an application of your teams read or wrote."""
 
-    queryset = Dataset.objects.all()
     serializer_class = s.DatasetSerializer
     filterset_class = filters.DatasetFilter
+
+    def get_queryset(self) -> QuerySet[Dataset]:
+        mine = DatasetIO.objects.filter(dataset=OuterRef("pk"), application__in=visible_applications(self.request))
+        return Dataset.objects.filter(Exists(mine))
 
     @extend_schema(responses=s.DatasetIOSerializer(many=True))
     @action(detail=True, methods=["get"], filterset_class=None)
     def applications(self, request: Request, pk: str) -> Response:
         """The applications that read or wrote this dataset (cross-application lineage)."""
         dataset = self.get_object()
-        ios = DatasetIO.objects.filter(dataset=dataset).select_related("application", "dataset").order_by("-id")
+        ios = (
+            DatasetIO.objects.filter(dataset=dataset, application__in=visible_applications(request))
+            .select_related("application", "dataset")
+            .order_by("-id")
+        )
         page = self.paginate_queryset(ios)
         return self.get_paginated_response(s.DatasetIOSerializer(page, many=True).data)

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from lineage_server.accounts.authentication import AgentTokenAuthentication
 from lineage_server.api.serializers.ingest import IngestBatchSerializer, IngestResultSerializer
-from lineage_server.catalog.services import ingest_events
+from lineage_server.catalog.services import ForeignApplicationError, ingest_events
 
 
 class IngestEventsView(APIView):
@@ -26,6 +26,7 @@ class IngestEventsView(APIView):
             200: IngestResultSerializer,
             400: OpenApiResponse(description="A field is missing or has the wrong type; the body names it."),
             401: OpenApiResponse(description="Missing, unknown or revoked agent token."),
+            403: OpenApiResponse(description="The batch names an application of another team; nothing applied."),
             413: OpenApiResponse(description="Body larger than LINEAGE_INGEST_MAX_BYTES."),
         },
         tags=["ingest"],
@@ -40,5 +41,8 @@ class IngestEventsView(APIView):
             )
         batch = IngestBatchSerializer(data=request.data)
         batch.is_valid(raise_exception=True)
-        result = ingest_events(batch.validated_data["events"])
+        try:
+            result = ingest_events(batch.validated_data["events"], request.auth)
+        except ForeignApplicationError as error:
+            return Response({"detail": str(error), "app_ids": error.app_ids}, status=status.HTTP_403_FORBIDDEN)
         return Response(IngestResultSerializer(result).data)

@@ -23,6 +23,11 @@ class Application(models.Model):
     """One run of a Spark application, identified by Spark's applicationId."""
 
     app_id = models.CharField(max_length=128, unique=True)
+    # The team whose agent token first reported the application; only its members see it.
+    team = models.ForeignKey("accounts.Team", on_delete=models.PROTECT, related_name="applications")
+    agent_token = models.ForeignKey(
+        "accounts.AgentToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="applications"
+    )
     attempt_id = models.CharField(max_length=64, blank=True, default="")
     name = models.CharField(max_length=512, blank=True, default="")
     user = models.CharField(max_length=256, blank=True, default="")

@@ -1,7 +1,7 @@
 """Writes on the catalog, each a verb function inside a transaction."""
 
 from lineage_server.catalog.services.finalize import finalize_application
-from lineage_server.catalog.services.ingest import IngestResult, ingest_events
+from lineage_server.catalog.services.ingest import ForeignApplicationError, IngestResult, ingest_events
 from lineage_server.catalog.services.retention import ApplicationDeletion, delete_application, plan_deletion
 
 __all__ = [
@@ -10,5 +10,6 @@ __all__ = [
     "delete_application",
     "finalize_application",
     "ingest_events",
+    "ForeignApplicationError",
     "plan_deletion",
 ]

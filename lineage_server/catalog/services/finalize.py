@@ -24,9 +24,7 @@ def finalize_application(app_pk: int) -> Application | None:
     app = Application.objects.select_for_update().filter(pk=app_pk).first()
     if app is None or app.ended_at is None:
         return app
-    Job.objects.filter(application=app, status__in=_OPEN).update(
-        status=RunStatus.FAILED, error=JOB_CUT_OFF
-    )
+    Job.objects.filter(application=app, status__in=_OPEN).update(status=RunStatus.FAILED, error=JOB_CUT_OFF)
     Stage.objects.filter(application=app, status=RunStatus.PENDING).update(status=RunStatus.SKIPPED)
     Stage.objects.filter(application=app, status__in=_OPEN).update(
         status=RunStatus.FAILED, failure_reason=STAGE_CUT_OFF

@@ -7,8 +7,21 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from lineage_server.accounts.models import AgentToken
+from lineage_server.accounts.services import record_audit
 from lineage_server.catalog.models import Application, IngestedEvent
 from lineage_server.catalog.services import _apply
+
+
+class ForeignApplicationError(PermissionError):
+    """A batch names an application another team's agent reported: a token writes its own team only."""
+
+    def __init__(self, app_ids: list[str]) -> None:
+        super().__init__(
+            f"Application(s) {', '.join(app_ids)} belong to another team; this agent token writes its own "
+            "team's lineage only. Nothing in this batch was applied."
+        )
+        self.app_ids = app_ids
 
 
 @dataclass(frozen=True)
@@ -19,18 +32,26 @@ class IngestResult:
     duplicates: int
 
 
-def ingest_events(events: list[dict[str, Any]]) -> IngestResult:
+def ingest_events(events: list[dict[str, Any]], token: AgentToken) -> IngestResult:
     """Apply each event once: an event whose id the application already has changes nothing.
 
     Each event commits on its own, so a batch cut short by a crash leaves only whole events and
-    the agent's retry of the batch applies exactly the rest.
+    the agent's retry of the batch applies exactly the rest. Applications are created for the
+    token's team; a batch naming another team's application is refused whole.
+
+    Raises:
+        ForeignApplicationError: an application of the batch belongs to another team.
     """
+    app_ids = sorted({event["app_id"] for event in events})
+    foreign = list(
+        Application.objects.filter(app_id__in=app_ids).exclude(team_id=token.team_id).values_list("app_id", flat=True)
+    )
+    if foreign:
+        raise ForeignApplicationError(sorted(foreign))
     accepted = duplicates = 0
     ended: set[int] = set()
-    app_pks: dict[str, int] = {}  # a batch is mostly one application: look it up once
+    app_pks = {app_id: _application(app_id, token).pk for app_id in app_ids}
     for event in events:
-        if event["app_id"] not in app_pks:
-            app_pks[event["app_id"]] = _application(event["app_id"]).pk
         application = _apply_once(event, app_pks[event["app_id"]])
         if application is None:
             duplicates += 1
@@ -60,9 +81,16 @@ def _apply_once(event: dict[str, Any], app_pk: int) -> Application | None:
     return application
 
 
-def _application(app_id: str) -> Application:
-    """The application, created as a placeholder when an event arrives before its start."""
-    application, _ = Application.objects.get_or_create(app_id=app_id)
+def _application(app_id: str, token: AgentToken) -> Application:
+    """The application, created for the token's team when its first event arrives (in any order)."""
+    with transaction.atomic():
+        application, created = Application.objects.get_or_create(
+            app_id=app_id, defaults={"team_id": token.team_id, "agent_token": token}
+        )
+        if created:
+            record_audit("application.capture", actor=token, team=token.team, target=app_id)
+    if application.team_id != token.team_id:  # created by another team's agent meanwhile
+        raise ForeignApplicationError([app_id])
     return application
 
 

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from lineage_server.accounts.services import record_audit
 from lineage_server.catalog import store_files
 from lineage_server.catalog.models import Application, Dataset
 
@@ -50,19 +52,28 @@ def plan_deletion(app: Application) -> ApplicationDeletion:
 
 
 @transaction.atomic
-def delete_application(app: Application) -> ApplicationDeletion:
+def delete_application(app: Application, *, by: AbstractBaseUser | str | None = None) -> ApplicationDeletion:
     """Delete an application's rows (and datasets no other application uses), then its store files.
 
     The files go only once the transaction has committed, so a rolled-back deletion keeps them;
     locations outside the configured store root are never touched.
     """
     # Waits for an event of this application being applied, and holds off the next ones.
-    app = Application.objects.select_for_update().get(pk=app.pk)
+    app = Application.objects.select_for_update().select_related("team").get(pk=app.pk)
     plan = plan_deletion(app)
     dataset_ids = set(app.dataset_ios.values_list("dataset_id", flat=True))
     deleted, _ = app.delete()
     orphans, _ = Dataset.objects.filter(pk__in=dataset_ids, ios__isnull=True).delete()
     plan.rows = deleted + orphans
+    record_audit(
+        "application.delete",
+        actor=by,
+        team=app.team,
+        target=plan.app_id,
+        rows=plan.rows,
+        store_paths=[str(p) for p in plan.paths],
+        left_in_place=plan.refused,
+    )
     for location in plan.refused:
         log.warning("%s: left %s in place: it is not inside the lineage store", plan.app_id, location)
     root = store_files.local_root(settings.LINEAGE["STORE"])

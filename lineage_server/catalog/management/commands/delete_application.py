@@ -21,6 +21,6 @@ class Command(BaseCommand):
         if app is None:
             raise CommandError(f"No application {options['app_id']!r}.")
         dry_run = options["dry_run"]
-        deletion = plan_deletion(app) if dry_run else delete_application(app)
+        deletion = plan_deletion(app) if dry_run else delete_application(app, by="command:delete_application")
         for line in describe(deletion, dry_run):
             self.stdout.write(line)

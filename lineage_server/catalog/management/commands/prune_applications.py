@@ -35,7 +35,11 @@ class Command(BaseCommand):
         count = 0
         # One transaction per application: a failure part-way keeps what was already pruned.
         for app in list(applications_ended_before(cutoff)):
-            deletion = plan_deletion(app) if dry_run else delete_application(app)
+            deletion = (
+                plan_deletion(app)
+                if dry_run
+                else delete_application(app, by=f"command:prune_applications --days {days}")
+            )
             for line in describe(deletion, dry_run):
                 self.stdout.write(line)
             count += 1

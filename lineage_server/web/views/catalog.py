@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from lineage_server.accounts.selectors import teams_for
 from lineage_server.catalog.models import Application
 
 
+@login_required
 def applications(request: HttpRequest) -> HttpResponse:
     """The list of captured applications; its JSON twin is ``GET /api/v1/applications/``."""
     return render(request, "web/applications.html", {"api_url": reverse("api:application-list")})
 
 
+@login_required
 def application(request: HttpRequest, app_id: str) -> HttpResponse:
     """One application's lineage graph; its JSON twin is ``GET /api/v1/applications/<app_id>/graph/``."""
-    app = Application.objects.filter(app_id=app_id).only("app_id", "name").first()
+    mine = Application.objects.filter(team__in=teams_for(request.user))
+    app = mine.filter(app_id=app_id).only("app_id", "name").first()
     if app is None:
         return render(request, "web/not_found.html", {"what": "application", "key": app_id}, status=404)
     return render(

@@ -1,0 +1,31 @@
+"""Writes of the accounts app: teams, members, tokens, and the audit trail they leave."""
+
+from lineage_server.accounts.services.audit import actor_label, record_audit
+from lineage_server.accounts.services.teams import MembershipError, create_team, remove_member, set_member_role
+from lineage_server.accounts.services.tokens import (
+    AGENT_TOKEN_PREFIX,
+    PERSONAL_TOKEN_PREFIX,
+    create_agent_token,
+    create_personal_token,
+    find_active_agent_token,
+    find_active_personal_token,
+    revoke_token,
+    touch_token,
+)
+
+__all__ = [
+    "AGENT_TOKEN_PREFIX",
+    "PERSONAL_TOKEN_PREFIX",
+    "MembershipError",
+    "actor_label",
+    "create_agent_token",
+    "create_personal_token",
+    "create_team",
+    "find_active_agent_token",
+    "find_active_personal_token",
+    "record_audit",
+    "remove_member",
+    "revoke_token",
+    "set_member_role",
+    "touch_token",
+]

@@ -1,0 +1,165 @@
+"""Team pages (members, agent tokens, audit trail) and the personal token page.
+
+Their JSON twins are under /api/v1/teams/ and /api/v1/me/; both call the same services.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
+from django.views.decorators.http import require_POST
+
+from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
+from lineage_server.accounts.selectors import has_role, role_in, teams_for
+from lineage_server.accounts.services import (
+    MembershipError,
+    create_agent_token,
+    create_personal_token,
+    remove_member,
+    revoke_token,
+    set_member_role,
+)
+from lineage_server.web.forms import MemberForm, RoleForm, TokenForm
+
+AUDIT_ROWS = 100
+
+
+def _team(request: HttpRequest, slug: str, min_role: str = Role.VIEWER) -> Team:
+    """The team if the user is in it (404 otherwise), and holds ``min_role`` in it (403 otherwise)."""
+    team = get_object_or_404(teams_for(request.user), slug=slug)
+    if not has_role(request.user, team, min_role):
+        raise PermissionDenied(f"This needs the {min_role} role in team {team.slug}.")
+    return team
+
+
+@login_required
+def teams(request: HttpRequest) -> HttpResponse:
+    """Your teams; JSON twin ``GET /api/v1/teams/``."""
+    rows = [(team, role_in(request.user, team)) for team in teams_for(request.user)]
+    return render(request, "web/teams.html", {"rows": rows, "api_url": reverse("api:team-list")})
+
+
+@login_required
+def team(request: HttpRequest, slug: str, new_token: str = "") -> HttpResponse:
+    """A team's members; for its admins also its agent tokens and audit trail."""
+    team = _team(request, slug)
+    is_admin = has_role(request.user, team, Role.ADMIN)
+    context = {
+        "team": team,
+        "role": role_in(request.user, team),
+        "is_admin": is_admin,
+        "members": Membership.objects.filter(team=team).select_related("user").order_by("user__username"),
+        "roles": Role.choices,
+        "member_form": MemberForm(),
+        "token_form": TokenForm(),
+        "new_token": new_token,
+        "api_url": reverse("api:member-list", kwargs={"team_slug": team.slug}),
+    }
+    if is_admin:
+        context["tokens"] = AgentToken.objects.filter(team=team).select_related("created_by")
+        context["audit"] = AuditEvent.objects.filter(team=team)[:AUDIT_ROWS]
+    return render(request, "web/team.html", context)
+
+
+@login_required
+@require_POST
+def add_member(request: HttpRequest, slug: str) -> HttpResponse:
+    team = _team(request, slug, Role.ADMIN)
+    form = MemberForm(request.POST)
+    if form.is_valid():
+        user = form.cleaned_data["username"]
+        set_member_role(team, user, form.cleaned_data["role"], by=request.user)
+        messages.success(request, f"{user.username} is {form.cleaned_data['role']} in {team.slug}.")
+    else:
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+    return redirect("web:team", slug=team.slug)
+
+
+@login_required
+@require_POST
+def change_member(request: HttpRequest, slug: str, username: str) -> HttpResponse:
+    """Change a member's role, or remove them (``remove`` in the form)."""
+    team = _team(request, slug, Role.ADMIN)
+    user = get_object_or_404(get_user_model(), username=username, memberships__team=team)
+    try:
+        if "remove" in request.POST:
+            remove_member(team, user, by=request.user)
+            messages.success(request, f"Removed {username} from {team.slug}.")
+        else:
+            form = RoleForm(request.POST)
+            if not form.is_valid():
+                messages.error(request, "Choose viewer, analyst or admin.")
+            else:
+                set_member_role(team, user, form.cleaned_data["role"], by=request.user)
+                messages.success(request, f"{username} is now {form.cleaned_data['role']}.")
+    except MembershipError as error:
+        messages.error(request, str(error))
+    return redirect("web:team", slug=team.slug)
+
+
+@login_required
+@require_POST
+def create_team_token(request: HttpRequest, slug: str) -> HttpResponse:
+    """Create an agent token and show it once, in this response only (never stored, never redirected)."""
+    team_row = _team(request, slug, Role.ADMIN)
+    form = TokenForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give the token a name (up to 128 characters).")
+        return redirect("web:team", slug=team_row.slug)
+    _, raw = create_agent_token(team_row, form.cleaned_data["name"], by=request.user)
+    response = team(request, team_row.slug, new_token=raw)
+    add_never_cache_headers(response)
+    return response
+
+
+@login_required
+@require_POST
+def revoke_team_token(request: HttpRequest, slug: str, token_id: int) -> HttpResponse:
+    team = _team(request, slug, Role.ADMIN)
+    token = get_object_or_404(AgentToken, team=team, pk=token_id)
+    revoke_token(token, by=request.user)
+    messages.success(request, f"Revoked {token}.")
+    return redirect("web:team", slug=team.slug)
+
+
+@login_required
+def personal_tokens(request: HttpRequest, new_token: str = "") -> HttpResponse:
+    """Your API tokens; JSON twin ``GET /api/v1/me/tokens/``."""
+    return render(
+        request,
+        "web/personal_tokens.html",
+        {
+            "tokens": PersonalToken.objects.filter(user=request.user),
+            "form": TokenForm(),
+            "new_token": new_token,
+            "api_url": reverse("api:personal-token-list"),
+        },
+    )
+
+
+@login_required
+@require_POST
+def create_personal(request: HttpRequest) -> HttpResponse:
+    form = TokenForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give the token a name (up to 128 characters).")
+        return redirect("web:personal-tokens")
+    _, raw = create_personal_token(request.user, form.cleaned_data["name"])
+    response = personal_tokens(request, new_token=raw)
+    add_never_cache_headers(response)
+    return response
+
+
+@login_required
+@require_POST
+def revoke_personal(request: HttpRequest, token_id: int) -> HttpResponse:
+    token = get_object_or_404(PersonalToken, user=request.user, pk=token_id)
+    revoke_token(token, by=request.user)
+    messages.success(request, f"Revoked {token}.")
+    return redirect("web:personal-tokens")
