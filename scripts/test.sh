@@ -20,7 +20,7 @@ PY
 if [[ -z "${DATABASE_URL:-}" ]] && services_up; then
   echo "== server tests against PostgreSQL and Redis =="
   DATABASE_URL=postgres://postgres@127.0.0.1:5432/lineage CELERY_BROKER_URL=redis://127.0.0.1:6379/5 \
-    "$PY" -m pytest tests/lineage_server -q -p no:randomly
+    "$PY" -m pytest tests/lineage_server tests/integration/test_restarts.py -q -p no:randomly
 fi
 echo "== full suite on the embedded defaults =="
 exec "$PY" -m pytest -q

@@ -10,6 +10,12 @@ TEAM_SLUG = "test-team"
 PASSWORD = "a long test password 42"
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    """Tests make many users; the production hasher is slow on purpose."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def team(db: Any) -> Any:
     from lineage_server.accounts.services import create_team

@@ -82,7 +82,14 @@ def _job_and_its_stages(app_id: str, job_id: int, stage_ids: list[int]) -> tuple
     return job, stages
 
 
-def test_a_job_and_its_stages_arriving_at_once_create_each_row_once_without_deadlock():
+@pytest.fixture
+def token(team):
+    from lineage_server.accounts.services import create_agent_token
+
+    return create_agent_token(team, "racing agents")[0]
+
+
+def test_a_job_and_its_stages_arriving_at_once_create_each_row_once_without_deadlock(token):
     apps = [f"local-race-{n}" for n in range(6)]
     work = []
     for app_id in apps:
@@ -92,7 +99,10 @@ def test_a_job_and_its_stages_arriving_at_once_create_each_row_once_without_dead
             jobs.append(_validated(job))
             stages.append(_validated(its_stages))
         # The job starts name their stages first, the stages name their job first: opposite lock orders.
-        work += [lambda b=jobs: [ingest_events(j) for j in b], lambda b=stages: [ingest_events(s) for s in b]]
+        work += [
+            lambda b=jobs: [ingest_events(j, token) for j in b],
+            lambda b=stages: [ingest_events(s, token) for s in b],
+        ]
 
     assert _in_threads(*work) == []
 
@@ -107,8 +117,8 @@ def test_a_job_and_its_stages_arriving_at_once_create_each_row_once_without_dead
             assert sorted(job.stages.values_list("stage_id", flat=True)) == [10 * job.job_id + i for i in range(3)]
 
 
-def test_an_event_waits_while_another_event_of_its_application_is_being_applied():
-    ingest_events(_validated([event("application_start", "local-lock", 0, name="locked")]))
+def test_an_event_waits_while_another_event_of_its_application_is_being_applied(token):
+    ingest_events(_validated([event("application_start", "local-lock", 0, name="locked")]), token)
     holding, release = threading.Event(), threading.Event()
 
     def in_flight_event() -> None:
@@ -119,7 +129,7 @@ def test_an_event_waits_while_another_event_of_its_application_is_being_applied(
 
     def next_event() -> None:
         assert holding.wait(30)
-        ingest_events(_validated([event("job_start", "local-lock", 5, job_id=0, stage_ids=[0])]))
+        ingest_events(_validated([event("job_start", "local-lock", 5, job_id=0, stage_ids=[0])]), token)
 
     threads = [threading.Thread(target=_in_threads, args=(fn,)) for fn in (in_flight_event, next_event)]
     for thread in threads:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
-from lineage_server.accounts.selectors import NO_SUCH_USER, active_user_named
+from lineage_server.accounts.selectors import NO_SUCH_USER, active_user_named, role_in
 
 
 class TeamSerializer(serializers.ModelSerializer):
@@ -18,7 +18,11 @@ class TeamSerializer(serializers.ModelSerializer):
 
     def get_role(self, team: Team) -> str | None:
         roles: dict[int, str] = self.context.get("roles", {})
-        return roles.get(team.pk)
+        if team.pk in roles:
+            return roles[team.pk]
+        request = self.context.get("request")  # a team made in this request is not in the roles yet
+        role = role_in(request.user, team) if request is not None else None
+        return role.value if role else None
 
 
 class MembershipSerializer(serializers.ModelSerializer):

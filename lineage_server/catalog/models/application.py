@@ -39,6 +39,8 @@ class Application(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     # Rolled up by the finalize task when the application ends.
     totals = models.JSONField(default=dict, blank=True)
+    # Set with the ingest that makes a finalize owed, cleared by finalize; a starting worker re-queues these.
+    finalize_pending = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

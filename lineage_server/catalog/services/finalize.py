@@ -19,7 +19,8 @@ def finalize_application(app_pk: int) -> Application | None:
 
     Jobs still open when the application ended were cut off (failed); stages a job listed but
     that never ran were skipped; stages still running were cut off. The application's status
-    follows its jobs, and ``totals`` sums its stages' metrics.
+    follows its jobs, and ``totals`` sums its stages' metrics. It clears ``finalize_pending`` in
+    the same transaction: a worker killed part-way leaves the finalize owed.
     """
     app = Application.objects.select_for_update().filter(pk=app_pk).first()
     if app is None or app.ended_at is None:
@@ -38,5 +39,6 @@ def finalize_application(app_pk: int) -> Application | None:
     totals["jobs"] = app.jobs.count()
     totals["stages"] = app.stages.exclude(status=RunStatus.SKIPPED).count()
     app.totals = totals
-    app.save(update_fields=["status", "totals", "updated_at"])
+    app.finalize_pending = False
+    app.save(update_fields=["status", "totals", "finalize_pending", "updated_at"])
     return app

@@ -74,6 +74,10 @@ def _apply_once(event: dict[str, Any], app_pk: int) -> Application | None:
             application = Application.objects.select_for_update(no_key=True).get(pk=app_pk)
             IngestedEvent.objects.create(application=application, event_id=event["event_id"], type=event["type"])
             _apply.HANDLERS[event["type"]](application, event["body"], _apply.to_datetime(event["time"]))
+            if application.ended_at is not None and not application.finalize_pending:
+                # Owed from this commit until finalize clears it, whatever becomes of the task message.
+                application.finalize_pending = True
+                application.save(update_fields=["finalize_pending"])
     except IntegrityError:
         if IngestedEvent.objects.filter(application_id=app_pk, event_id=event["event_id"]).exists():
             return None

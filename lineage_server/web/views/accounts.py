@@ -72,12 +72,16 @@ def team(request: HttpRequest, slug: str, new_token: str = "") -> HttpResponse:
 def add_member(request: HttpRequest, slug: str) -> HttpResponse:
     team = _team(request, slug, Role.ADMIN)
     form = MemberForm(request.POST)
-    if form.is_valid():
-        user = form.cleaned_data["username"]
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect("web:team", slug=team.slug)
+    user = form.cleaned_data["username"]
+    # As its API twin: adding never changes a member's role (which could demote the last admin).
+    if Membership.objects.filter(team=team, user=user).exists():
+        messages.error(request, f"{user.username} is already a member; change the role in the table.")
+    else:
         set_member_role(team, user, form.cleaned_data["role"], by=request.user)
         messages.success(request, f"{user.username} is {form.cleaned_data['role']} in {team.slug}.")
-    else:
-        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
     return redirect("web:team", slug=team.slug)
 
 

@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from lineage_server.catalog.tasks import requeue_pending_finalizes
+
+
+class Command(BaseCommand):
+    help = (
+        "Queue the finalize task again for every application still owed one (e.g. after the broker "
+        "lost its messages). A starting Celery worker does the same."
+    )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        count = requeue_pending_finalizes()
+        self.stdout.write(f"queued finalize for {count} applications")

@@ -1,0 +1,254 @@
+"""Every API endpoint and method, called by each kind of caller: the status each must get.
+
+Callers: anonymous, ``outsider`` (an admin of another team), and the test team's viewer, analyst
+and admin. A test fails if an endpoint of the OpenAPI schema is missing from the table, so a new
+endpoint cannot ship without its permission row.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from lineage_server.accounts.models import AgentToken, PersonalToken
+from lineage_server.accounts.services import create_agent_token, create_personal_token, create_team, set_member_role
+from lineage_server.catalog.models import Dataset, DatasetIO, Operator
+from tests.lineage_server.events import event, word_count_with_join
+
+pytestmark = pytest.mark.django_db
+
+CALLERS = ("anonymous", "outsider", "viewer", "analyst", "admin")
+
+# (method, path template, statuses for anonymous, outsider, viewer, analyst, admin)
+# 404 for the outsider: another team's objects are not there at all, never a 403 that reveals them.
+TABLE: list[tuple[str, str, tuple[int, ...]]] = [
+    ("GET", "/api/v1/applications/", (401, 200, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/", (401, 404, 200, 200, 200)),
+    ("DELETE", "/api/v1/applications/{app_id}/", (401, 404, 403, 403, 204)),
+    ("GET", "/api/v1/applications/{app_id}/graph/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/jobs/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/jobs/{job_id}/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/stages/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/stages/{stage_id}/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/operators/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/operators/{id}/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/datasets/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/datasets/{id}/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/capture-points/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/capture-points/{capture_id}/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/datasets/", (401, 200, 200, 200, 200)),
+    ("GET", "/api/v1/datasets/{id}/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/datasets/{id}/applications/", (401, 404, 200, 200, 200)),
+    # Agents only: people (session or personal token) are not agents.
+    ("POST", "/api/v1/ingest/events/", (401, 401, 401, 401, 401)),
+    ("GET", "/api/v1/me/", (401, 200, 200, 200, 200)),
+    ("GET", "/api/v1/me/tokens/", (401, 200, 200, 200, 200)),
+    ("POST", "/api/v1/me/tokens/", (401, 201, 201, 201, 201)),
+    # {personal_token} is the admin's own token: everyone else gets a 404.
+    ("GET", "/api/v1/me/tokens/{personal_token}/", (401, 404, 404, 404, 200)),
+    ("DELETE", "/api/v1/me/tokens/{personal_token}/", (401, 404, 404, 404, 204)),
+    ("GET", "/api/v1/teams/", (401, 200, 200, 200, 200)),
+    ("POST", "/api/v1/teams/", (401, 403, 403, 403, 403)),  # site admins (superusers) only
+    ("GET", "/api/v1/teams/{slug}/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/teams/{slug}/members/", (401, 404, 200, 200, 200)),
+    ("POST", "/api/v1/teams/{slug}/members/", (401, 404, 403, 403, 201)),
+    ("GET", "/api/v1/teams/{slug}/members/{username}/", (401, 404, 200, 200, 200)),
+    ("PATCH", "/api/v1/teams/{slug}/members/{username}/", (401, 404, 403, 403, 200)),
+    ("DELETE", "/api/v1/teams/{slug}/members/{username}/", (401, 404, 403, 403, 204)),
+    ("GET", "/api/v1/teams/{slug}/agent-tokens/", (401, 404, 403, 403, 200)),
+    ("POST", "/api/v1/teams/{slug}/agent-tokens/", (401, 404, 403, 403, 201)),
+    ("GET", "/api/v1/teams/{slug}/agent-tokens/{id}/", (401, 404, 403, 403, 200)),
+    ("DELETE", "/api/v1/teams/{slug}/agent-tokens/{id}/", (401, 404, 403, 403, 204)),
+    ("GET", "/api/v1/teams/{slug}/audit/", (401, 404, 403, 403, 200)),
+]
+
+BODIES: dict[tuple[str, str], dict[str, Any]] = {
+    ("POST", "/api/v1/ingest/events/"): {"events": word_count_with_join("local-9")},
+    ("POST", "/api/v1/me/tokens/"): {"name": "script"},
+    ("POST", "/api/v1/teams/"): {"slug": "new-team", "name": "New"},
+    ("POST", "/api/v1/teams/{slug}/members/"): {"username": "newbie", "role": "viewer"},
+    ("PATCH", "/api/v1/teams/{slug}/members/{username}/"): {"role": "analyst"},
+    ("POST", "/api/v1/teams/{slug}/agent-tokens/"): {"name": "nightly"},
+}
+
+
+@pytest.fixture
+def world(post_events: Any, team: Any, make_member: Any) -> dict[str, Any]:
+    """The test team's application (with a capture point) and members, and an outsider with their own app."""
+    events = word_count_with_join("local-1")
+    events.append(
+        event(
+            "dataset_io", "local-1", 5, path="file:/data/team-only.txt", direction="read", format="text", size_bytes=10
+        )
+    )
+    events.append(
+        event(
+            "capture_point",
+            "local-1",
+            6,
+            capture_id="cp-in",
+            kind="input",
+            location="/store/local-1/cp-in",
+            rows=3,
+            bytes=100,
+            parents=[],
+        )
+    )
+    assert post_events(events).status_code == 200
+    users = {
+        role: make_member(name, role) for name, role in (("vera", "viewer"), ("andy", "analyst"), ("ada", "admin"))
+    }
+    make_member("sam", "viewer")  # the member PATCHed and DELETEd
+    make_member("newbie", None)  # an existing user who is in no team yet
+    other = create_team("other", "Other team")
+    users["outsider"] = make_member("otto", None)
+    set_member_role(other, users["outsider"], "admin")
+    outsider_token = create_agent_token(other, "theirs")[1]
+    assert post_events(word_count_with_join("local-2"), token=outsider_token).status_code == 200
+    personal = create_personal_token(users["admin"], "admin's")[0]
+    return {
+        "users": users,
+        "values": {
+            "app_id": "local-1",
+            "job_id": 0,
+            "stage_id": 0,
+            "id": None,  # per path, below
+            "capture_id": "cp-in",
+            "personal_token": personal.pk,
+            "slug": team.slug,
+            "username": "sam",
+        },
+        "ids": {
+            "operators": Operator.objects.filter(application__app_id="local-1").first().pk,
+            "app_datasets": DatasetIO.objects.filter(application__app_id="local-1").first().pk,
+            "datasets": Dataset.objects.get(path="file:/data/team-only.txt").pk,
+            "agent-tokens": AgentToken.objects.filter(team=team).first().pk,
+        },
+    }
+
+
+def _url(template: str, world: dict[str, Any]) -> str:
+    values = dict(world["values"])
+    ids = world["ids"]
+    if "{id}" in template:
+        if "/operators/" in template:
+            values["id"] = ids["operators"]
+        elif "/applications/{app_id}/datasets/" in template:
+            values["id"] = ids["app_datasets"]
+        elif "/datasets/" in template:
+            values["id"] = ids["datasets"]
+        else:
+            values["id"] = ids["agent-tokens"]
+    return template.format(**values)
+
+
+def _client(caller: str, world: dict[str, Any]) -> Any:
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    if caller != "anonymous":
+        client.force_login(world["users"][caller])
+    return client
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+@pytest.mark.parametrize(("method", "template", "statuses"), TABLE, ids=[f"{m} {t}" for m, t, _ in TABLE])
+def test_each_endpoint_answers_each_caller_as_the_table_says(world, caller, method, template, statuses):
+    expected = statuses[CALLERS.index(caller)]
+    body = BODIES.get((method, template))
+    response = _client(caller, world).generic(
+        method,
+        _url(template, world),
+        data=None if body is None else json.dumps(body),
+        content_type="application/json",
+    )
+    assert response.status_code == expected, (caller, response.status_code, getattr(response, "data", None))
+    if expected == 401:
+        assert response["WWW-Authenticate"] == "Bearer"
+    if expected in (401, 403, 404):
+        assert response.json()["detail"]  # says what is wrong
+
+
+def test_the_table_covers_every_endpoint_and_method_of_the_schema():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    in_schema = {
+        (method.upper(), path)
+        for path, operations in schema["paths"].items()
+        if path.startswith("/api/v1/")
+        for method in operations
+        if method in ("get", "post", "put", "patch", "delete")
+    }
+
+    def normalise(template: str) -> str:
+        """The schema's spelling of a row's path: nested team routes name the slug {team_slug}."""
+        path = template.replace("{personal_token}", "{id}")
+        return path if path.endswith("teams/{slug}/") else path.replace("teams/{slug}/", "teams/{team_slug}/")
+
+    in_table = {(method, normalise(template)) for method, template, _ in TABLE}
+    assert in_schema - in_table == set(), "endpoints without a permission row"
+    assert in_table - in_schema == set(), "rows for endpoints that do not exist"
+
+
+def test_lists_show_only_the_callers_teams(world):
+    outsider = _client("outsider", world)
+    assert [a["app_id"] for a in outsider.get("/api/v1/applications/").json()["results"]] == ["local-2"]
+    assert outsider.get("/api/v1/datasets/?path=team-only").json()["count"] == 0
+    assert [t["slug"] for t in outsider.get("/api/v1/teams/").json()["results"]] == ["other"]
+    viewer = _client("viewer", world)
+    assert [a["app_id"] for a in viewer.get("/api/v1/applications/").json()["results"]] == ["local-1"]
+    assert [(t["slug"], t["role"]) for t in viewer.get("/api/v1/teams/").json()["results"]] == [("test-team", "viewer")]
+
+
+def test_a_superuser_sees_every_team_and_creates_teams(world):
+    from django.contrib.auth import get_user_model
+    from rest_framework.test import APIClient
+
+    root = get_user_model().objects.create_superuser("root", password="x" * 20)
+    client = APIClient()
+    client.force_login(root)
+    assert {a["app_id"] for a in client.get("/api/v1/applications/").json()["results"]} == {"local-1", "local-2"}
+    created = client.post("/api/v1/teams/", {"slug": "ml", "name": "ML"}, format="json")
+    assert created.status_code == 201 and created.json()["role"] == "admin"
+    bad = client.post("/api/v1/teams/", {"slug": "Not A Slug"}, format="json")
+    assert bad.status_code == 400 and "slug" in bad.json()
+
+
+def test_personal_tokens_act_as_their_user_and_agent_tokens_cannot_read(world, agent_token):
+    from rest_framework.test import APIClient
+
+    raw = create_personal_token(world["users"]["viewer"], "script")[1]
+    client = APIClient()
+    mine = client.get("/api/v1/applications/", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert [a["app_id"] for a in mine.json()["results"]] == ["local-1"]
+    denied = client.delete("/api/v1/applications/local-1/", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert denied.status_code == 403 and "admin role" in denied.json()["detail"]
+    agent = client.get("/api/v1/applications/", HTTP_AUTHORIZATION=f"Bearer {agent_token}")
+    assert agent.status_code == 401 and "Agent tokens" in agent.json()["detail"]
+    PersonalToken.objects.filter(token_hash__isnull=False).update(revoked_at="2026-01-01T00:00:00Z")
+    assert client.get("/api/v1/applications/", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 401
+
+
+def test_session_writes_need_the_csrf_token_but_token_writes_do_not(world):
+    from rest_framework.test import APIClient
+
+    browser_like = APIClient(enforce_csrf_checks=True)
+    browser_like.force_login(world["users"]["admin"])
+    refused = browser_like.delete("/api/v1/applications/local-1/")
+    assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+    raw = create_personal_token(world["users"]["admin"], "script")[1]
+    script = APIClient(enforce_csrf_checks=True)
+    assert script.delete("/api/v1/applications/local-1/", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 204
+
+
+def test_the_last_admin_cannot_leave_or_be_demoted(world):
+    admin = _client("admin", world)
+    response = admin.patch("/api/v1/teams/test-team/members/ada/", {"role": "viewer"}, format="json")
+    assert response.status_code == 400 and "last admin" in response.json()["role"][0]
+    assert admin.delete("/api/v1/teams/test-team/members/ada/").status_code == 400
+    assert admin.post("/api/v1/teams/test-team/members/", {"username": "vera"}, format="json").status_code == 400
+    missing = admin.post("/api/v1/teams/test-team/members/", {"username": "nobody"}, format="json")
+    assert missing.status_code == 400 and "No active user" in missing.json()["username"][0]
