@@ -17,7 +17,9 @@ def _manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
 
 
 def test_check_deploy_is_clean_with_debug_off_and_the_default_https_settings(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("LINEAGE_HTTPS", "DEBUG", "SECRET_KEY")}
+    # A deployment's environment: none of the test session's own switches (the browser tests set an async one).
+    unset = ("LINEAGE_HTTPS", "DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(LINEAGE_VAR_DIR=str(tmp_path), DEBUG="false")
     done = _manage(env, "check", "--deploy", "--fail-level", "WARNING")
     assert done.returncode == 0, done.stdout + done.stderr
