@@ -59,7 +59,7 @@ def running_server(env: dict[str, str], logs: Path, workers: int, threads: int, 
         stack.enter_context(_process(web, logs / "web.out", env))
         if celery:
             stack.enter_context(_process(worker, logs / "worker.out", env))
-        _wait_until_up(f"http://127.0.0.1:{port}/api/v1/applications/?page_size=1", logs)
+        _wait_until_up(f"http://127.0.0.1:{port}/healthz", logs)
         yield port
 
 
