@@ -40,41 +40,58 @@ def _bearer(request: Any) -> str | None:
     return parts[1]
 
 
-class AgentTokenAuthentication(authentication.BaseAuthentication):
+class _BearerTokenAuthentication(authentication.BaseAuthentication):
+    """``Authorization: Bearer <token>`` for one kind of token; the other kind gets a 401 saying so."""
+
+    refused_prefix: str
+    refused_message: str
+    unknown_message: str
+
+    def find(self, raw: str) -> Any:
+        raise NotImplementedError
+
+    def principal(self, token: Any) -> Any:
+        raise NotImplementedError
+
+    def authenticate(self, request: Any) -> tuple[Any, Any] | None:
+        raw = _bearer(request)
+        if raw is None:
+            return None
+        if raw.startswith(self.refused_prefix):
+            raise exceptions.AuthenticationFailed(self.refused_message)
+        token = self.find(raw)
+        if token is None:
+            raise exceptions.AuthenticationFailed(self.unknown_message)
+        touch_token(token)
+        return self.principal(token), token
+
+    def authenticate_header(self, request: Any) -> str:
+        return "Bearer"
+
+
+class AgentTokenAuthentication(_BearerTokenAuthentication):
     """``Authorization: Bearer lat_…``, a team's agent token; used by the ingest endpoint only."""
 
-    def authenticate(self, request: Any) -> tuple[AgentPrincipal, AgentToken] | None:
-        raw = _bearer(request)
-        if raw is None:
-            return None
-        if raw.startswith(PERSONAL_TOKEN_PREFIX):
-            raise exceptions.AuthenticationFailed("This is a personal token; agents post with a team's agent token.")
-        token = find_active_agent_token(raw)
-        if token is None:
-            raise exceptions.AuthenticationFailed("Unknown or revoked agent token.")
-        touch_token(token)
-        return AgentPrincipal(token), token
+    refused_prefix = PERSONAL_TOKEN_PREFIX
+    refused_message = "This is a personal token; agents post with a team's agent token."
+    unknown_message = "Unknown or revoked agent token."
 
-    def authenticate_header(self, request: Any) -> str:
-        return "Bearer"
+    def find(self, raw: str) -> AgentToken | None:
+        return find_active_agent_token(raw)
+
+    def principal(self, token: AgentToken) -> AgentPrincipal:
+        return AgentPrincipal(token)
 
 
-class PersonalTokenAuthentication(authentication.BaseAuthentication):
+class PersonalTokenAuthentication(_BearerTokenAuthentication):
     """``Authorization: Bearer lpt_…``, a personal token acting as its user."""
 
-    def authenticate(self, request: Any) -> tuple[Any, PersonalToken] | None:
-        raw = _bearer(request)
-        if raw is None:
-            return None
-        if raw.startswith(AGENT_TOKEN_PREFIX):
-            raise exceptions.AuthenticationFailed(
-                "Agent tokens only post events to /api/v1/ingest/events/; read with a personal token."
-            )
-        token = find_active_personal_token(raw)
-        if token is None:
-            raise exceptions.AuthenticationFailed("Unknown or revoked personal token.")
-        touch_token(token)
-        return token.user, token
+    refused_prefix = AGENT_TOKEN_PREFIX
+    refused_message = "Agent tokens only post events to /api/v1/ingest/events/; read with a personal token."
+    unknown_message = "Unknown or revoked personal token."
 
-    def authenticate_header(self, request: Any) -> str:
-        return "Bearer"
+    def find(self, raw: str) -> PersonalToken | None:
+        return find_active_personal_token(raw)
+
+    def principal(self, token: PersonalToken) -> Any:
+        return token.user
