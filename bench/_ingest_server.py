@@ -52,7 +52,8 @@ def running_server(env: dict[str, str], logs: Path, workers: int, threads: int, 
     """Serve ``lineage_server.wsgi`` with gunicorn (and a Celery worker) until the block ends; yields the port."""
     port = free_port()
     web = [sys.executable, "-m", "gunicorn", "lineage_server.wsgi", "--bind", f"127.0.0.1:{port}",
-           "--workers", str(workers), "--threads", str(threads), "--error-logfile", str(logs / "web.log")]
+           "--workers", str(workers), "--threads", str(threads), "--no-control-socket",
+           "--error-logfile", str(logs / "web.log")]
     worker = [sys.executable, "-m", "celery", "--quiet", "-A", "lineage_server", "worker", "--pool", "solo",
               "--loglevel", "WARNING", "--logfile", str(logs / "worker.log")]
     with ExitStack() as stack:

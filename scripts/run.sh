@@ -31,7 +31,7 @@ stop() {
 }
 trap stop INT TERM EXIT
 
-"$PY" -m gunicorn lineage_server.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 \
+"$PY" -m gunicorn lineage_server.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 --no-control-socket \
   --access-logfile "$VAR/log/web-access.log" --error-logfile "$VAR/log/web.log" &
 pids+=($!)
 "$PY" -m celery --quiet -A lineage_server worker --pool solo --loglevel INFO --logfile "$VAR/log/worker.log" &
