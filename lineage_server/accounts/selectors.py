@@ -15,14 +15,20 @@ def is_person(user: Any) -> bool:
     return bool(getattr(user, "is_authenticated", False)) and hasattr(user, "get_username")
 
 
-def teams_for(user: Any, min_role: str = Role.VIEWER) -> QuerySet[Team]:
-    """The teams ``user`` holds at least ``min_role`` in; every team for a superuser, none for others."""
+def teams_for(user: Any) -> QuerySet[Team]:
+    """The teams ``user`` is a member of; every team for a superuser, none for agents or anonymous callers."""
     if not is_person(user):
         return Team.objects.none()
     if user.is_superuser:
         return Team.objects.all()
-    roles = [r for r in Role if Role.rank(r) >= Role.rank(min_role)]
-    return Team.objects.filter(memberships__user=user, memberships__role__in=roles)
+    return Team.objects.filter(memberships__user=user)
+
+
+def roles_by_team(user: Any) -> dict[int, str]:
+    """``user``'s role in each of their teams by team id, in one query (admin of every team for a superuser)."""
+    if user.is_superuser:
+        return dict.fromkeys(Team.objects.values_list("pk", flat=True), Role.ADMIN.value)
+    return dict(Membership.objects.filter(user=user).values_list("team_id", "role"))
 
 
 def role_in(user: Any, team: Team | int) -> Role | None:

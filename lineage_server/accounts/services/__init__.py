@@ -1,7 +1,14 @@
 """Writes of the accounts app: teams, members, tokens, and the audit trail they leave."""
 
 from lineage_server.accounts.services.audit import actor_label, record_audit
-from lineage_server.accounts.services.teams import MembershipError, create_team, remove_member, set_member_role
+from lineage_server.accounts.services.teams import (
+    AlreadyMemberError,
+    MembershipError,
+    add_member,
+    create_team,
+    remove_member,
+    set_member_role,
+)
 from lineage_server.accounts.services.tokens import (
     AGENT_TOKEN_PREFIX,
     PERSONAL_TOKEN_PREFIX,
@@ -16,7 +23,9 @@ from lineage_server.accounts.services.tokens import (
 __all__ = [
     "AGENT_TOKEN_PREFIX",
     "PERSONAL_TOKEN_PREFIX",
+    "AlreadyMemberError",
     "MembershipError",
+    "add_member",
     "actor_label",
     "create_agent_token",
     "create_personal_token",

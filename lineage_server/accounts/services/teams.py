@@ -13,6 +13,10 @@ class MembershipError(ValueError):
     """A change that would leave a team without an administrator, or a similar refusal."""
 
 
+class AlreadyMemberError(MembershipError):
+    """Adding someone who is already a member: adding never changes a role (it could demote the last admin)."""
+
+
 @transaction.atomic
 def create_team(slug: str, name: str = "", *, by: AbstractBaseUser | str | None = None) -> Team:
     """Create a team; a user creating it becomes its first admin."""
@@ -45,6 +49,20 @@ def set_member_role(
     membership.save(update_fields=["role"])
     record_audit("member.role", actor=by, team=team, target=user.get_username(), role=role.value, previous=previous)
     return membership
+
+
+@transaction.atomic
+def add_member(
+    team: Team, user: AbstractBaseUser, role: str, *, by: AbstractBaseUser | str | None = None
+) -> Membership:
+    """Add ``user`` to ``team`` with ``role``.
+
+    Raises:
+        AlreadyMemberError: ``user`` is already a member (change the role with ``set_member_role``).
+    """
+    if Membership.objects.select_for_update().filter(team=team, user=user).exists():
+        raise AlreadyMemberError(f"{user.get_username()} is already a member of {team.slug}.")
+    return set_member_role(team, user, role, by=by)
 
 
 @transaction.atomic

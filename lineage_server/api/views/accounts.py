@@ -14,9 +14,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
-from lineage_server.accounts.selectors import teams_for
+from lineage_server.accounts.selectors import roles_by_team, teams_for
 from lineage_server.accounts.services import (
+    AlreadyMemberError,
     MembershipError,
+    add_member,
     create_agent_token,
     create_personal_token,
     create_team,
@@ -28,19 +30,13 @@ from lineage_server.api.permissions import IsSuperuser, TeamChildRole
 from lineage_server.api.serializers import accounts as s
 
 
-def _roles(user: Any) -> dict[int, str]:
-    if user.is_superuser:
-        return dict.fromkeys(Team.objects.values_list("pk", flat=True), Role.ADMIN.value)
-    return dict(Membership.objects.filter(user=user).values_list("team_id", "role"))
-
-
 class MeView(APIView):
     """Who you are and your role in each of your teams."""
 
     @extend_schema(responses=s.MeSerializer)
     def get(self, request: Request) -> Response:
         user = request.user
-        teams = s.TeamSerializer(teams_for(user), many=True, context={"roles": _roles(user)}).data
+        teams = s.TeamSerializer(teams_for(user), many=True, context={"roles": roles_by_team(user)}).data
         return Response({"username": user.get_username(), "is_superuser": user.is_superuser, "teams": teams})
 
 
@@ -83,7 +79,7 @@ class TeamViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_serializer_context(self) -> dict[str, Any]:
         context = super().get_serializer_context()
         if not getattr(self, "swagger_fake_view", False) and self.request.user.is_authenticated:
-            context["roles"] = _roles(self.request.user)
+            context["roles"] = roles_by_team(self.request.user)
         return context
 
     def perform_create(self, serializer: s.TeamSerializer) -> None:
@@ -122,9 +118,12 @@ class MemberViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
         form = s.MemberAddSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         user = form.validated_data["username"]
-        if Membership.objects.filter(team=self.team(), user=user).exists():
-            raise ValidationError({"username": [f"{user.username} is already a member; PATCH to change the role."]})
-        membership = set_member_role(self.team(), user, form.validated_data["role"], by=request.user)
+        try:
+            membership = add_member(self.team(), user, form.validated_data["role"], by=request.user)
+        except AlreadyMemberError:
+            raise ValidationError(
+                {"username": [f"{user.username} is already a member; PATCH to change the role."]}
+            ) from None
         return Response(s.MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=s.MemberRoleSerializer, responses=s.MembershipSerializer)

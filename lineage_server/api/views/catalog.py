@@ -13,18 +13,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lineage_server.accounts.models import Team
-from lineage_server.accounts.selectors import teams_for
 from lineage_server.api import filters
 from lineage_server.api.permissions import TeamRole
 from lineage_server.api.serializers import catalog as s
 from lineage_server.catalog.identities import APP_ID_PATTERN
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
-from lineage_server.catalog.selectors import application_graph, applications_with_counts
+from lineage_server.catalog.selectors import application_graph, applications_with_counts, visible_applications
 from lineage_server.catalog.services import delete_application
-
-
-def visible_applications(request: Request) -> QuerySet[Application]:
-    return Application.objects.filter(team__in=teams_for(request.user))
 
 
 class ApplicationViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -36,7 +31,7 @@ class ApplicationViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet
     permission_classes = [TeamRole]
 
     def get_queryset(self) -> QuerySet[Application]:
-        return applications_with_counts().filter(team__in=teams_for(self.request.user)).select_related("team")
+        return applications_with_counts(self.request.user).select_related("team")
 
     def team_of(self, app: Application) -> Team:
         return app.team
@@ -65,7 +60,7 @@ class _ApplicationChildViewSet(viewsets.ReadOnlyModelViewSet):
 
     def application(self) -> Application:
         if not hasattr(self, "_application"):
-            self._application = get_object_or_404(visible_applications(self.request), app_id=self.kwargs["app_id"])
+            self._application = get_object_or_404(visible_applications(self.request.user), app_id=self.kwargs["app_id"])
         return self._application
 
     def get_queryset(self) -> QuerySet[Any]:
@@ -139,7 +134,7 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = filters.DatasetFilter
 
     def get_queryset(self) -> QuerySet[Dataset]:
-        mine = DatasetIO.objects.filter(dataset=OuterRef("pk"), application__in=visible_applications(self.request))
+        mine = DatasetIO.objects.filter(dataset=OuterRef("pk"), application__in=visible_applications(self.request.user))
         return Dataset.objects.filter(Exists(mine))
 
     @extend_schema(responses=s.DatasetIOSerializer(many=True))
@@ -148,7 +143,7 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
         """The applications that read or wrote this dataset (cross-application lineage)."""
         dataset = self.get_object()
         ios = (
-            DatasetIO.objects.filter(dataset=dataset, application__in=visible_applications(request))
+            DatasetIO.objects.filter(dataset=dataset, application__in=visible_applications(request.user))
             .select_related("application", "dataset")
             .order_by("-id")
         )

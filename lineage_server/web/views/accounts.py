@@ -16,8 +16,9 @@ from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_POST
 
 from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
-from lineage_server.accounts.selectors import has_role, role_in, teams_for
+from lineage_server.accounts.selectors import has_role, role_in, roles_by_team, teams_for
 from lineage_server.accounts.services import (
+    AlreadyMemberError,
     MembershipError,
     create_agent_token,
     create_personal_token,
@@ -25,6 +26,7 @@ from lineage_server.accounts.services import (
     revoke_token,
     set_member_role,
 )
+from lineage_server.accounts.services import add_member as add_team_member
 from lineage_server.web.forms import MemberForm, RoleForm, TokenForm
 
 AUDIT_ROWS = 100
@@ -41,7 +43,8 @@ def _team(request: HttpRequest, slug: str, min_role: str = Role.VIEWER) -> Team:
 @login_required
 def teams(request: HttpRequest) -> HttpResponse:
     """Your teams; JSON twin ``GET /api/v1/teams/``."""
-    rows = [(team, role_in(request.user, team)) for team in teams_for(request.user)]
+    roles = roles_by_team(request.user)
+    rows = [(team, roles.get(team.pk)) for team in teams_for(request.user)]
     return render(request, "web/teams.html", {"rows": rows, "api_url": reverse("api:team-list")})
 
 
@@ -76,12 +79,11 @@ def add_member(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
         return redirect("web:team", slug=team.slug)
     user = form.cleaned_data["username"]
-    # As its API twin: adding never changes a member's role (which could demote the last admin).
-    if Membership.objects.filter(team=team, user=user).exists():
-        messages.error(request, f"{user.username} is already a member; change the role in the table.")
-    else:
-        set_member_role(team, user, form.cleaned_data["role"], by=request.user)
+    try:
+        add_team_member(team, user, form.cleaned_data["role"], by=request.user)
         messages.success(request, f"{user.username} is {form.cleaned_data['role']} in {team.slug}.")
+    except AlreadyMemberError:
+        messages.error(request, f"{user.username} is already a member; change the role in the table.")
     return redirect("web:team", slug=team.slug)
 
 

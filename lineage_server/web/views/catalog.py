@@ -7,8 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from lineage_server.accounts.selectors import teams_for
-from lineage_server.catalog.models import Application
+from lineage_server.catalog.selectors import visible_applications
 
 
 @login_required
@@ -20,8 +19,7 @@ def applications(request: HttpRequest) -> HttpResponse:
 @login_required
 def application(request: HttpRequest, app_id: str) -> HttpResponse:
     """One application's lineage graph; its JSON twin is ``GET /api/v1/applications/<app_id>/graph/``."""
-    mine = Application.objects.filter(team__in=teams_for(request.user))
-    app = mine.filter(app_id=app_id).only("app_id", "name").first()
+    app = visible_applications(request.user).filter(app_id=app_id).only("app_id", "name").first()
     if app is None:
         return render(request, "web/not_found.html", {"what": "application", "key": app_id}, status=404)
     return render(
