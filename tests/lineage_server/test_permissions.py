@@ -252,3 +252,29 @@ def test_the_last_admin_cannot_leave_or_be_demoted(world):
     assert admin.post("/api/v1/teams/test-team/members/", {"username": "vera"}, format="json").status_code == 400
     missing = admin.post("/api/v1/teams/test-team/members/", {"username": "nobody"}, format="json")
     assert missing.status_code == 400 and "No active user" in missing.json()["username"][0]
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "body", "field"),
+    [
+        ("POST", "/api/v1/teams/test-team/agent-tokens/", {}, "name"),
+        ("POST", "/api/v1/teams/test-team/agent-tokens/", {"name": "x" * 129}, "name"),
+        ("POST", "/api/v1/me/tokens/", {"name": ""}, "name"),
+        ("POST", "/api/v1/teams/test-team/members/", {"username": "newbie", "role": "owner"}, "role"),
+        ("POST", "/api/v1/teams/test-team/members/", {"role": "viewer"}, "username"),
+        ("PATCH", "/api/v1/teams/test-team/members/sam/", {"role": "root"}, "role"),
+        ("POST", "/api/v1/teams/", {"name": "no slug"}, "slug"),
+    ],
+)
+def test_malformed_account_writes_are_a_400_naming_the_field_and_change_nothing(world, method, url, body, field):
+    from django.contrib.auth import get_user_model
+
+    from lineage_server.accounts.models import AuditEvent
+
+    client = _client("admin", world)
+    get_user_model().objects.filter(pk=world["users"]["admin"].pk).update(is_superuser=True)  # may POST /teams/
+    before = AuditEvent.objects.count()
+    response = client.generic(method, url, data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert field in response.json()
+    assert AuditEvent.objects.count() == before
