@@ -11,7 +11,7 @@
 
 Captured RDDs (``CapturedRDD``) have PySpark's methods and results. Lineage is captured at stage
 boundaries only; within a stage, a record carries the position of its stage input and nothing is
-materialised per operator. Capture points (``store.py`` lists their table layouts):
+materialised per operator. Capture points (``storage/layouts`` holds one class per table layout):
 
 | operations | capture points |
 |---|---|
@@ -32,27 +32,48 @@ saveAsTextFile output ids are (part file, byte offset of the line), like a text 
 Every other RDD method raises ``UnsupportedOperation`` naming it (``.plain()`` runs a captured
 RDD's computation as plain PySpark). Traces read only the partition tables their ids point to;
 ``LineageRun`` opens a finished run's lineage from its folder alone.
+
+The package by role (a change has one place to go):
+
+| subpackage | holds | runs in |
+|---|---|---|
+| ``storage`` | ids, the store's file system, tables, run manifest, layouts, deletion rules | driver and tasks |
+| ``worker`` | stage ends, boundary agents, input agents, the start-up check | tasks only |
+| ``capture`` | plan, captured RDDs, code generation, compiler, inputs, actions, outputs, context | the job's driver |
+| ``query`` | trace engine, record values, ``LineageRDD``, ``LineageRun`` | driver or trace worker |
+
+``storage`` and ``worker`` travel to executors by value. A table layout is one class in
+``storage/layouts`` owning its columns, task-side writer, backward and forward steps, ids,
+values, positions and deletion rule.
+
+A new operator with a new table shape is a new layout class in ``storage/layouts`` (registered in
+its ``__init__``), its task code in ``worker``, and its plan node and compile step in ``capture``.
 """
 
 from __future__ import annotations
 
-from capture_agent.record.context import LineageContext
+from capture_agent.record.capture.context import LineageContext
+from capture_agent.record.capture.rdd import CapturedRDD
 from capture_agent.record.errors import (
+    IncompleteLineage,
     InputChangedError,
     LineageError,
     NotCaptured,
     UnsupportedOperation,
     ValuesNotAvailable,
 )
-from capture_agent.record.lineage_rdd import LineageRDD
-from capture_agent.record.rdd import CapturedRDD
-from capture_agent.record.reader import LineageRun
-from capture_agent.record.store import CapturePoint, LineageStore
-from capture_agent.record.values import Position
+from capture_agent.record.query.lineage_rdd import LineageRDD
+from capture_agent.record.query.run import LineageRun
+from capture_agent.record.storage.deletion import DeletionRule, Fate
+from capture_agent.record.storage.layouts import Position
+from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 
 __all__ = [
     "CapturePoint",
     "CapturedRDD",
+    "DeletionRule",
+    "Fate",
+    "IncompleteLineage",
     "InputChangedError",
     "LineageContext",
     "LineageError",

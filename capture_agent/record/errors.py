@@ -36,3 +36,16 @@ class ValuesNotAvailable(LineageError):
 
 class NotCaptured(LineageError):
     """The lineage asked for was never captured (e.g. getLineage() before any action)."""
+
+
+class IncompleteLineage(LineageError):
+    """A trace needs association tables that their tasks could not write (disk full, permissions...)."""
+
+    def __init__(self, missing: dict[str, dict[int, str]]) -> None:
+        parts = []
+        for capture_id, tables in sorted(missing.items()):
+            reasons = sorted(set(tables.values()))
+            parts.append(f"{capture_id}: {len(tables)} table(s) (partitions {sorted(tables)[:10]}) - {reasons[0]}")
+        super().__init__("the lineage of this run is incomplete, tables its tasks could not write are needed: "
+                         + "; ".join(parts))
+        self.missing = missing

@@ -98,11 +98,11 @@ def test_forward_from_an_order_row_reaches_only_its_join_outputs(lc, tables):
     joined = users.join(orders)
     joined.collect()
     src = joined.getLineage().goBackAll().split()
-    order_point = [cid for cid in src if "orders" in lc.store.point(cid).extra["name"]][0]
+    order_point = [cid for cid in src if "orders" in lc.store.point(cid).layout.source][0]
     row = src[order_point].filter(lambda line: line == "o2,u2,5")
     assert row.count() == 1
     assert sorted(row.goNextAll().collect()) == [("u2", ("bob", 5)), ("u2", ("bobby", 5))]
-    user_point = [cid for cid in src if "users" in lc.store.point(cid).extra["name"]][0]
+    user_point = [cid for cid in src if "users" in lc.store.point(cid).layout.source][0]
     bob = src[user_point].filter(lambda line: line == "u2,bob")
     assert sorted(bob.goNextAll().collect()) == [("u2", ("bob", 4)), ("u2", ("bob", 5))]
 
@@ -126,7 +126,7 @@ def test_two_shuffles_and_a_join(lc, sc, tables):
     assert traced == {"users.csv": key_rows(users_path, "u1", 0), "orders.csv": key_rows(orders_path, "u1", 1)}
     # forward from one order of u1 reaches only "a"
     src = lin.goBackAll().split()
-    order_point = [cid for cid in src if "orders" in lc.store.point(cid).extra["name"]][0]
+    order_point = [cid for cid in src if "orders" in lc.store.point(cid).layout.source][0]
     assert src[order_point].filter(lambda line: line == "o3,u1,7").goNextAll().collect() == [("a", 18)]
 
 

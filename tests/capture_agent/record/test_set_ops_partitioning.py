@@ -34,7 +34,7 @@ def test_union_of_two_inputs_traces_into_both_files(lc, sc, two_files):
     # forward from "fig" in b reaches only ("fig", 1)
     src = lin.goBackAll().split()
     assert len(src) == 2
-    b_point = [cid for cid in src if lc.store.point(cid).extra["name"] == b][0]
+    b_point = [cid for cid in src if lc.store.point(cid).layout.source == b][0]
     assert src[b_point].goNextAll().collect() == [("apple", 3)]
     fig = counts.getLineage().filter(lambda kv: kv[0] == "fig").goBackAll()
     assert fig.collect() == ["fig"]

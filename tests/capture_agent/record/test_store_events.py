@@ -34,7 +34,7 @@ def test_store_layout_one_folder_per_run_one_table_per_capture_point(lc, sc, wri
             assert "part-00000.parquet" in files and point["rows"] > 0 and point["bytes"] > 0
             assert all(kinds[parent] for parent in point["parents"])
     inp = [p for p in manifest["points"] if p["kind"] == "input"][0]
-    [info] = inp["extra"]["files"]
+    [info] = inp["details"]["files"]
     assert info["size"] == os.path.getsize(path) and info["mtime"] > 0
     second = LineageContext(sc, store=str(tmp_path / "lineage"))
     assert second.run_dir != lc.run_dir

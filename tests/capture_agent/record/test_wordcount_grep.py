@@ -105,7 +105,7 @@ def test_ids_encode_split_and_line_number_and_positions_give_the_byte_offset(lc,
     [(path, offset)] = as_local(src.positions())
     point = lc.store.point(src.points()[0])
     split, line_number = record_id >> 32, record_id & 0xFFFFFFFF
-    _, start, _ = point.extra["splits"][split]
+    _, start, _ = point.layout.splits[split]
     in_split = [off for off, _ in lines_with_offsets(text) if off >= start and (split == 0 or off > start)]
     assert in_split[line_number] == offset
     assert dict(lines_with_offsets(text))[offset] == "ok"

@@ -7,13 +7,13 @@
 
 The lineage of one LineageContext lives in one run folder of the lineage store
 (``<LINEAGE_STORE>/<application id>``), and its capture points are announced to the lineage server
-through the coarse capture agent when one runs for the same SparkContext.
+through the coarse capture agent when one runs for the same SparkContext. At start it checks, once
+per SparkContext and with one tiny task, that the executors' Python can run the capture code.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -22,31 +22,58 @@ from pyroaring import BitMap64
 from pyspark import cloudpickle
 from pyspark.core.rdd import RDD
 
-from capture_agent.record import events as _events
-from capture_agent.record.actions import Actions
-from capture_agent.record.compile import Compiler
-from capture_agent.record.errors import NotCaptured, ValuesNotAvailable
-from capture_agent.record.ids import SHIFT, split_by_partition
-from capture_agent.record.inputs import CsvInput, ParallelizeInput, ParquetInput, TextInput
-from capture_agent.record.lineage_rdd import LineageRDD
-from capture_agent.record.outputs import OutputRun
-from capture_agent.record.plan import SourceNode
-from capture_agent.record.rdd import CapturedRDD
-from capture_agent.record.store import CapturePoint, LineageStore, store_root
-from capture_agent.record.trace import TraceEngine
-from capture_agent.record.values import Predicate, ValueReader
+from capture_agent.record.capture import events as _events
+from capture_agent.record.capture.actions import Actions
+from capture_agent.record.capture.compiler import Compiler
+from capture_agent.record.capture.inputs import CsvInput, ParallelizeInput, ParquetInput, TextInput
+from capture_agent.record.capture.outputs import OutputRun
+from capture_agent.record.capture.plan import SourceNode
+from capture_agent.record.capture.rdd import CapturedRDD
+from capture_agent.record.capture.runtime import CaptureRuntime
+from capture_agent.record.capture.settings import RecordSettings, resolve_settings
+from capture_agent.record.errors import LineageError, NotCaptured, ValuesNotAvailable
+from capture_agent.record.query.engine import TraceEngine
+from capture_agent.record.query.lineage_rdd import LineageRDD
+from capture_agent.record.query.session import TraceSession
+from capture_agent.record.query.values import Predicate
+from capture_agent.record.storage.fs import StoreFS
+from capture_agent.record.storage.ids import SHIFT, split_by_partition
+from capture_agent.record.storage.manifest import CapturePoint, LineageStore
+from capture_agent.record.storage.tables import FailureList, TableTarget
+from capture_agent.record.worker.checks import REQUIRED, dependency_report
 
 log = logging.getLogger("capture_agent")
-
-
-def _truthy(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "yes", "on")
+_CHECKED: set[str] = set()  # applications whose executors passed the dependency check
+_TASK_PACKAGES = ("capture_agent.record.storage", "capture_agent.record.worker", "capture_agent.record.errors")
+CLUSTER_HELP = "see the README section 'Running a captured job on a cluster'"
 
 
 def _ship_by_value() -> None:
-    # Workers need not have this package installed (or see the driver's sys.path): the task
-    # code of capture_agent.record travels with the tasks.
-    cloudpickle.register_pickle_by_value(sys.modules["capture_agent.record"])
+    # Executors need not have this package installed (or see the driver's sys.path): the task
+    # code (worker, and the storage layouts it writes through) travels with the tasks.
+    for name in _TASK_PACKAGES:
+        cloudpickle.register_pickle_by_value(sys.modules[name])
+
+
+def check_executors(sc: Any) -> None:
+    """Runs one tiny task: raises LineageError saying how to fix it when the executors' Python
+    lacks what the capture code needs (checked once per application)."""
+    app_id = str(sc.applicationId)
+    if app_id in _CHECKED:
+        return
+    try:
+        [report] = sc.parallelize([0], 1).mapPartitions(dependency_report).collect()
+    except Exception as exc:
+        raise LineageError(f"record-level capture cannot run a task on the executors ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0] if str(exc) else ''}); executors run PYSPARK_PYTHON="
+                           f"{sc.pythonExec!r}, which needs {', '.join(REQUIRED)}: {CLUSTER_HELP}") from exc
+    missing = [f"{name} {report[name]}" for name in REQUIRED if report[name].startswith("missing")]
+    if missing:
+        raise LineageError(f"the executors' Python ({report['python']}, Python {report['version']}) lacks what "
+                           f"record-level capture needs: {'; '.join(missing)}. Point PYSPARK_PYTHON at an "
+                           "interpreter that has pyarrow and pyroaring on every node, ship a packed virtualenv "
+                           f"with spark.archives, or install the agent on the nodes ({CLUSTER_HELP})")
+    _CHECKED.add(app_id)
 
 
 class LineageContext:
@@ -54,13 +81,17 @@ class LineageContext:
 
     Args:
         spark_or_sc: a SparkSession or SparkContext.
-        store: lineage store root (default ``LINEAGE_STORE``, else ``var/lineage`` in the cwd).
+        store: lineage store root, a local path or a URL (``s3://``, ``hdfs://``...; default
+            ``LINEAGE_STORE``, else ``var/lineage`` in the cwd).
         trace_mode: ``auto`` (small trace steps in this process, big ones as Spark jobs),
             ``local`` or ``spark``.
         enabled: False (or ``LINEAGE_DISABLED=true``) returns plain PySpark RDDs, capturing nothing.
         **agent_settings: settings of the coarse capture agent (``server_url``, ``token``, ``sink``...,
             see ``capture_agent.config``); when given, the agent is enabled for this SparkContext.
             Capture points are registered through the agent running for the SparkContext, if any.
+
+    Raises:
+        LineageError: the store cannot be written, or the executors cannot run the capture code.
     """
 
     def __init__(self, spark_or_sc: Any, store: str | None = None, *, trace_mode: str = "auto",
@@ -69,30 +100,40 @@ class LineageContext:
         if getattr(sc, "_jsc", None) is None:
             raise TypeError("LineageContext needs an active SparkSession or SparkContext")
         self.sc = sc
-        # LINEAGE_DISABLED=true (or enabled=False): inputs are plain PySpark RDDs, nothing is captured.
-        self.enabled = enabled if enabled is not None else not _truthy(os.environ.get("LINEAGE_DISABLED", ""))
         self._spark = spark_or_sc if spark_or_sc is not sc else None
         self.app_id = str(sc.applicationId)
-        if self.enabled:
-            self.store = LineageStore.create(store, self.app_id)
-        else:
-            self.store = LineageStore(os.path.join(store_root(store), self.app_id), self.app_id)
-        self.compiler = Compiler(self)
-        self.actions = Actions(self)
+        self.settings: RecordSettings = resolve_settings(store, enabled)
+        self.enabled = self.settings.enabled
         self.outputs: dict[str, OutputRun] = {}
-        self.engine = TraceEngine(self.store, sc, trace_mode)
-        self.values = ValueReader(self.store, self.engine.run_units, self.outputs, self._replay)
         self.events_sent = 0
-        self._reported: dict[str, tuple[int, int]] = {}
+        self._reported: dict[str, tuple[int, int, int]] = {}
+        if not self.enabled:
+            return
+        try:
+            fs = StoreFS.resolve(self.settings.store)
+        except (ValueError, OSError) as exc:
+            raise LineageError(f"LINEAGE_STORE={self.settings.store!r} cannot be opened: {exc}") from exc
+        self.store = LineageStore.create(fs, self.app_id)
         _ship_by_value()
-        if agent_settings and self.enabled:
+        check_executors(sc)
+        self._failures = sc.accumulator([], FailureList())
+        self.compiler = Compiler(sc, self.store, self._target)
+        self.actions = Actions(sc, self.compiler, self.outputs, self.after_action)
+        self.lineage_session = TraceSession(self.store, sc, trace_mode, self.outputs, self._replay,
+                                            self.capture_id_of)
+        self._rt = CaptureRuntime(sc, self.compiler, self.actions, self.lineage_session)
+        if agent_settings:
             from capture_agent.agent import enable
 
             enable(spark_or_sc, **agent_settings)
 
     @property
     def run_dir(self) -> str:
-        return self.store.run_dir
+        return self.store.fs.uri(self.store.run_dir)
+
+    @property
+    def engine(self) -> TraceEngine:
+        return self.lineage_session.engine
 
     @property
     def spark(self) -> Any:
@@ -102,40 +143,43 @@ class LineageContext:
             self._spark = SparkSession.getActiveSession() or SparkSession(self.sc)
         return self._spark
 
+    def _target(self, point: CapturePoint) -> TableTarget:
+        return TableTarget(self.store.fs, point.location, point.capture_id, self._failures)
+
     # ------------------------------------------------------------------ inputs
     def textFile(self, name: str, minPartitions: int | None = None, use_unicode: bool = True) -> CapturedRDD:
         """Text lines (files, folders, globs, comma-separated lists); ids (split, line number),
         positions (file, byte offset)."""
         if not self.enabled:
-            return self.sc.textFile(name, minPartitions, use_unicode)  # type: ignore[return-value]
+            return self.sc.textFile(name, minPartitions, use_unicode)  # type: ignore[no-any-return]
         source = TextInput(self.sc, name, minPartitions, use_unicode)
-        node = SourceNode(self, "textFile", source, source.num_partitions,
+        node = SourceNode(self.sc, "textFile", source, source.num_partitions,
                           lambda ps: self.sc.textFile(name, minPartitions, use_unicode))
-        return CapturedRDD(self, node)
+        return CapturedRDD(self._rt, node)
 
     def parallelize(self, c: Iterable[Any], numSlices: int | None = None) -> CapturedRDD:
         rdd = self.sc.parallelize(c, numSlices)
         if not self.enabled:
-            return rdd  # type: ignore[return-value]
-        node = SourceNode(self, "parallelize", ParallelizeInput(rdd), rdd.getNumPartitions(), lambda ps: rdd)
-        return CapturedRDD(self, node)
+            return rdd  # type: ignore[no-any-return]
+        node = SourceNode(self.sc, "parallelize", ParallelizeInput(rdd), rdd.getNumPartitions(), lambda ps: rdd)
+        return CapturedRDD(self._rt, node)
 
     def parquet(self, *paths: str) -> CapturedRDD:
         """Rows of Parquet files (DataFrame reader), ids kept as (file, row index)."""
         if not self.enabled:
             return self.spark.read.parquet(*paths).rdd  # type: ignore[no-any-return]
         source = ParquetInput(self.sc, self.spark, paths)
-        node = SourceNode(self, "parquet", source, source.num_partitions, lambda ps: source.df.rdd)
-        return CapturedRDD(self, node)
+        node = SourceNode(self.sc, "parquet", source, source.num_partitions, lambda ps: source.df.rdd)
+        return CapturedRDD(self._rt, node)
 
     def csv(self, path: str, header: bool = False, sep: str = ",", quote: str = '"') -> CapturedRDD:
         """Rows of CSV files (string fields), read as lines with byte-offset ids."""
         if not self.enabled:
             return self.spark.read.csv(path, header=header, sep=sep, quote=quote).rdd  # type: ignore[no-any-return]
         source = CsvInput(self.sc, self.spark, path, header, sep, quote)
-        node = SourceNode(self, "csv", source, source.num_partitions,
+        node = SourceNode(self.sc, "csv", source, source.num_partitions,
                           lambda ps: self.spark.read.csv(path, header=header, sep=sep, quote=quote).rdd)
-        return CapturedRDD(self, node)
+        return CapturedRDD(self._rt, node)
 
     def union(self, rdds: list[CapturedRDD]) -> CapturedRDD:
         result = rdds[0]
@@ -148,7 +192,7 @@ class LineageContext:
 
     # ------------------------------------------------------------------ lineage
     def capture_points(self) -> list[CapturePoint]:
-        return sorted(self.store.points.values(), key=lambda p: p.seq)
+        return self.store.by_seq()
 
     def capture_id_of(self, target: Any) -> str:
         """The capture id of a point given as an id, a CapturePoint or a (compiled) captured RDD."""
@@ -158,7 +202,7 @@ class LineageContext:
         if isinstance(target, CapturePoint):
             return target.capture_id
         if isinstance(target, CapturedRDD):
-            head = self.compiler._heads.get(target._node.seq)
+            head = self.compiler.compiled(target._node)
             if head is None:
                 raise NotCaptured(f"{target!r} is not a capture point of a job that ran")
             return head.point.capture_id
@@ -166,19 +210,30 @@ class LineageContext:
 
     def lineage(self, target: Any, ids: Iterable[int] | None = None) -> LineageRDD:
         """A LineageRDD at any capture point (all its records, or the given ids)."""
-        return LineageRDD.at_point(self, self.capture_id_of(target), ids)
+        return LineageRDD.at_point(self.lineage_session, self.capture_id_of(target), ids)
 
     def capture_point_events(self) -> list[dict[str, Any]]:
         """``capture_point`` ingest events of every point (for a caller that sends them itself)."""
-        return _events.capture_point_events(self)
+        return _events.capture_point_events(self.app_id, self.store, self.store.by_seq())
 
     def lineage_bytes(self) -> int:
         return self.store.lineage_bytes()
 
-    # ------------------------------------------------------------------ internals
+    def missing_tables(self) -> dict[str, dict[int, str]]:
+        """{capture id: {partition: why}} of the tables tasks could not write (empty: complete)."""
+        return self.store.missing_tables()
+
+    # ------------------------------------------------------------------ after each action
     def after_action(self, point: CapturePoint) -> None:
-        """Refreshes the row and byte counts of the action's points, saves the manifest, and
-        registers the points that changed; a storage failure is logged, never raised."""
+        """Records tables tasks could not write, refreshes the row and byte counts of the action's
+        points, saves the manifest, and registers the points that changed; a storage failure is
+        logged, never raised."""
+        failures = list(self._failures.value)
+        self._failures.value = []
+        self.store.record_failures(failures)
+        for capture_id, part, reason in failures:
+            log.warning("lineage: table %d of %s was not written (%s): traces through it will say so",
+                        part, capture_id, reason)
         try:
             self._after_action(point)
         except OSError as exc:
@@ -189,12 +244,13 @@ class LineageContext:
         for cid in sorted(self.store.ancestors(point.capture_id)):
             p = self.store.point(cid)
             self.store.refresh_stats(p)
-            if self._reported.get(cid) != (p.rows, p.bytes):
-                self._reported[cid] = (p.rows, p.bytes)
+            state = (p.rows, p.bytes, len(p.missing))
+            if self._reported.get(cid) != state:
+                self._reported[cid] = state
                 changed.append(p)
         self.store.save()
-        batch = _events.capture_point_events(self, sorted(changed, key=lambda p: p.seq))
-        if _events.deliver(self, batch):
+        batch = _events.capture_point_events(self.app_id, self.store, sorted(changed, key=lambda p: p.seq))
+        if _events.deliver(self.sc, batch):
             self.events_sent += len(batch)
 
     def _replay(self, point: CapturePoint, ids: BitMap64, predicate: Predicate) -> list[tuple[int, Any]]:
@@ -222,4 +278,3 @@ class LineageContext:
         picked: RDD = rdd.mapPartitionsWithIndex(select)
         found = self.sc.runJob(picked, lambda it: it, sorted(wanted))
         return sorted(found, key=lambda t: t[0])
-

@@ -15,13 +15,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.core.rdd import RDD, Partitioner
-
-if TYPE_CHECKING:
-    from capture_agent.record.context import LineageContext
 
 _seq = itertools.count(1)
 
@@ -48,9 +45,9 @@ class Node:
 
     kind = "node"
 
-    def __init__(self, lc: LineageContext, parents: list[Node], op: str, num_partitions: int,
+    def __init__(self, sc: Any, parents: list[Node], op: str, num_partitions: int,
                  partitioner: Partitioner | None, plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        self.lc = lc
+        self.sc = sc
         self.seq = next(_seq)
         self.parents = parents
         self.op = op
@@ -79,7 +76,7 @@ class Node:
 
     def default_reduce_partitions(self) -> int:
         """PySpark's RDD._defaultReducePartitions."""
-        sc = self.lc.sc
+        sc = self.sc
         if sc._conf.contains("spark.default.parallelism"):
             return int(sc.defaultParallelism)
         return self.num_partitions
@@ -93,9 +90,9 @@ class SourceNode(Node):
 
     kind = "source"
 
-    def __init__(self, lc: LineageContext, op: str, source: Any, num_partitions: int,
+    def __init__(self, sc: Any, op: str, source: Any, num_partitions: int,
                  plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(lc, [], op, num_partitions, None, plain_builder)
+        super().__init__(sc, [], op, num_partitions, None, plain_builder)
         self.source = source  # inputs.TextInput / ParallelizeInput / ParquetInput / CsvInput
 
 
@@ -104,7 +101,7 @@ class NarrowNode(Node):
 
     def __init__(self, parent: Node, op: NarrowOp, preserves: bool,
                  plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(parent.lc, [parent], op.name, parent.num_partitions,
+        super().__init__(parent.sc, [parent], op.name, parent.num_partitions,
                          parent.partitioner if preserves else None, plain_builder)
         self.narrow = op
 
@@ -116,7 +113,7 @@ class PartitionsNode(Node):
 
     def __init__(self, parent: Node, op: str, func: Callable[..., Any], with_index: bool, preserves: bool,
                  plain_builder: Callable[[list[RDD]], RDD], whole_partition: bool = False) -> None:
-        super().__init__(parent.lc, [parent], op, parent.num_partitions,
+        super().__init__(parent.sc, [parent], op, parent.num_partitions,
                          parent.partitioner if preserves else None, plain_builder)
         self.func = func
         self.with_index = with_index
@@ -131,9 +128,11 @@ class CombineNode(Node):
     def __init__(self, parent: Node, op: str, create: Callable[[Any], Any] | None,
                  merge_value: Callable[[Any, Any], Any],
                  merge_combiners: Callable[[Any, Any], Any], num_partitions: int,
-                 partition_func: Callable[[Any], int], plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(parent.lc, [parent], op, num_partitions,
+                 partition_func: Callable[[Any], int], plain_builder: Callable[[list[RDD]], RDD],
+                 mode: str = "combine") -> None:
+        super().__init__(parent.sc, [parent], op, num_partitions,
                          Partitioner(num_partitions, partition_func), plain_builder)
+        self.mode = mode  # "distinct": the reduced value does not depend on which inputs survive
         self.create = create  # None: the value itself (reduceByKey)
         self.merge_value = merge_value
         self.merge_combiners = merge_combiners
@@ -152,7 +151,7 @@ class GroupNode(Node):
                  partition_func: Callable[[Any], int], keeps_partitioner: bool,
                  plain_builder: Callable[[list[RDD]], RDD]) -> None:
         assert mode in GROUP_MODES
-        super().__init__(parents[0].lc, parents, op, num_partitions,
+        super().__init__(parents[0].sc, parents, op, num_partitions,
                          Partitioner(num_partitions, partition_func) if keeps_partitioner else None, plain_builder)
         self.mode = mode
         self.partition_func = partition_func
@@ -166,7 +165,7 @@ class ShuffleNode(Node):
     def __init__(self, parent: Node, op: str, num_partitions: int, partition_func: Callable[[Any], int],
                  sort_key: Callable[[Any], Any] | None, ascending: bool, keeps_partitioner: bool,
                  plain_builder: Callable[[list[RDD]], RDD], capture_kind: str = "stage") -> None:
-        super().__init__(parent.lc, [parent], op, num_partitions,
+        super().__init__(parent.sc, [parent], op, num_partitions,
                          Partitioner(num_partitions, partition_func) if keeps_partitioner else None, plain_builder)
         self.partition_func = partition_func
         self.sort_key = sort_key
@@ -181,7 +180,7 @@ class SortWithinNode(Node):
 
     def __init__(self, parent: Node, sort_key: Callable[[Any], Any], ascending: bool,
                  plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(parent.lc, [parent], "sortByKey", parent.num_partitions, parent.partitioner, plain_builder)
+        super().__init__(parent.sc, [parent], "sortByKey", parent.num_partitions, parent.partitioner, plain_builder)
         self.sort_key = sort_key
         self.ascending = ascending
 
@@ -190,21 +189,21 @@ class RepartitionNode(Node):
     kind = "repartition"
 
     def __init__(self, parent: Node, num_partitions: int, plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(parent.lc, [parent], "repartition", num_partitions, None, plain_builder)
+        super().__init__(parent.sc, [parent], "repartition", num_partitions, None, plain_builder)
 
 
 class CoalesceNode(Node):
     kind = "coalesce"
 
     def __init__(self, parent: Node, num_partitions: int, plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(parent.lc, [parent], "coalesce", num_partitions, None, plain_builder)
+        super().__init__(parent.sc, [parent], "coalesce", num_partitions, None, plain_builder)
 
 
 class CartesianNode(Node):
     kind = "cartesian"
 
     def __init__(self, left: Node, right: Node, plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(left.lc, [left, right], "cartesian", left.num_partitions * right.num_partitions,
+        super().__init__(left.sc, [left, right], "cartesian", left.num_partitions * right.num_partitions,
                          None, plain_builder)
 
 
@@ -214,5 +213,5 @@ class UnionNode(Node):
     kind = "union"
 
     def __init__(self, parents: list[Node], plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(parents[0].lc, parents, "union", sum(p.num_partitions for p in parents), None,
+        super().__init__(parents[0].sc, parents, "union", sum(p.num_partitions for p in parents), None,
                          plain_builder)

@@ -5,25 +5,27 @@ from __future__ import annotations
 import heapq
 import logging
 import operator
+from array import array
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyspark.core.rdd import RDD
 
-from capture_agent.record.compile import Branch, Pipeline, Tail
-from capture_agent.record.outputs import OutputRun, dense_ids, store_values, trim_partitions, write_driver_table
-from capture_agent.record.plan import NarrowOp, Node
-from capture_agent.record.store import CapturePoint
-
-if TYPE_CHECKING:
-    from capture_agent.record.context import LineageContext
+from capture_agent.record.capture.compiler import Compiler
+from capture_agent.record.capture.outputs import OutputRun, dense_ids, store_values, trim_partitions
+from capture_agent.record.capture.pipeline import Branch, Pipeline, Tail
+from capture_agent.record.capture.plan import NarrowOp, Node
+from capture_agent.record.storage.layouts import ListGlobal, OneGlobal, OneLocal, Save, SetLocal, Single
+from capture_agent.record.storage.manifest import CapturePoint
 
 log = logging.getLogger("capture_agent")
 
 # The coarse agent names a job's output through these Spark local properties (python_ops.py).
 _OUTPUT_PATH_PROPERTY = "lineage.output.path"
 _OUTPUT_FORMAT_PROPERTY = "lineage.output.format"
+
+OutputDone = Callable[[CapturePoint], None]
 
 
 def _identity_partition(iterator: Any) -> Any:
@@ -35,26 +37,25 @@ def _pair_with_one(x: Any) -> tuple[Any, int]:
 
 
 class Actions:
-    """Runs actions for one LineageContext."""
+    """Runs the actions of one LineageContext's captured RDDs."""
 
-    def __init__(self, lc: LineageContext) -> None:
-        self.lc = lc
-
-    @property
-    def compiler(self) -> Any:
-        return self.lc.compiler
+    def __init__(self, sc: Any, compiler: Compiler, outputs: dict[str, OutputRun], after_action: OutputDone) -> None:
+        self.sc = sc
+        self.compiler = compiler
+        self.store = compiler.store
+        self.outputs = outputs
+        self.after_action = after_action  # refreshes the run's manifest and registers the points
 
     # ------------------------------------------------------------------ record outputs
     def collect(self, node: Node, op: str) -> list[Any]:
-        point, rdd, _ = self.compiler.output(node, op, "records", "one_local")
+        point, rdd, _ = self.compiler.output(node, op, "records", OneLocal())
         values = rdd.collect()
         self.finish(node, point, rdd, values=values)
         return values
 
     def take(self, node: Node, num: int, op: str) -> list[Any]:
         pipe = self.compiler.pipeline(node)
-        point = self.lc.store.new_point("output", op, "one_local", [pipe.point], pipe.num_partitions,
-                                        {"limit": num})
+        point, target = self.compiler.new_point("output", op, OneLocal(limit=num), [pipe.point], pipe.num_partitions)
         items: list[Any] = []
         total = pipe.num_partitions
         scanned = 0
@@ -69,33 +70,32 @@ class Actions:
                     tries = int(1.5 * num * scanned / len(items)) - scanned
                     tries = min(max(tries, 1), scanned * 4)
             left = num - len(items)
-            rdd = self.compiler.sink(pipe, Tail("records", location=point.location, limit=left,
-                                                drain=not pipe.eager))
+            rdd = self.compiler.sink(pipe, Tail("records", target=target, limit=left, drain=not pipe.eager))
             parts = range(scanned, min(scanned + tries, total))
-            items += self.lc.sc.runJob(rdd, _identity_partition, parts)
+            items += self.sc.runJob(rdd, _identity_partition, parts)
             scanned += tries
         result = items[:num]
-        trim_partitions(self.lc, point, len(result))
+        trim_partitions(target, point, len(result))
         self.finish(node, point, rdd, values=result)
         return result
 
     def count(self, node: Node) -> int:
-        point, rdd, _ = self.compiler.output(node, "count", "count", "set_local", extra={"single": True})
+        point, rdd, _ = self.compiler.output(node, "count", "count", Single())
         result = rdd.sum()
         self.finish(node, point, rdd, values=[result], ids=[0])
         return result
 
     def aggregate(self, node: Node, op: str, run: Callable[[RDD], Any]) -> Any:
-        point, rdd, _ = self.compiler.output(node, op, "consume", "set_local", extra={"single": True})
+        point, rdd, _ = self.compiler.output(node, op, "consume", Single())
         result = run(rdd)
         self.finish(node, point, rdd, values=[result], ids=[0])
         return result
 
     def save_text(self, node: Node, path: str) -> None:
-        point, rdd, _ = self.compiler.output(node, "saveAsTextFile", "save", "save", extra={"path": path})
+        point, rdd, _ = self.compiler.output(node, "saveAsTextFile", "save", Save())
         final = rdd.mapPartitions(_identity_partition)
         final._bypass_serializer = True  # type: ignore[attr-defined]
-        sc = self.lc.sc
+        sc = self.sc
         previous = sc.getLocalProperty(_OUTPUT_PATH_PROPERTY), sc.getLocalProperty(_OUTPUT_FORMAT_PROPERTY)
         sc.setLocalProperty(_OUTPUT_PATH_PROPERTY, path)
         sc.setLocalProperty(_OUTPUT_FORMAT_PROPERTY, "text")
@@ -104,7 +104,7 @@ class Actions:
         finally:
             sc.setLocalProperty(_OUTPUT_PATH_PROPERTY, previous[0])
             sc.setLocalProperty(_OUTPUT_FORMAT_PROPERTY, previous[1])
-        point.extra["path"] = _qualified(sc, path)
+        point.layout = Save(path=_qualified(sc, path))
         self.finish(node, point, final)
 
     # ------------------------------------------------------------------ outputs computed on the driver
@@ -116,8 +116,8 @@ class Actions:
         if merge is None:
             pipe = Pipeline(pipe.point, [Branch(b.head, [*b.ops, NarrowOp(op, "map", _pair_with_one)], b.offset)
                                          for b in pipe.branches], pipe.num_partitions)
-        combiner = self.lc.store.new_point("combiner", op, "set_local", [pipe.point], pipe.num_partitions)
-        rdd = self.compiler.sink(pipe, Tail("combine", location=combiner.location, merge=merge or operator.add))
+        combiner, target = self.compiler.new_point("combiner", op, SetLocal(), [pipe.point], pipe.num_partitions)
+        rdd = self.compiler.sink(pipe, Tail("combine", target=target, merge=merge or operator.add))
         self.compiler.replay[combiner.capture_id] = (rdd, "combined")
         counts: dict[Any, Any] = defaultdict(int) if merge is None else {}
         sources: dict[Any, list[int]] = {}
@@ -128,17 +128,14 @@ class Actions:
                 counts[key] = merge(counts[key], count) if key in counts else count
             sources.setdefault(key, []).append(cid)
         combiner.rdd_id = rdd.id()
-        point = self.lc.store.new_point("output", op, "list_global", [combiner], 1)
-        import pyarrow as pa
-
-        write_driver_table(point, {"out_id": pa.array(range(len(counts)), type=pa.int64()),
-                                   "in_ids": pa.array([sources[k] for k in counts], type=pa.list_(pa.int64()))})
+        point, target = self.compiler.new_point("output", op, ListGlobal(), [combiner], 1)
+        ListGlobal.write(target, 0, [sources[k] for k in counts])  # computed on the driver: partition 0
         self.finish(owner or node, point, rdd, values=list(counts.items()), ids=list(range(len(counts))))
         return counts
 
     def ordered(self, node: Node, op: str, num: int, key: Callable[[Any], Any] | None, largest: bool) -> list[Any]:
         pipe = self.compiler.pipeline(node)
-        point = self.lc.store.new_point("output", op, "one_global", [pipe.point], 1, {"num": num})
+        point, target = self.compiler.new_point("output", op, OneGlobal(num=num), [pipe.point], 1)
         rdd = self.compiler.sink(pipe, Tail("gid"))
         pick = heapq.nlargest if largest else heapq.nsmallest
         keyfn = (lambda t: key(t[1])) if key is not None else operator.itemgetter(1)
@@ -150,10 +147,7 @@ class Actions:
             return pick(num, a + b, key=keyfn)
 
         chosen = rdd.mapPartitions(per_partition).reduce(merge)
-        import pyarrow as pa
-
-        write_driver_table(point, {"out_id": pa.array(range(len(chosen)), type=pa.int64()),
-                                   "in_id": pa.array([g for g, _ in chosen], type=pa.int64())})
+        OneGlobal.write(target, 0, array("q", [g for g, _ in chosen]))  # computed on the driver: partition 0
         values = [v for _, v in chosen]
         self.finish(node, point, rdd, values=values, ids=list(range(len(values))))
         return values
@@ -164,18 +158,18 @@ class Actions:
         if rdd is not None:
             point.rdd_id = rdd.id()
         if values is not None and ids is None:
-            ids = dense_ids(self.lc.store.partition_rows(point))
+            ids = dense_ids(point.partition_rows(self.store.fs))
             if len(ids) != len(values):
                 raise AssertionError(f"{point.capture_id}: {len(ids)} lineage rows for {len(values)} results")
         run = OutputRun(point, values, ids or [])
         if values is not None:
             try:
-                store_values(point, run.ids, values)
+                store_values(self.compiler.target(point), point, run.ids, values)
             except OSError as exc:  # the results stay in memory; only other processes miss them
                 log.warning("lineage: cannot keep the results of %s: %s", point.capture_id, exc)
         node.last_output = run
-        self.lc.outputs[point.capture_id] = run
-        self.lc.after_action(point)
+        self.outputs[point.capture_id] = run
+        self.after_action(point)
         return run
 
 

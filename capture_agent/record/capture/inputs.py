@@ -11,17 +11,17 @@ bitmaps of later capture points dense: 21% instead of 53% of the input for word 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyspark.core.rdd import RDD
 from pyspark.serializers import AutoBatchedSerializer, CPickleSerializer
 
-from capture_agent.record import _runtime as rt
-from capture_agent.record.compile import Head
-
-if TYPE_CHECKING:
-    from capture_agent.record.compile import Compiler
-    from capture_agent.record.plan import Node
+from capture_agent.record.capture.compiler import Compiler
+from capture_agent.record.capture.pipeline import Head
+from capture_agent.record.capture.plan import Node
+from capture_agent.record.storage.layouts import Rows, Save, Text, Values
+from capture_agent.record.storage.manifest import CapturePoint
+from capture_agent.record.worker.inputs import csv_input_agent, parquet_input_agent, values_input_agent
 
 _TEXT_INPUT_FORMAT = "org.apache.hadoop.mapred.TextInputFormat"
 _LONG_WRITABLE = "org.apache.hadoop.io.LongWritable"
@@ -42,8 +42,6 @@ def file_status(sc: Any, uri: str) -> tuple[int, int]:
 
 class TextInput:
     """``textFile``: (byte offset, line) pairs from Hadoop's TextInputFormat."""
-
-    layout = "text"
 
     def __init__(self, sc: Any, name: str, min_partitions: int | None, use_unicode: bool) -> None:
         self.sc = sc
@@ -77,25 +75,26 @@ class TextInput:
         jrdd = jvm.org.apache.spark.api.python.SerDeUtil.pairRDDToPython(converted, 0).toJavaRDD()
         return RDD(jrdd, self.sc, AutoBatchedSerializer(CPickleSerializer()))
 
-    def extra(self) -> dict[str, Any]:
-        return {"format": "text", "name": self.name, "files": self.files, "splits": self.splits}
+    def layout(self) -> Text:
+        return Text(format="text", source=self.name, files=self.files, splits=self.splits)
 
-    def upstream(self, compiler: Compiler) -> list[Any]:
+    def upstream(self, compiler: Compiler) -> list[CapturePoint]:
         """saveAsTextFile outputs of the same context whose part files this input reads: the
         input's lines are those records, so lineage chains through them into the earlier job."""
         found = []
-        for point in compiler.lc.store.points.values():
-            prefix = str(point.extra.get("path", "")).rstrip("/") + "/"
-            if point.layout == "save" and any(f["path"].startswith(prefix) for f in self.files):
-                found.append(point)
+        for point in compiler.store.points.values():
+            if isinstance(point.layout, Save) and point.layout.path:
+                prefix = point.layout.path.rstrip("/") + "/"
+                if any(f["path"].startswith(prefix) for f in self.files):
+                    found.append(point)
         return found
 
     def compile(self, compiler: Compiler, node: Node) -> Head:
-        point = compiler.lc.store.new_point("input", node.op, "text", self.upstream(compiler), self.num_partitions,
-                                            self.extra())
+        point, target = compiler.new_point("input", node.op, self.layout(), self.upstream(compiler),
+                                           self.num_partitions)
         head = Head(self.pairs_rdd(), "offset", point, bases=self.bases, encode=not self.use_unicode,
-                    input_location=point.location)
-        return compiler._finish_head(head)
+                    input_target=target)
+        return compiler.finish_head(head)
 
 
 class CsvInput(TextInput):
@@ -109,22 +108,19 @@ class CsvInput(TextInput):
         self.quote = quote
         self.columns = list(spark.read.csv(path, header=header, sep=sep, quote=quote).columns)
 
-    def extra(self) -> dict[str, Any]:
-        extra = super().extra()
-        extra.update(format="csv", header=self.header, sep=self.sep, quote=self.quote, columns=self.columns)
-        return extra
+    def layout(self) -> Text:
+        return Text(format="csv", source=self.name, files=self.files, splits=self.splits, header=self.header,
+                    sep=self.sep, quote=self.quote, fields=self.columns)
 
     def compile(self, compiler: Compiler, node: Node) -> Head:
-        point = compiler.lc.store.new_point("input", node.op, "text", [], self.num_partitions, self.extra())
-        agent = rt.csv_input_agent(point.location, self.bases, self.header, self.columns, self.sep, self.quote)
-        return compiler._finish_head(Head(self.pairs_rdd().mapPartitionsWithIndex(agent), "pairs", point,
-                                          bases=self.bases, eager=False, dense=not self.header))
+        point, target = compiler.new_point("input", node.op, self.layout(), [], self.num_partitions)
+        agent = csv_input_agent(target, self.bases, self.header, self.columns, self.sep, self.quote)
+        return compiler.finish_head(Head(self.pairs_rdd().mapPartitionsWithIndex(agent), "pairs", point,
+                                         bases=self.bases, eager=False, dense=not self.header))
 
 
 class ParallelizeInput:
     """``parallelize``: ids (partition, index); each task keeps its partition's values."""
-
-    layout = "values"
 
     def __init__(self, rdd: RDD) -> None:
         self.rdd = rdd
@@ -134,17 +130,14 @@ class ParallelizeInput:
         return self.rdd.getNumPartitions()
 
     def compile(self, compiler: Compiler, node: Node) -> Head:
-        point = compiler.lc.store.new_point("input", node.op, "values", [], self.num_partitions,
-                                            {"format": "collection"})
-        rdd = self.rdd.mapPartitionsWithIndex(rt.values_input_agent(point.location))
-        return compiler._finish_head(Head(rdd, "pairs", point, eager=False))
+        point, target = compiler.new_point("input", node.op, Values(), [], self.num_partitions)
+        rdd = self.rdd.mapPartitionsWithIndex(values_input_agent(target))
+        return compiler.finish_head(Head(rdd, "pairs", point, eager=False))
 
 
 class ParquetInput:
     """Parquet through the DataFrame reader; ids (partition, i), kept as (file, row index)
     segments from ``_metadata``, which do not depend on how Spark packs files into partitions."""
-
-    layout = "rows"
 
     def __init__(self, sc: Any, spark: Any, paths: tuple[str, ...]) -> None:
         self.sc = sc
@@ -162,7 +155,7 @@ class ParquetInput:
         return self._meta.rdd.getNumPartitions()
 
     def compile(self, compiler: Compiler, node: Node) -> Head:
-        point = compiler.lc.store.new_point("input", node.op, "rows", [], self.num_partitions,
-                                            {"format": "parquet", "paths": list(self.paths), "files": self.files})
-        rdd = self._meta.rdd.mapPartitionsWithIndex(rt.parquet_input_agent(point.location))
-        return compiler._finish_head(Head(rdd, "pairs", point, eager=False))
+        point, target = compiler.new_point("input", node.op, Rows(paths=list(self.paths), files=self.files), [],
+                                           self.num_partitions)
+        rdd = self._meta.rdd.mapPartitionsWithIndex(parquet_input_agent(target))
+        return compiler.finish_head(Head(rdd, "pairs", point, eager=False))

@@ -1,7 +1,8 @@
 """``capture_point`` ingest events (docs/ingest-events.md) and their delivery.
 
 Events go through the coarse capture agent's sink when an agent runs for the same SparkContext;
-otherwise ``capture_point_events()`` returns them for the caller to send. Delivery never raises.
+otherwise ``LineageContext.capture_point_events()`` returns them for the caller to send.
+Delivery never raises.
 """
 
 from __future__ import annotations
@@ -9,12 +10,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from capture_agent.record.store import CapturePoint
-
-if TYPE_CHECKING:
-    from capture_agent.record.context import LineageContext
+from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 
 log = logging.getLogger("capture_agent")
 _MAX_EVENT_ID = 128
@@ -22,14 +20,17 @@ _MAX_EVENT_ID = 128
 
 def _event_id(run_id: str, point: CapturePoint) -> str:
     event_id = f"capture_point:{run_id}:{point.capture_id}:{point.rows}:{point.bytes}"
+    if point.missing:
+        event_id += f":missing{len(point.missing)}"
     if len(event_id) <= _MAX_EVENT_ID:
         return event_id
     return "capture_point:sha256:" + hashlib.sha256(event_id.encode("utf-8")).hexdigest()[:64]
 
 
-def capture_point_event(app_id: str, run_id: str, point: CapturePoint) -> dict[str, Any]:
+def capture_point_event(app_id: str, store: LineageStore, point: CapturePoint) -> dict[str, Any]:
     """The ``capture_point`` event of one point (capture ids are prefixed with the run id, which
     keeps them unique when one application runs several LineageContexts)."""
+    run_id = store.run_id
     event: dict[str, Any] = {
         "event_id": _event_id(run_id, point),
         "type": "capture_point",
@@ -37,7 +38,7 @@ def capture_point_event(app_id: str, run_id: str, point: CapturePoint) -> dict[s
         "time": int(time.time() * 1000),
         "capture_id": f"{run_id}/{point.capture_id}",
         "kind": point.kind,
-        "location": point.location,
+        "location": store.fs.uri(point.location),
         "rows": int(point.rows),
         "bytes": int(point.bytes),
         "parents": [f"{run_id}/{p}" for p in point.parents],
@@ -46,16 +47,16 @@ def capture_point_event(app_id: str, run_id: str, point: CapturePoint) -> dict[s
         event["rdd_id"] = int(point.rdd_id)
     if point.stage_id is not None:
         event["stage_id"] = int(point.stage_id)
+    if point.missing:
+        event["missing"] = [{"partition": part, "reason": reason} for part, reason in sorted(point.missing.items())]
     return event
 
 
-def capture_point_events(lc: LineageContext, points: list[CapturePoint] | None = None) -> list[dict[str, Any]]:
-    """Events for the given points (default: every point of the context)."""
-    chosen = points if points is not None else sorted(lc.store.points.values(), key=lambda p: p.seq)
-    return [capture_point_event(lc.app_id, lc.store.run_id, p) for p in chosen]
+def capture_point_events(app_id: str, store: LineageStore, points: list[CapturePoint]) -> list[dict[str, Any]]:
+    return [capture_point_event(app_id, store, p) for p in points]
 
 
-def deliver(lc: LineageContext, events: list[dict[str, Any]]) -> bool:
+def deliver(sc: Any, events: list[dict[str, Any]]) -> bool:
     """Hands events to the running coarse agent of this SparkContext; False when there is none."""
     if not events:
         return False
@@ -63,11 +64,10 @@ def deliver(lc: LineageContext, events: list[dict[str, Any]]) -> bool:
         from capture_agent.agent import current_agent
 
         agent = current_agent()
-        if agent is None or not agent.running or agent.sc is not lc.sc:
+        if agent is None or not agent.running or agent.sc is not sc:
             return False
-        emit = getattr(agent, "emit", None) or agent._emit
-        emit(events)
+        agent.emit(events)
         return True
-    except Exception as exc:  # noqa: BLE001 - lineage must never fail the job
+    except Exception as exc:  # lineage must never fail the job
         log.warning("lineage: capture point events not delivered: %s", exc)
         return False

@@ -8,20 +8,16 @@ methods (``map``, ``reduceByKey``...) run on the traced records' values: selecti
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyroaring import BitMap64
+from pyspark.core.rdd import RDD
 
 from capture_agent.record.errors import ValuesNotAvailable
-from capture_agent.record.values import Position, text_unit
-
-if TYPE_CHECKING:
-    from pyspark.core.rdd import RDD
-
-    from capture_agent.record.context import LineageContext
-    from capture_agent.record.outputs import OutputRun
-
-Frontier = dict[str, BitMap64]
+from capture_agent.record.query.engine import Frontier
+from capture_agent.record.query.session import TraceSession
+from capture_agent.record.storage.layouts import Position
+from capture_agent.record.storage.sources import text_unit
 
 
 def _unit_values(unit: tuple[Any, ...]) -> list[Any]:
@@ -29,9 +25,9 @@ def _unit_values(unit: tuple[Any, ...]) -> list[Any]:
 
 
 class LineageRDD:
-    """Records (ids, with values on demand) at capture points of one LineageContext."""
+    """Records (ids, with values on demand) at capture points of one run."""
 
-    def __init__(self, lc: LineageContext, compute: Callable[[], Frontier], scope: set[str] | None = None,
+    def __init__(self, lc: TraceSession, compute: Callable[[], Frontier], scope: set[str] | None = None,
                  description: str = "") -> None:
         self._lc = lc
         self._compute = compute
@@ -41,18 +37,19 @@ class LineageRDD:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def at_output(cls, lc: LineageContext, run: OutputRun) -> LineageRDD:
-        point = run.point
-        scope = lc.store.ancestors(point.capture_id)
+    def at_output(cls, lc: TraceSession, capture_id: str, ids: list[int] | None = None) -> LineageRDD:
+        """The records of an action's output (its kept result ids, or every record of its table);
+        forward traces from them stay within what that action computed."""
+        point = lc.store.point(capture_id)
+        scope = lc.store.ancestors(capture_id)
 
         def compute() -> Frontier:
-            ids = BitMap64(run.ids) if run.ids else lc.engine.all_ids(point)
-            return {point.capture_id: ids}
+            return {capture_id: lc.engine.all_ids(point) if ids is None else BitMap64(ids)}
 
-        return cls(lc, compute, scope, f"{point.capture_id}")
+        return cls(lc, compute, scope, capture_id)
 
     @classmethod
-    def at_point(cls, lc: LineageContext, capture_id: str, ids: Any = None) -> LineageRDD:
+    def at_point(cls, lc: TraceSession, capture_id: str, ids: Any = None) -> LineageRDD:
         point = lc.store.point(capture_id)
 
         def compute() -> Frontier:
@@ -185,12 +182,11 @@ class LineageRDD:
         for cid in self.points():
             point = self._lc.store.point(cid)
             ids = self.frontier()[cid]
-            if point.layout == "text":
-                units = self._lc.values.text_units(point, ids, None)
-                if units:
-                    parts.append(sc.parallelize(units, len(units)).flatMap(_unit_values))
-            else:
+            units = self._lc.values.text_units(point, ids)
+            if units is None:
                 others.extend(v for _, v in self._lc.values.values(point, ids))
+            elif units:
+                parts.append(sc.parallelize(units, len(units)).flatMap(_unit_values))
         if others or not parts:
             parts.append(sc.parallelize(others, max(1, min(len(others) // 10000 + 1, sc.defaultParallelism))))
         return parts[0] if len(parts) == 1 else sc.union(parts)
@@ -198,8 +194,6 @@ class LineageRDD:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        from pyspark.core.rdd import RDD
-
         if hasattr(RDD, name):
             return getattr(self.rdd(), name)
         raise AttributeError(f"LineageRDD has no attribute {name!r}")

@@ -7,18 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.core.rdd import RDD
 
+from capture_agent.record.capture.plan import Node
+from capture_agent.record.capture.runtime import CaptureRuntime
 from capture_agent.record.errors import NotCaptured, UnsupportedOperation
-
-if TYPE_CHECKING:
-    from capture_agent.record.context import LineageContext
-    from capture_agent.record.lineage_rdd import LineageRDD
-    from capture_agent.record.plan import Node
+from capture_agent.record.query.lineage_rdd import LineageRDD
 
 
 class ActionMethods:
     """The actions of CapturedRDD: each runs the compiled job and registers an output point."""
 
-    _lc: LineageContext
+    _rt: CaptureRuntime
     _node: Node
 
     if TYPE_CHECKING:  # provided by CapturedRDD
@@ -27,34 +25,34 @@ class ActionMethods:
         def getNumPartitions(self) -> int: ...
 
     def collect(self) -> list[Any]:
-        return self._lc.actions.collect(self._node, "collect")
+        return self._rt.actions.collect(self._node, "collect")
 
     def collectAsMap(self) -> dict[Any, Any]:
-        return dict(self._lc.actions.collect(self._node, "collectAsMap"))
+        return dict(self._rt.actions.collect(self._node, "collectAsMap"))
 
     def take(self, num: int) -> list[Any]:
-        return self._lc.actions.take(self._node, num, "take")
+        return self._rt.actions.take(self._node, num, "take")
 
     def first(self) -> Any:
-        rs = self._lc.actions.take(self._node, 1, "first")
+        rs = self._rt.actions.take(self._node, 1, "first")
         if rs:
             return rs[0]
         raise ValueError("RDD is empty")
 
     def isEmpty(self) -> bool:
-        return self.getNumPartitions() == 0 or len(self._lc.actions.take(self._node, 1, "isEmpty")) == 0
+        return self.getNumPartitions() == 0 or len(self._rt.actions.take(self._node, 1, "isEmpty")) == 0
 
     def count(self) -> int:
-        return self._lc.actions.count(self._node)
+        return self._rt.actions.count(self._node)
 
     def toLocalIterator(self, prefetchPartitions: bool = False) -> Iterable[Any]:
-        return iter(self._lc.actions.collect(self._node, "toLocalIterator"))
+        return iter(self._rt.actions.collect(self._node, "toLocalIterator"))
 
     def lookup(self, key: Any) -> list[Any]:
         return self.filter(lambda kv: kv[0] == key).values().collect()
 
     def _aggregate(self, op: str, run: Callable[[RDD], Any]) -> Any:
-        return self._lc.actions.aggregate(self._node, op, run)
+        return self._rt.actions.aggregate(self._node, op, run)
 
     def reduce(self, f: Callable[[Any, Any], Any]) -> Any:
         return self._aggregate("reduce", lambda r: r.reduce(f))
@@ -106,38 +104,36 @@ class ActionMethods:
         self._aggregate("foreachPartition", lambda r: r.foreachPartition(f))
 
     def countByValue(self) -> dict[Any, int]:
-        return self._lc.actions.count_by_value(self._node, "countByValue")
+        return self._rt.actions.count_by_value(self._node, "countByValue")
 
     def reduceByKeyLocally(self, func: Callable[[Any, Any], Any]) -> dict[Any, Any]:
-        return self._lc.actions.count_by_value(self._node, "reduceByKeyLocally", merge=func)
+        return self._rt.actions.count_by_value(self._node, "reduceByKeyLocally", merge=func)
 
     def countByKey(self) -> dict[Any, int]:
-        return self._lc.actions.count_by_value(self.keys()._node, "countByKey", owner=self._node)
+        return self._rt.actions.count_by_value(self.keys()._node, "countByKey", owner=self._node)
 
     def top(self, num: int, key: Callable[[Any], Any] | None = None) -> list[Any]:
-        return self._lc.actions.ordered(self._node, "top", num, key, largest=True)
+        return self._rt.actions.ordered(self._node, "top", num, key, largest=True)
 
     def takeOrdered(self, num: int, key: Callable[[Any], Any] | None = None) -> list[Any]:
         if num < 0:
             raise ValueError("top N cannot be negative.")
-        return self._lc.actions.ordered(self._node, "takeOrdered", num, key, largest=False)
+        return self._rt.actions.ordered(self._node, "takeOrdered", num, key, largest=False)
 
     def saveAsTextFile(self, path: str, compressionCodecClass: str | None = None) -> None:
         if compressionCodecClass:
             raise UnsupportedOperation("saveAsTextFile", "compressed output has no stable line offsets; "
                                        "save uncompressed or use .plain()")
-        self._lc.actions.save_text(self._node, path)
+        self._rt.actions.save_text(self._node, path)
 
     # ------------------------------------------------------------------ lineage
     def getLineage(self) -> LineageRDD:
         """LineageRDD at this RDD's records: the output of its last action (Titian's getLineage)."""
-        from capture_agent.record.lineage_rdd import LineageRDD
-
         run = self._node.last_output
         if run is not None:
-            return LineageRDD.at_output(self._lc, run)
-        head = self._lc.compiler._heads.get(self._node.seq)
+            return LineageRDD.at_output(self._rt.lineage, run.point.capture_id, run.ids or None)
+        head = self._rt.compiler.compiled(self._node)
         if head is not None:
-            return LineageRDD.at_point(self._lc, head.point.capture_id)
+            return LineageRDD.at_point(self._rt.lineage, head.point.capture_id)
         raise NotCaptured(f"{self!r} has no lineage yet: run an action on it (collect, count, ...) first")
 

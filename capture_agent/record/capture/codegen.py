@@ -1,0 +1,184 @@
+"""Code generation: ONE Python function per fused stage branch.
+
+A *head* yields its records with their position: ``(offset, line)`` for text, ``(position,
+value)`` otherwise. The generated function loops over the head's records, applies the fused
+narrow operators inline and hands each result with its input position to the *tail* (collect,
+count, map-side combine, group, shuffle...). Positions live in ``array('I')``; nothing is
+materialised per operator, and each tail writes its partition's association table once, at the
+end (``worker.tails``).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from typing import Any
+
+from capture_agent.record.capture.pipeline import Head, Tail
+from capture_agent.record.capture.plan import NarrowOp
+from capture_agent.record.worker import tails
+
+ONE_TO_ONE = ("map", "mapValues", "keyBy", "keys", "values")
+
+_TAIL_NAMES = {
+    "array": array,
+    "LimitReached": tails.LimitReached,
+    "finish_one_local": tails.finish_one_local,
+    "finish_single": tails.finish_single,
+    "finish_save": tails.finish_save,
+    "finish_combiner": tails.finish_combiner,
+    "finish_group": tails.finish_group,
+    "finish_text_input": tails.finish_text_input,
+}
+
+
+def tail_code(tail: Tail, v: str) -> tuple[list[str], list[str], list[str]]:
+    """(prologue, body, epilogue) lines of a tail; ``v`` is the record, ``pos`` its position."""
+    kind = tail.kind
+    if kind == "records":
+        pro = ["poss = array('I')", "ap = poss.append", "n = 0"]
+        if tail.limit < 0:
+            body = ["ap(pos)", f"yield {v}"]
+        elif tail.drain:
+            body = ["if n < LIMIT:", "    ap(pos)", "    n += 1", f"    yield {v}"]
+        else:
+            body = ["if n == LIMIT:", "    raise LimitReached()", "ap(pos)", "n += 1", f"yield {v}"]
+        return pro, body, ["finish_one_local(LOC, tpart, poss)"]
+    if kind == "count":
+        return (["poss = array('I')", "ap = poss.append"], ["ap(pos)"],
+                ["finish_single(LOC, tpart, poss)", "yield len(poss)"])
+    if kind == "consume":
+        return (["poss = array('I')", "ap = poss.append"], ["ap(pos)", f"yield {v}"],
+                ["finish_single(LOC, tpart, poss)"])
+    if kind == "save":
+        pro = ["offs = array('q')", "poss = array('I')", "ao = offs.append", "ap = poss.append", "o = 0"]
+        body = [f"x = {v}",
+                "if not isinstance(x, bytes):",
+                "    x = x.encode('utf-8') if isinstance(x, str) else str(x).encode('utf-8')",
+                "ao(o)", "ap(pos)", "o += len(x) + 1", "yield x"]
+        return pro, body, ["finish_save(LOC, tpart, offs, poss)"]
+    if kind == "pairs":
+        return [], [f"yield (pos, {v})"], []
+    if kind == "gid":
+        return ["hi = tpart << 32"], [f"yield (hi | pos, {v})"], []
+    if kind == "keyed_gid":
+        return ["hi = tpart << 32"], [f"kk, xx = {v}", "yield (kk, (xx, hi | pos))"], []
+    # combine and group: each record appends its key's slot (first-seen order) and its position to
+    # two flat arrays; the positions of each key are grouped once, at the end (appending to one
+    # array per key costs more: 50,000 keys' arrays are scattered in memory).
+    dense = tail.dense
+    keep = [] if dense else ["keep_pos(pos)"]
+    poss = "None" if dense else "poss"
+    if kind == "combine":
+        first = "create(xx)" if tail.create is not None else "xx"
+        body = [f"kk, xx = {v}",
+                "j = get(kk)",
+                "if j is None:",
+                "    j = d[kk] = len(vals)",
+                f"    new_key({first})",
+                "else:",
+                "    vals[j] = merge(vals[j], xx)",
+                "keep_slot(j)", *keep]
+        prologue = ["d = {}", "get = d.get", "vals = []", "new_key = vals.append", "slots = array('I')",
+                    "keep_slot = slots.append", "poss = array('I')", "keep_pos = poss.append", "merge = MERGE",
+                    "create = CREATE"]
+        return prologue, body, [f"yield from finish_combiner(LOC, tpart, d, vals, slots, {poss})"]
+    if kind == "group":
+        body = [f"kk, xx = {v}",
+                "j = get(kk)",
+                "if j is None:",
+                "    j = d[kk] = len(vals)",
+                "    new_key([xx])",
+                "else:",
+                "    vals[j].append(xx)",
+                "keep_slot(j)", *keep]
+        prologue = ["d = {}", "get = d.get", "vals = []", "new_key = vals.append", "slots = array('I')",
+                    "keep_slot = slots.append", "poss = array('I')", "keep_pos = poss.append"]
+        return prologue, body, [f"yield from finish_group(tpart, SIDE, d, vals, slots, {poss})"]
+    raise ValueError(f"unknown tail {kind}")
+
+
+def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: int) -> Callable[..., Any]:
+    """Generates the fused stage function of one branch (see the module docstring)."""
+    ns: dict[str, Any] = dict(_TAIL_NAMES)
+    ns.update(OFFSET=offset, BASES=head.bases, LOC=tail.target, LIMIT=tail.limit, SIDE=tail.side,
+              CREATE=tail.create, MERGE=tail.merge, INPUT_LOC=head.input_target)
+    lines: list[str] = ["def stage(split, iterator):", "    tpart = split + OFFSET"]
+
+    def emit(level: int, text: str) -> None:
+        lines.append("    " * level + text)
+
+    text = head.reader == "offset"
+    if text:
+        # A line's position is its number in the split; its byte offset goes to the input table.
+        emit(1, "base = BASES[split]")
+        emit(1, "offs = array('q')")
+        emit(1, "keep_offset = offs.append")
+        emit(1, "pos = -1")
+        emit(1, "complete = False")
+    for i, op in enumerate(ops):
+        ns[f"F{i}"] = op.func
+        emit(1, f"f{i} = F{i}(split)" if op.bound else f"f{i} = F{i}")
+    cur = "v0"
+    prologue, body, epilogue = tail_code(tail, "{v}")
+    for line in prologue:
+        emit(1, line)
+    top = 2 if text else 1
+    if text:
+        emit(1, "try:")
+    emit(top, "try:")
+    if text:
+        emit(top + 1, "for off, v0 in iterator:")
+        emit(top + 2, "pos += 1")
+        emit(top + 2, "keep_offset(off)")
+        if head.encode:
+            emit(top + 2, "v0 = v0.encode('utf-8')")
+    else:
+        emit(top + 1, "for pos, v0 in iterator:")
+    level = top + 2
+    for i, op in enumerate(ops):
+        nxt = f"v{i + 1}"
+        t = op.template
+        if t == "map":
+            emit(level, f"{nxt} = f{i}({cur})")
+        elif t == "filter":
+            emit(level, f"if not f{i}({cur}):")
+            emit(level + 1, "continue")
+            nxt = cur
+        elif t == "flat":
+            emit(level, f"for {nxt} in f{i}({cur}):")
+            level += 1
+        elif t == "mapValues":
+            emit(level, f"{nxt} = ({cur}[0], f{i}({cur}[1]))")
+        elif t == "flatMapValues":
+            emit(level, f"for x{i} in f{i}({cur}[1]):")
+            level += 1
+            emit(level, f"{nxt} = ({cur}[0], x{i})")
+        elif t == "keyBy":
+            emit(level, f"{nxt} = (f{i}({cur}), {cur})")
+        elif t == "keys":
+            emit(level, f"{nxt} = {cur}[0]")
+        elif t == "values":
+            emit(level, f"{nxt} = {cur}[1]")
+        else:  # pragma: no cover
+            raise ValueError(f"unknown narrow template {t}")
+        cur = nxt
+    for line in body:
+        emit(level, line.replace("{v}", cur))
+    if text:
+        emit(top + 1, "complete = True")
+    emit(top, "except LimitReached:")
+    emit(top + 1, "pass")
+    if text:
+        emit(1, "finally:")
+        emit(2, "finish_text_input(INPUT_LOC, split, offs, complete, base)")
+    for line in epilogue:
+        emit(1, line)
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<lineage stage {tail.kind}>", "exec"), ns)  # our own generated code, never user input
+    fn = ns["stage"]
+    fn.__qualname__ = fn.__name__ = f"lineage_stage_{tail.kind}"
+    fn.__doc__ = source
+    return fn
+
+

@@ -1,0 +1,51 @@
+"""Opening a finished run's lineage from its folder: traces without the job that captured it.
+
+    run = LineageRun("var/lineage/local-1763731200000")     # a path or URL; optionally a SparkContext
+    out = run.outputs()[-1]
+    run.lineage(out, [0]).goBackAll().collect()             # input lines, read by seeking
+
+Input records and action results (kept in ``values.parquet``) are readable; records at
+intermediate capture points are not (they exist only while their job's RDDs do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from capture_agent.record.query.lineage_rdd import LineageRDD
+from capture_agent.record.query.session import TraceSession
+from capture_agent.record.storage.fs import StoreFS
+from capture_agent.record.storage.manifest import CapturePoint, LineageStore
+
+
+class LineageRun:
+    """The capture points of one run folder, ready for LineageRDD traces."""
+
+    def __init__(self, run_dir: str, sc: Any = None, trace_mode: str = "auto", store: StoreFS | None = None) -> None:
+        self.session = TraceSession(LineageStore.open(run_dir, store), sc, trace_mode)
+
+    @property
+    def store(self) -> LineageStore:
+        return self.session.store
+
+    @property
+    def run_dir(self) -> str:
+        return self.store.fs.uri(self.store.run_dir)
+
+    @property
+    def engine(self) -> Any:
+        return self.session.engine
+
+    def capture_points(self) -> list[CapturePoint]:
+        return self.store.by_seq()
+
+    def outputs(self) -> list[CapturePoint]:
+        return [p for p in self.capture_points() if p.kind == "output"]
+
+    def lineage(self, target: Any, ids: Iterable[int] | None = None) -> LineageRDD:
+        """A LineageRDD at a capture point: all its records, or the given ids."""
+        capture_id = self.session.capture_id_of(target)
+        if self.store.point(capture_id).kind == "output":
+            return LineageRDD.at_output(self.session, capture_id, None if ids is None else list(ids))
+        return LineageRDD.at_point(self.session, capture_id, ids)

@@ -1,0 +1,55 @@
+"""Table layouts, one class each; ``LAYOUTS`` maps the names written in run manifests to classes.
+
+Adding a layout is adding a class (in the module of its family) and registering it here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from capture_agent.record.storage.layouts.base import CapturePoint, Layout, MissingTable, Position, StepContext
+from capture_agent.record.storage.layouts.inputs import Rows, Text, Values, check_files
+from capture_agent.record.storage.layouts.local import OneLocal, Save, SetLocal, SetPartition, Single
+from capture_agent.record.storage.layouts.shuffled import ListGlobal, OneGlobal, Pair, SetGlobal, Sets
+from capture_agent.record.storage.layouts.union import Union
+
+LAYOUTS: dict[str, type[Layout]] = {
+    cls.name: cls
+    for cls in (Text, Values, Rows, OneLocal, SetLocal, Single, SetPartition, Save, OneGlobal, ListGlobal, SetGlobal,
+                Sets, Pair, Union)
+}
+
+
+def layout_from(name: str, details: dict[str, Any]) -> Layout:
+    """The layout a manifest names, with its details."""
+    try:
+        cls = LAYOUTS[name]
+    except KeyError:
+        raise ValueError(f"unknown table layout {name!r} (known: {', '.join(sorted(LAYOUTS))})") from None
+    return cls.from_details(details)
+
+
+__all__ = [
+    "LAYOUTS",
+    "CapturePoint",
+    "Layout",
+    "ListGlobal",
+    "MissingTable",
+    "OneGlobal",
+    "OneLocal",
+    "Pair",
+    "Position",
+    "Rows",
+    "Save",
+    "SetGlobal",
+    "SetLocal",
+    "SetPartition",
+    "Sets",
+    "Single",
+    "StepContext",
+    "Text",
+    "Union",
+    "Values",
+    "check_files",
+    "layout_from",
+]

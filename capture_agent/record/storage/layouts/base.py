@@ -1,0 +1,263 @@
+"""The base class of table layouts, and what a layout needs from the code that traces with it.
+
+A layout owns everything about one shape of association table: its columns, its task-side
+writer (a ``write`` class method called by the task code in ``worker/``), the backward and
+forward steps of a trace through it (split into units of one partition table each, which run in
+the tracing process or as Spark tasks), the ids of all its records, the values and positions of
+its records where the table or the source keeps them, and its deletion rule. Its details (the
+typed fields of a subclass: input files, a union's ranges, a group's mode...) are written to the
+run's manifest.
+
+Task-safe: the ``*_table`` methods run inside Spark tasks (the class travels by value).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple, Protocol
+
+from pyroaring import BitMap, BitMap64
+
+from capture_agent.record.storage.deletion import Copy, DeletionRule, Product, Sum, Token
+from capture_agent.record.storage.fs import StoreFS
+from capture_agent.record.storage.ids import SHIFT, split_by_partition, union_all
+from capture_agent.record.storage.tables import ROW_GROUP, ROW_GROUP_SETS, read_rows
+
+Unit = tuple[Any, ...]
+Predicate = Callable[[Any], bool] | None
+assert array("I").itemsize == 4 and array("q").itemsize == 8
+
+
+class Position(NamedTuple):
+    """Where a record lives: a file and byte offset (text), a file and row index (Parquet), the
+    index in an action's result ("result"), or a capture point and record id."""
+
+    source: str
+    offset: int
+
+
+class CapturePoint(Protocol):
+    """What a layout reads of a capture point (``storage.point.CapturePoint``)."""
+
+    capture_id: str
+    kind: str
+    parents: list[str]
+    num_partitions: int
+    location: str
+    rows: int
+    bytes: int
+
+    @property
+    def layout(self) -> Layout: ...
+
+    def table_path(self, part: int) -> str: ...
+
+    def partial_path(self, part: int) -> str: ...
+
+    def partition_rows(self, store: StoreFS) -> dict[int, int]: ...
+
+
+class StepContext(Protocol):
+    """What a layout's trace steps need from the engine."""
+
+    fs: StoreFS
+
+    def run_units(self, fn: Callable[..., Any], units: list[Unit], cost: int) -> list[Any]: ...
+
+    def point(self, capture_id: str) -> CapturePoint: ...
+
+
+ValueContext = StepContext  # reading values runs units like a trace step
+
+
+class MissingTable(FileNotFoundError):
+    """A partition table a trace step needs was never written."""
+
+
+# ---------------------------------------------------------------- arrow helpers (task side)
+
+def dense_out_ids(part: int, n: int) -> Any:
+    """(part, 0), (part, 1)... as an int64 column, built in C++ (a Python range costs 80 ns a row)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if n == 0:
+        return pa.array([], type=pa.int64())
+    return pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n), start=(part << SHIFT) - 1)
+
+
+def u32_column(values: array) -> Any:
+    import pyarrow as pa
+
+    return pa.Array.from_buffers(pa.uint32(), len(values), [None, pa.py_buffer(values)])
+
+
+def i64_column(values: array) -> Any:
+    import pyarrow as pa
+
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def bitmap_bytes(positions: Any) -> bytes:
+    bm = BitMap(positions)
+    bm.run_optimize()
+    return bytes(bm.serialize())
+
+
+def bitmap64_bytes(ids: Any) -> bytes:
+    bm = BitMap64(ids)
+    bm.run_optimize()
+    return bytes(bm.serialize())
+
+
+def serialize_all(bitmaps: list[BitMap64]) -> list[bytes]:
+    for bm in bitmaps:
+        bm.run_optimize()
+    return [bytes(bm.serialize()) for bm in bitmaps]
+
+
+def require(store: StoreFS, path: str) -> None:
+    if not store.exists(path):
+        raise MissingTable(f"lineage table {path} is missing: its task did not write it (see the job's log)")
+
+
+# ---------------------------------------------------------------- the base class
+
+@dataclass
+class Layout:
+    """One shape of association table (see the module docstring); subclasses add typed details."""
+
+    name: ClassVar[str] = ""
+    columns: ClassVar[tuple[str, ...]] = ()
+    local: ClassVar[bool] = False  # ids at the parent are positions in the same partition
+    virtual: ClassVar[bool] = False  # no table: a mapping of partitions (union)
+    id_sets: ClassVar[bool] = False  # rows hold sets of ids (small row groups)
+
+    mode: str = ""  # the operator family the rows come from (group, join, left, subtract...)
+
+    # ------------------------------------------------------------------ details
+    def details(self) -> dict[str, Any]:
+        """The typed fields, as written to the manifest (defaults left out)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            if value != default:
+                out[f.name] = value
+        return out
+
+    @classmethod
+    def from_details(cls, data: dict[str, Any]) -> Layout:
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    # ------------------------------------------------------------------ deletion
+    def deletion(self, kind: str) -> DeletionRule:
+        """The deletion rule of a point of this layout and ``kind`` (see ``storage.deletion``)."""
+        if kind == "input":
+            return Token()
+        if kind in ("combiner", "reducer"):
+            return Sum()
+        if kind == "join":
+            return Product()
+        return Copy()
+
+    # ------------------------------------------------------------------ backward
+    def slots(self, nparents: int) -> int:
+        """How many parents the table's id columns refer to (1: the first parent only)."""
+        return 1
+
+    def backward(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> dict[str, BitMap64]:
+        """Ids at each parent of ``point`` that the records ``ids`` at ``point`` came from."""
+        parts = self.backward_parts(point, ids)
+        units = [(ctx.fs, point.table_path(p), p, blob, len(point.parents)) for p, blob in parts]
+        outputs = ctx.run_units(self.backward_table, units, self.backward_cost(ctx.fs, point, units))
+        result: dict[str, BitMap64] = {}
+        for slots in outputs:
+            for slot, blob in enumerate(slots):
+                bm = BitMap64.deserialize(blob)
+                if bm:
+                    result.setdefault(point.parents[slot], BitMap64()).__ior__(bm)
+        return result
+
+    def backward_parts(self, point: CapturePoint, ids: BitMap64) -> list[tuple[int, bytes | None]]:
+        """(partition, serialized wanted positions or None for all rows) of the tables to read."""
+        return [(p, positions.serialize()) for p, positions in split_by_partition(ids)]
+
+    def backward_cost(self, store: StoreFS, point: CapturePoint, units: list[Unit]) -> int:
+        """Bytes a backward step reads: only the row groups holding the wanted rows."""
+        per_row = point.bytes / max(point.rows, 1)
+        group = ROW_GROUP_SETS if self.id_sets else ROW_GROUP
+        cost = 0
+        for unit in units:
+            size = store.size(unit[1])
+            cost += size if unit[3] is None else min(size, int(len(BitMap.deserialize(unit[3])) * group * per_row))
+        return cost
+
+    def backward_table(self, store: StoreFS, path: str, part: int, positions: bytes | None,
+                       nparents: int) -> list[bytes]:
+        """Task side: ids at each parent slot of rows ``positions`` (None: all) of one table."""
+        require(store, path)
+        rows = None if positions is None else list(BitMap.deserialize(positions))
+        table = read_rows(store, path, self.id_columns(nparents), rows)
+        return serialize_all(self.in_ids(table, part, nparents))
+
+    def id_columns(self, nparents: int) -> list[str]:
+        return [c for c in self.columns if c.startswith("in_")]
+
+    def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
+        """The input ids of a table's rows, one bitmap per parent slot."""
+        raise NotImplementedError(self.name)
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, ctx: StepContext, child: CapturePoint, parent_id: str, ids: BitMap64) -> BitMap64:
+        """Ids at ``child`` (a point of this layout) of the records that used any of ``ids`` at
+        its parent ``parent_id``."""
+        slots = [i for i, p in enumerate(child.parents) if p == parent_id and i < self.slots(len(child.parents))]
+        units: list[Unit] = []
+        for slot in slots:
+            if self.local:
+                for part, positions in split_by_partition(ids):
+                    units.append((ctx.fs, child.table_path(part), part, slot, positions.serialize()))
+            else:
+                blob = ids.serialize()
+                units.extend((ctx.fs, child.table_path(p), p, slot, blob) for p in range(child.num_partitions))
+        outputs = ctx.run_units(self.forward_table, units, sum(ctx.fs.size(u[1]) for u in units))
+        return union_all(BitMap64.deserialize(b) for b in outputs)
+
+    def forward_table(self, store: StoreFS, path: str, part: int, slot: int, ids: bytes) -> bytes:
+        """Task side: out ids of the rows of one table whose inputs at ``slot`` meet ``ids``."""
+        if not store.exists(path):
+            return bytes(BitMap64().serialize())
+        rows = self.rows_using(store, path, slot, ids)
+        hi = part << SHIFT
+        return bytes(BitMap64([hi | r for r in rows]).serialize())
+
+    def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
+        """Row numbers of one table whose inputs at ``slot`` meet ``ids`` (serialized)."""
+        raise NotImplementedError(self.name)
+
+    # ------------------------------------------------------------------ records
+    def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:
+        """Every record id at a point (row i of partition p is record (p, i))."""
+        out = BitMap64()
+        for part, rows in point.partition_rows(store).items():
+            if rows:
+                out.add_range(part << SHIFT, (part << SHIFT) + rows)
+        return out
+
+    def values(self, ctx: ValueContext, point: CapturePoint, ids: BitMap64,
+               predicate: Predicate) -> list[tuple[int, Any]] | None:
+        """(id, value) of records whose values this layout keeps, sorted by id; None when it keeps none."""
+        return None
+
+    def positions(self, ctx: ValueContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
+        """Where the records live, when this layout knows; None otherwise."""
+        return None
+
+
+def filtered(pairs: Sequence[tuple[int, Any]], predicate: Predicate) -> list[tuple[int, Any]]:
+    return list(pairs) if predicate is None else [(i, v) for i, v in pairs if predicate(v)]

@@ -1,0 +1,287 @@
+"""Input layouts: where each input record comes from, so a trace can show it as it is in the source.
+
+| layout | columns | meaning |
+|---|---|---|
+| text | out_id, offset (uint32) | input lines; position = line number in its split, offset from the split's start |
+| values | out_id, value, text | parallelize input; pickled values kept |
+| rows | local_start, file, row_start, count | Parquet input; segments of (file, row index) |
+
+Text inputs (and CSV read as text) record each split's file and start and each file's size and
+modification time: a trace over a file that changed since capture says so. A text input that
+reads the part files of an earlier ``saveAsTextFile`` of the same run has that output as its
+parent, and traces chain through it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import pickle
+from array import array
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pyroaring import BitMap64
+
+from capture_agent.record.errors import InputChangedError, ValuesNotAvailable
+from capture_agent.record.storage.fs import StoreFS
+from capture_agent.record.storage.ids import SHIFT, split_by_partition
+from capture_agent.record.storage.layouts.base import (
+    CapturePoint,
+    Layout,
+    Position,
+    Predicate,
+    StepContext,
+    dense_out_ids,
+    filtered,
+    i64_column,
+    u32_column,
+)
+from capture_agent.record.storage.sources import csv_parser, source_status, text_unit
+from capture_agent.record.storage.tables import TableTarget, num_rows, read_rows, take_rows, write_partial
+
+TEXT_UNIT_COST = 4096  # a sparse line costs about a page read
+
+
+def check_files(files: list[dict[str, Any]], indexes: set[int] | None = None) -> None:
+    """Raises InputChangedError when a recorded input file changed since capture."""
+    for i, info in enumerate(files):
+        if indexes is not None and i not in indexes:
+            continue
+        recorded = (info["size"], info["mtime"])
+        current = source_status(info["path"])
+        if current is None:
+            raise InputChangedError(info["path"], recorded, None)
+        if current[0] != recorded[0] or abs(current[1] - recorded[1]) > 1:
+            raise InputChangedError(info["path"], recorded, current)
+
+
+class InputLayout(Layout):
+    """Input records: deleted only when selected (the base ``deletion`` gives Token for kind input)."""
+
+    def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
+        return [BitMap64()]
+
+
+@dataclass
+class Text(InputLayout):
+    """textFile and csv: ids (split, line number); each line's byte offset from its split's start."""
+
+    name: ClassVar[str] = "text"
+    columns: ClassVar[tuple[str, ...]] = ("out_id", "offset")
+
+    format: str = "text"  # or "csv"
+    source: str = ""  # the path(s) given to textFile/csv
+    files: list[dict[str, Any]] = field(default_factory=list)  # {path, size, mtime}
+    splits: list[list[int]] = field(default_factory=list)  # [file index, start, length]
+    header: bool = False
+    sep: str = ","
+    quote: str = '"'
+    fields: list[str] = field(default_factory=list)  # CSV column names
+
+    # ------------------------------------------------------------------ capture (task side)
+    @staticmethod
+    def write(target: TableTarget, part: int, offsets: array, complete: bool, base: int = 0) -> None:
+        """Line number -> byte offset from the split's start. ``offsets`` are array('q') file
+        offsets (minus ``base``, the split's start) or array('I') relative offsets. A split read
+        only partly (take) keeps a partial table, replaced by longer prefixes and by the full one."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if offsets.typecode == "q":
+            relative = pc.cast(pc.subtract(i64_column(offsets), pa.scalar(base, pa.int64())), pa.uint32())
+        else:
+            relative = u32_column(offsets)
+        columns = {"out_id": dense_out_ids(part, len(offsets)), "offset": relative}
+        store = target.store
+        try:
+            if complete:
+                target.write(part, columns)
+                store.delete_file(target.partial_path(part))
+                return
+            if store.exists(target.path(part)):
+                return
+            partial = target.partial_path(part)
+            if store.exists(partial) and num_rows(store, partial) >= len(offsets):
+                return
+        except Exception as exc:  # the job must finish whatever the store does
+            target.report(part, exc)
+            return
+        write_partial(target, part, columns)
+
+    # ------------------------------------------------------------------ lines
+    def line_offsets(self, store: StoreFS, point: CapturePoint, part: int, positions: list[int]) -> list[int]:
+        """Byte offsets (from the split's start) of the given line numbers of one split."""
+        path = point.table_path(part)
+        if not store.exists(path):
+            path = point.partial_path(part)
+        if not store.exists(path):
+            raise ValuesNotAvailable(f"no line offsets of split {part} of {point.capture_id}")
+        column = read_rows(store, path, ["offset"], positions).column("offset").to_pylist()
+        if len(column) != len(positions):
+            raise ValuesNotAvailable(f"lines {positions[len(column):][:3]}... of split {part} were never read")
+        return list(column)
+
+    def text_units(self, store: StoreFS, point: CapturePoint, ids: BitMap64,
+                   predicate: Predicate) -> list[tuple[Any, ...]]:
+        """One ``text_unit`` per split holding ids: (file, ids, byte offsets, parser, predicate)."""
+        parts = list(split_by_partition(ids))
+        check_files(self.files, {self.splits[p][0] for p, _ in parts})
+        parse = csv_parser(self.fields, self.sep, self.quote) if self.format == "csv" else None
+        units = []
+        for p, bm in parts:
+            positions = list(bm)
+            start = self.splits[p][1]
+            offsets = [start + o for o in self.line_offsets(store, point, p, positions)]
+            units.append((self.files[self.splits[p][0]]["path"], [(p << SHIFT) | x for x in positions], offsets,
+                          parse, predicate))
+        return units
+
+    def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
+               predicate: Predicate) -> list[tuple[int, Any]] | None:
+        units = self.text_units(ctx.fs, point, ids, predicate)
+        out: list[tuple[int, Any]] = []
+        cost = sum(min(len(u[1]) * TEXT_UNIT_COST, self.files[self.splits[p][0]]["size"])
+                   for u, (p, _) in zip(units, split_by_partition(ids), strict=True))
+        for chunk in ctx.run_units(text_unit, units, cost):
+            out.extend(chunk)
+        return out
+
+    def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
+        out: list[Position] = []
+        for part, bm in split_by_partition(ids):
+            file_index, start, _ = self.splits[part]
+            path = self.files[file_index]["path"]
+            out.extend(Position(path, start + o) for o in self.line_offsets(ctx.fs, point, part, list(bm)))
+        return out
+
+    # ------------------------------------------------------------------ chaining through saved text
+    def backward(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> dict[str, BitMap64]:
+        """Input lines that an earlier saveAsTextFile wrote -> that output's records."""
+        result: dict[str, BitMap64] = {}
+        for part, positions in split_by_partition(ids):
+            file_index, start, _ = self.splits[part]
+            uri = self.files[file_index]["path"]
+            for parent_id in point.parents:
+                save = ctx.point(parent_id)
+                prefix = _save_prefix(save)
+                name = uri[len(prefix):]
+                if uri.startswith(prefix) and name.startswith("part-"):
+                    hi = int(name[5:].split(".")[0].split("-")[0]) << SHIFT
+                    offsets = self.line_offsets(ctx.fs, point, part, list(positions))
+                    records = BitMap64([hi | (start + o) for o in offsets])
+                    result.setdefault(parent_id, BitMap64()).__ior__(records)
+        return result
+
+    def forward(self, ctx: StepContext, child: CapturePoint, parent_id: str, ids: BitMap64) -> BitMap64:
+        """Records of an earlier saveAsTextFile -> the lines of this later text input that read them."""
+        prefix = _save_prefix(ctx.point(parent_id))
+        store = ctx.fs
+        out = BitMap64()
+        for part, offsets in split_by_partition(ids):
+            wanted = set(offsets)
+            for k, (file_index, start, length) in enumerate(self.splits):
+                uri = self.files[file_index]["path"]
+                if not uri.startswith(prefix) or not uri[len(prefix):].startswith(f"part-{part:05d}"):
+                    continue
+                path = child.table_path(k) if store.exists(child.table_path(k)) else child.partial_path(k)
+                if not store.exists(path) or not any(start <= o <= start + length for o in wanted):
+                    continue
+                relative = read_rows(store, path, ["offset"]).column("offset").to_pylist()
+                out |= BitMap64([(k << SHIFT) | line for line, o in enumerate(relative) if start + o in wanted])
+        return out
+
+
+def _save_prefix(save: CapturePoint) -> str:
+    return str(getattr(save.layout, "path", "")).rstrip("/") + "/"
+
+
+@dataclass
+class Values(InputLayout):
+    """parallelize: ids (partition, index); each task keeps its partition's values (pickled)."""
+
+    name: ClassVar[str] = "values"
+    columns: ClassVar[tuple[str, ...]] = ("out_id", "value", "text")
+
+    format: str = "collection"
+
+    @staticmethod
+    def write(target: TableTarget, part: int, pickles: list[bytes], texts: list[str]) -> None:
+        import pyarrow as pa
+
+        target.write(part, {"out_id": dense_out_ids(part, len(pickles)), "value": pa.array(pickles, type=pa.binary()),
+                            "text": pa.array(texts, type=pa.string())})
+
+    def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
+               predicate: Predicate) -> list[tuple[int, Any]] | None:
+        out: list[tuple[int, Any]] = []
+        for part, positions in split_by_partition(ids):
+            rows = list(positions)
+            blobs = read_rows(ctx.fs, point.table_path(part), ["value"], rows).column("value").to_pylist()
+            hi = part << SHIFT
+            out.extend((hi | r, pickle.loads(b)) for r, b in zip(rows, blobs, strict=True))
+        return filtered(out, predicate)
+
+
+@dataclass
+class Rows(InputLayout):
+    """Parquet through the DataFrame reader: ids (partition, i), kept as (file, row index) segments
+    from ``_metadata``, which do not depend on how Spark packs files into partitions."""
+
+    name: ClassVar[str] = "rows"
+    columns: ClassVar[tuple[str, ...]] = ("local_start", "file", "row_start", "count")
+
+    format: str = "parquet"
+    paths: list[str] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+
+    @staticmethod
+    def write(target: TableTarget, part: int, starts: list[int], files: list[str], rows: list[int],
+              counts: list[int]) -> None:
+        import pyarrow as pa
+
+        target.write(part, {"local_start": pa.array(starts, type=pa.int64()), "file": pa.array(files, type=pa.string()),
+                            "row_start": pa.array(rows, type=pa.int64()), "count": pa.array(counts, type=pa.int64())})
+
+    def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:
+        out = BitMap64()
+        for part in point.partition_rows(store):
+            counts = read_rows(store, point.table_path(part), ["count"]).column("count").to_pylist()
+            if sum(counts):
+                out.add_range(part << SHIFT, (part << SHIFT) + sum(counts))
+        return out
+
+    def _locate(self, store: StoreFS, point: CapturePoint, ids: BitMap64) -> list[tuple[int, str, int]]:
+        """(record id, file, row index) of each id, in id order."""
+        out = []
+        for part, positions in split_by_partition(ids):
+            segments = read_rows(store, point.table_path(part), list(self.columns)).to_pydict()
+            starts = segments["local_start"]
+            for pos in positions:
+                s = bisect.bisect_right(starts, pos) - 1
+                out.append(((part << SHIFT) | pos, segments["file"][s], segments["row_start"][s] + pos - starts[s]))
+        return out
+
+    def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
+               predicate: Predicate) -> list[tuple[int, Any]] | None:
+        import pyarrow.parquet as pq
+        from pyspark.sql.types import _create_row
+
+        from capture_agent.record.storage.sources import open_source
+
+        check_files(self.files)
+        located: dict[str, list[tuple[int, int]]] = {}
+        for record_id, file_uri, row in self._locate(ctx.fs, point, ids):
+            located.setdefault(file_uri, []).append((record_id, row))
+        out: list[tuple[int, Any]] = []
+        for file_uri, wanted in located.items():
+            with open_source(file_uri) as f:
+                table = take_rows(pq.ParquetFile(f), None, [r for _, r in wanted])
+            names = table.column_names
+            columns = [table.column(n).to_pylist() for n in names]
+            for k, (record_id, _) in enumerate(wanted):
+                out.append((record_id, _create_row(names, [column[k] for column in columns])))
+        out.sort(key=lambda t: t[0])
+        return filtered(out, predicate)
+
+    def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
+        return [Position(file_uri, row) for _, file_uri, row in self._locate(ctx.fs, point, ids)]

@@ -1,0 +1,196 @@
+"""Layouts after a shuffle: inputs are 64-bit ids from any partition of the parents.
+
+| layout | columns | meaning | modes (deletion rule) |
+|---|---|---|---|
+| one_global | out_id, in_id (int64) | one parent id | shuffles (copy); top (copy, limit); subtract (−) |
+| list_global | out_id, in_ids (list<int64>) | combiner ids of a reducer output | combine (+); distinct (δ) |
+| set_global | out_id, in_ids (BitMap64) | a group's input ids | group (+) |
+| sets | out_id, in_ids_0..n (BitMap64) | one set per parent | cogroup (+); intersection (δ·δ) |
+| pair | out_id, left_id, right_id (nullable) | a pair's two inputs | join, cartesian (·); outer joins |
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pyroaring import BitMap64
+
+from capture_agent.record.storage.deletion import (
+    Copy,
+    DeletionRule,
+    Difference,
+    Exists,
+    Intersection,
+    Outer,
+    Product,
+    Sum,
+)
+from capture_agent.record.storage.fs import StoreFS
+from capture_agent.record.storage.ids import union_all
+from capture_agent.record.storage.layouts.base import Layout, dense_out_ids, i64_column
+from capture_agent.record.storage.tables import TableTarget, read_rows
+
+
+def _rows_in(column: Any, ids: bytes) -> list[int]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    wanted = pa.array(list(BitMap64.deserialize(ids)), pa.int64())
+    return list(pc.indices_nonzero(pc.fill_null(pc.is_in(column, value_set=wanted), False)).to_pylist())
+
+
+def _rows_meeting(blobs: list[bytes], ids: bytes) -> list[int]:
+    wanted = BitMap64.deserialize(ids)
+    return [i for i, blob in enumerate(blobs) if BitMap64.deserialize(blob).intersect(wanted)]
+
+
+@dataclass
+class OneGlobal(Layout):
+    """Row i <- one id of the parent (after partitionBy, sortByKey, repartition; top; subtract)."""
+
+    name: ClassVar[str] = "one_global"
+    columns: ClassVar[tuple[str, ...]] = ("out_id", "in_id")
+
+    num: int = -1  # top/takeOrdered: how many were taken
+
+    @staticmethod
+    def write(target: TableTarget, part: int, ids: array) -> None:
+        target.write(part, {"out_id": dense_out_ids(part, len(ids)), "in_id": i64_column(ids)})
+
+    def deletion(self, kind: str) -> DeletionRule:
+        if self.mode in ("subtract", "subtract_by_key"):
+            return Difference()
+        return Copy(appears=self.num >= 0)
+
+    def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
+        return [BitMap64(table.column("in_id").to_pylist())]
+
+    def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
+        return _rows_in(read_rows(store, path, ["in_id"]).column("in_id"), ids)
+
+
+@dataclass
+class ListGlobal(Layout):
+    """Row i <- the combiner ids merged into it (reduceByKey and friends, countByValue)."""
+
+    name: ClassVar[str] = "list_global"
+    columns: ClassVar[tuple[str, ...]] = ("out_id", "in_ids")
+    id_sets: ClassVar[bool] = True
+
+    @staticmethod
+    def write(target: TableTarget, part: int, lists: list[list[int]]) -> None:
+        import pyarrow as pa
+
+        target.write(part, {"out_id": dense_out_ids(part, len(lists)),
+                            "in_ids": pa.array(lists, type=pa.list_(pa.int64()))})
+
+    def deletion(self, kind: str) -> DeletionRule:
+        return Exists() if self.mode == "distinct" else Sum()
+
+    def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
+        import pyarrow.compute as pc
+
+        return [BitMap64(pc.list_flatten(table.column("in_ids")).to_pylist())]
+
+    def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        column = read_rows(store, path, ["in_ids"]).column("in_ids").combine_chunks()
+        wanted = pa.array(list(BitMap64.deserialize(ids)), pa.int64())
+        hits = pc.is_in(pc.list_flatten(column), value_set=wanted)
+        return sorted(set(pc.list_parent_indices(column).filter(hits).to_pylist()))
+
+
+@dataclass
+class SetGlobal(Layout):
+    """Row i <- a set of parent ids (groupByKey)."""
+
+    name: ClassVar[str] = "set_global"
+    columns: ClassVar[tuple[str, ...]] = ("out_id", "in_ids")
+    id_sets: ClassVar[bool] = True
+
+    @staticmethod
+    def write(target: TableTarget, part: int, sets: list[bytes]) -> None:
+        import pyarrow as pa
+
+        target.write(part, {"out_id": dense_out_ids(part, len(sets)), "in_ids": pa.array(sets, type=pa.binary())})
+
+    def deletion(self, kind: str) -> DeletionRule:
+        return Sum()
+
+    def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
+        return [union_all(BitMap64.deserialize(b) for b in table.column("in_ids").to_pylist())]
+
+    def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
+        return _rows_meeting(read_rows(store, path, ["in_ids"]).column("in_ids").to_pylist(), ids)
+
+
+@dataclass
+class Sets(Layout):
+    """Row i <- one set of ids per parent (cogroup, groupWith, intersection)."""
+
+    name: ClassVar[str] = "sets"
+    columns: ClassVar[tuple[str, ...]] = ("out_id", "in_ids_0", "in_ids_1")  # in_ids_N: one per parent
+    id_sets: ClassVar[bool] = True
+
+    @staticmethod
+    def write(target: TableTarget, part: int, per_side: list[list[bytes]]) -> None:
+        import pyarrow as pa
+
+        columns: dict[str, Any] = {"out_id": dense_out_ids(part, len(per_side[0]) if per_side else 0)}
+        for side, sets in enumerate(per_side):
+            columns[f"in_ids_{side}"] = pa.array(sets, type=pa.binary())
+        target.write(part, columns)
+
+    def deletion(self, kind: str) -> DeletionRule:
+        return Intersection() if self.mode == "intersection" else Sum()
+
+    def slots(self, nparents: int) -> int:
+        return nparents
+
+    def id_columns(self, nparents: int) -> list[str]:
+        return [f"in_ids_{i}" for i in range(nparents)]
+
+    def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
+        return [union_all(BitMap64.deserialize(b) for b in table.column(f"in_ids_{slot}").to_pylist())
+                for slot in range(nparents)]
+
+    def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
+        name = f"in_ids_{slot}"
+        return _rows_meeting(read_rows(store, path, [name]).column(name).to_pylist(), ids)
+
+
+@dataclass
+class Pair(Layout):
+    """Row i <- (left id, right id), either None for an outer join's missing side (joins, cartesian)."""
+
+    name: ClassVar[str] = "pair"
+    columns: ClassVar[tuple[str, ...]] = ("out_id", "left_id", "right_id")
+
+    @staticmethod
+    def write(target: TableTarget, part: int, lefts: list[int | None], rights: list[int | None]) -> None:
+        import pyarrow as pa
+
+        target.write(part, {"out_id": dense_out_ids(part, len(lefts)), "left_id": pa.array(lefts, type=pa.int64()),
+                            "right_id": pa.array(rights, type=pa.int64())})
+
+    def deletion(self, kind: str) -> DeletionRule:
+        kept = {"left": (0,), "right": (1,), "full": ()}.get(self.mode)
+        return Product() if kept is None else Outer(kept=kept)
+
+    def slots(self, nparents: int) -> int:
+        return nparents
+
+    def id_columns(self, nparents: int) -> list[str]:
+        return ["left_id", "right_id"]
+
+    def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
+        return [BitMap64([x for x in table.column(name).to_pylist() if x is not None])
+                for name in ("left_id", "right_id")]
+
+    def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
+        name = ("left_id", "right_id")[slot]
+        return _rows_in(read_rows(store, path, [name]).column(name), ids)

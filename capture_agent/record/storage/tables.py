@@ -1,0 +1,158 @@
+"""Association tables: one Parquet file per capture point and partition, written once by its task.
+
+``<location>/part-NNNNN.parquet`` holds the rows of partition NNNNN. Integer columns are
+delta-encoded; columns of serialized Roaring bitmaps are left uncompressed (they are compact
+already) and live in small row groups, so a trace of one record reads one small row group.
+
+A task that cannot write its table does not fail the job: the failure is added to the run's
+failure accumulator (a Spark accumulator the driver reads after each action), so the run's
+manifest and the server learn at once which tables are missing and why.
+
+Task-safe: imports only the standard library, pyarrow and ``storage.fs``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from capture_agent.record.storage.fs import StoreFS
+
+ROW_GROUP = 16384
+ROW_GROUP_SETS = 1024  # rows holding id sets: a trace of one record reads one small row group
+_INT_ENCODING = "DELTA_BINARY_PACKED"
+
+
+def table_name(part: int) -> str:
+    return f"part-{part:05d}.parquet"
+
+
+def partial_name(part: int) -> str:
+    """A prefix of a partition's input table, written when take() stopped reading early."""
+    return f"partial-{part:05d}.parquet"
+
+
+def part_of(name: str) -> int | None:
+    """The partition of a table file name, or None for other files."""
+    if name.startswith("part-") and name.endswith(".parquet"):
+        return int(name[5:10])
+    return None
+
+
+class FailureList:
+    """AccumulatorParam of the run's table-write failures: (capture id, partition, reason) tuples."""
+
+    def zero(self, value: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
+        return []
+
+    def addInPlace(self, a: list[tuple[str, int, str]], b: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
+        a.extend(b)
+        return a
+
+
+@dataclass(frozen=True)
+class TableTarget:
+    """Where the tasks of one capture point write their tables, and report failures to."""
+
+    store: StoreFS
+    location: str
+    capture_id: str
+    failures: Any = None  # the run's pyspark Accumulator of FailureList, or None outside Spark
+
+    def path(self, part: int) -> str:
+        return f"{self.location}/{table_name(part)}"
+
+    def partial_path(self, part: int) -> str:
+        return f"{self.location}/{partial_name(part)}"
+
+    def report(self, part: int, error: BaseException) -> None:
+        reason = f"{type(error).__name__}: {error}"[:1000]
+        print(f"lineage: cannot write {self.path(part)}: {reason}", file=sys.stderr)
+        if self.failures is not None:
+            self.failures.add([(self.capture_id, part, reason)])
+
+    def write(self, part: int, columns: dict[str, Any]) -> bool:
+        """Writes one partition's table unless it exists; a failure is reported, never raised.
+
+        Returns True when this call wrote it.
+        """
+        try:
+            return self.store.write_once(self.path(part), lambda f: write_parquet(f, columns))
+        except Exception as exc:  # the job must finish whatever the store does
+            self.report(part, exc)
+            return False
+
+
+def write_parquet(sink: Any, columns: dict[str, Any]) -> None:
+    """One table with our encodings (see the module docstring)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(columns)
+    encodings: dict[str, str] = {}
+    compression: dict[str, str] = {}
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if pa.types.is_integer(column.type):
+            encodings[name] = _INT_ENCODING
+        compression[name] = "NONE" if pa.types.is_binary(column.type) and name.startswith("in_ids") else "SNAPPY"
+    has_sets = any(pa.types.is_binary(c.type) or pa.types.is_list(c.type) for c in table.columns)
+    pq.write_table(table, sink, row_group_size=ROW_GROUP_SETS if has_sets else ROW_GROUP, use_dictionary=False,
+                   column_encoding=encodings, compression=compression)
+
+
+def parquet_file(store: StoreFS, path: str) -> Any:
+    import pyarrow.parquet as pq
+
+    if store.is_local:
+        return pq.ParquetFile(path)
+    return pq.ParquetFile(store.fs.open_input_file(path))
+
+
+def num_rows(store: StoreFS, path: str) -> int:
+    return int(parquet_file(store, path).metadata.num_rows)
+
+
+def read_rows(store: StoreFS, path: str, columns: Sequence[str], rows: Sequence[int] | None = None) -> Any:
+    """Columns of a table, or only ``rows`` of it (reading just the row groups that hold them)."""
+    return take_rows(parquet_file(store, path), columns, rows)
+
+
+def take_rows(pf: Any, columns: Sequence[str] | None, rows: Sequence[int] | None) -> Any:
+    """Columns (None: all) of an open ParquetFile, or only ``rows`` of it, from their row groups."""
+    names = list(columns) if columns is not None else pf.schema_arrow.names
+    if rows is None:
+        return pf.read(columns=names)
+    meta = pf.metadata
+    starts = []
+    total = 0
+    for g in range(meta.num_row_groups):
+        starts.append(total)
+        total += meta.row_group(g).num_rows
+    wanted = [r for r in rows if r < total]
+    groups = sorted({bisect.bisect_right(starts, r) - 1 for r in wanted})
+    if not groups:
+        return pf.schema_arrow.empty_table().select(names)
+    table = pf.read_row_groups(groups, columns=names)
+    base = {}
+    acc = 0
+    for g in groups:
+        base[g] = acc
+        acc += meta.row_group(g).num_rows
+    indices = [base[g] + r - starts[g] for r in wanted for g in (bisect.bisect_right(starts, r) - 1,)]
+    return table.take(indices)
+
+
+def write_partial(target: TableTarget, part: int, columns: dict[str, Any]) -> None:
+    """Replaces a partition's partial input table (a longer prefix replaces a shorter one)."""
+    import io
+
+    try:
+        buffer = io.BytesIO()
+        write_parquet(buffer, columns)
+        target.store.make_dirs(target.location)
+        target.store.write_bytes(target.partial_path(part), buffer.getvalue())
+    except Exception as exc:  # the job must finish whatever the store does
+        target.report(part, exc)

@@ -1,0 +1,255 @@
+"""Boundary agents: the task code at the head of a stage (shuffle outputs, mapPartitions,
+repartition/coalesce, cartesian, cached RDDs). Each turns its input into ``(position, value)``
+records and writes its partition's association table once, when its records are known.
+
+Shipped to executors by value, like the rest of ``worker``.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from capture_agent.record.storage.ids import SHIFT
+from capture_agent.record.storage.layouts import (
+    ListGlobal,
+    OneGlobal,
+    OneLocal,
+    Pair,
+    SetGlobal,
+    SetLocal,
+    SetPartition,
+    Sets,
+)
+from capture_agent.record.storage.layouts.base import bitmap64_bytes, bitmap_bytes
+from capture_agent.record.storage.tables import TableTarget
+
+Agent = Callable[[int, Iterable[Any]], Iterator[tuple[int, Any]]]
+
+
+def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], Any],
+                    ) -> Agent:
+    """Reduce side of reduceByKey/combineByKey/...: out id -> list of combiner ids."""
+
+    def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        merged: dict = {}
+        for key, (combined, cid) in iterator:
+            entry = merged.get(key)
+            if entry is None:
+                merged[key] = [combined, [cid]]
+            else:
+                entry[0] = merge_combiners(entry[0], combined)
+                entry[1].append(cid)
+        ListGlobal.write(target, split, [entry[1] for entry in merged.values()])
+        i = 0
+        for key, entry in merged.items():
+            yield i, (key, entry[0])
+            i += 1
+
+    return agent
+
+
+def _expand(chunks: list[tuple[int, array]]) -> list[int]:
+    return [hi | pos for hi, positions in chunks for pos in positions]
+
+
+Gathered = dict[Any, tuple[list[list[Any]], list[list[tuple[int, array]]]]]
+
+
+def _gather(iterator: Iterable[Any], nsides: int) -> Gathered:
+    """Shuffled (key, (side, values, positions, map partition)) -> per key, per side: the values
+    and the (partition << 32, positions) chunks they came with."""
+    grouped: Gathered = {}
+    for key, (side, values, positions, part) in iterator:
+        entry = grouped.get(key)
+        if entry is None:
+            entry = grouped[key] = ([[] for _ in range(nsides)], [[] for _ in range(nsides)])
+        entry[0][side].extend(values)
+        entry[1][side].append((part << SHIFT, positions))
+    return grouped
+
+
+def _group_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, split: int) -> list[Any]:
+    from pyspark.resultiterable import ResultIterable
+
+    out: list[Any] = []
+    sets = []
+    for key, (values, chunks) in grouped.items():
+        out.append((key, ResultIterable(values[0])))
+        sets.append(bitmap64_bytes(_expand(chunks[0])))
+    SetGlobal.write(target, split, sets)
+    return out
+
+
+def _cogroup_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, split: int) -> list[Any]:
+    from pyspark.resultiterable import ResultIterable
+
+    out: list[Any] = []
+    per_side: list[list[bytes]] = [[] for _ in range(nsides)]
+    for key, (values, chunks) in grouped.items():
+        if mode == "intersection":
+            if not (values[0] and values[1]):
+                continue
+            out.append(key)
+        else:
+            out.append((key, tuple(ResultIterable(vs) for vs in values)))
+        for side in range(nsides):
+            per_side[side].append(bitmap64_bytes(_expand(chunks[side])))
+    Sets.write(target, split, per_side)
+    return out
+
+
+def _join_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, split: int) -> list[Any]:
+    out: list[Any] = []
+    lefts: list[int | None] = []
+    rights: list[int | None] = []
+    for key, (values, chunks) in grouped.items():
+        lv, rv = values
+        lid: list[int | None] = list(_expand(chunks[0]))
+        rid: list[int | None] = list(_expand(chunks[1]))
+        if not lv and mode in ("right", "full"):
+            lv, lid = [None], [None]
+        if not rv and mode in ("left", "full"):
+            rv, rid = [None], [None]
+        for v, vi in zip(lv, lid, strict=True):
+            for w, wi in zip(rv, rid, strict=True):
+                out.append((key, (v, w)))
+                lefts.append(vi)
+                rights.append(wi)
+    Pair.write(target, split, lefts, rights)
+    return out
+
+
+def _subtract_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, split: int) -> list[Any]:
+    out: list[Any] = []
+    ids = array("q")
+    for key, (values, chunks) in grouped.items():
+        if values[0] and not values[1]:
+            for v, vi in zip(values[0], _expand(chunks[0]), strict=True):
+                out.append((key, v) if mode == "subtract_by_key" else key)
+                ids.append(vi)
+    OneGlobal.write(target, split, ids)
+    return out
+
+
+_REDUCERS = {"group": _group_rows, "cogroup": _cogroup_rows, "intersection": _cogroup_rows, "join": _join_rows,
+             "left": _join_rows, "right": _join_rows, "full": _join_rows, "subtract_by_key": _subtract_rows,
+             "subtract": _subtract_rows}
+GROUP_MODES = tuple(_REDUCERS)
+
+
+def group_reducer(target: TableTarget, mode: str, nsides: int) -> Agent:
+    """Reduce side of groupByKey, cogroup, the joins, subtract and intersection (``mode``)."""
+    rows = _REDUCERS[mode]
+
+    def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        yield from enumerate(rows(_gather(iterator, nsides), mode, nsides, target, split))
+
+    return agent
+
+
+def keyed_renumber_agent(target: TableTarget, sort_key: Callable[[Any], Any] | None = None, ascending: bool = True,
+                         ) -> Agent:
+    """After partitionBy/sortByKey shuffles: (k, (v, gid)) -> records (i, (k, v)), table i -> gid."""
+
+    def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        records = list(iterator)
+        if sort_key is not None:
+            records.sort(key=lambda r: sort_key(r[0]), reverse=not ascending)
+        OneGlobal.write(target, split, array("q", [r[1][1] for r in records]))
+        for i, (key, (value, _)) in enumerate(records):
+            yield i, (key, value)
+
+    return agent
+
+
+def sort_within_agent(target: TableTarget, sort_key: Callable[[Any], Any], ascending: bool,
+                      ) -> Agent:
+    """sortByKey into one partition: (pos, (k, v)) records sorted by key, table i -> pos."""
+
+    def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        records = sorted(iterator, key=lambda r: sort_key(r[1][0]), reverse=not ascending)
+        OneLocal.write(target, split, array("I", [r[0] for r in records]))
+        for i, (_, record) in enumerate(records):
+            yield i, record
+
+    return agent
+
+
+def values_renumber_agent(target: TableTarget) -> Agent:
+    """After repartition/coalesce: (gid, v) -> (i, v), table i -> gid."""
+
+    def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        records = list(iterator)
+        OneGlobal.write(target, split, array("q", [r[0] for r in records]))
+        for i, (_, value) in enumerate(records):
+            yield i, value
+
+    return agent
+
+
+def cartesian_agent(target: TableTarget) -> Agent:
+    """cartesian: ((gid_l, a), (gid_r, b)) -> (i, (a, b)), table i -> (gid_l, gid_r)."""
+
+    def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        records = list(iterator)
+        Pair.write(target, split, [r[0][0] for r in records], [r[1][0] for r in records])
+        for i, ((_, a), (_, b)) in enumerate(records):
+            yield i, (a, b)
+
+    return agent
+
+
+def partitions_agent(target: TableTarget, func: Callable[..., Iterable[Any]], with_index: bool,
+                     whole_partition: bool = False) -> Agent:
+    """mapPartitions/glom. By default an output depends on the inputs the function pulled since
+    the previous output, and an output for which it pulled nothing new on the previous output's
+    inputs: exact for map-, filter-then-map, flatMap- and aggregate-shaped functions, more than
+    exact for buffering ones (sorted(it): every output <- every input). ``whole_partition``:
+    every output depends on every input of the partition (one table row per partition)."""
+
+    def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        pulled = array("I")
+
+        def source() -> Iterator[Any]:
+            for pos, value in iterator:
+                pulled.append(pos)
+                yield value
+
+        produced = func(split, source()) if with_index else func(source())
+        serialized: list[bytes] = []
+        previous = bitmap_bytes(())
+        mark = 0
+        n = 0
+        for value in produced:
+            if not whole_partition:
+                if len(pulled) > mark:
+                    previous = bitmap_bytes(pulled[mark:])
+                    mark = len(pulled)
+                serialized.append(previous)
+            yield n, value
+            n += 1
+        for _ in source():  # a function that stopped early still read what it read
+            pass
+        if whole_partition:
+            SetPartition.write(target, split, n, pulled)
+        else:
+            SetLocal.write(target, split, serialized)
+
+    return agent
+
+
+def stage_capture_agent(target: TableTarget) -> Agent:
+    """A cached RDD in the middle of a stage: (pos, v) -> (i, v), table i -> pos."""
+
+    def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        positions = array("I")
+        n = 0
+        for pos, value in iterator:
+            positions.append(pos)
+            yield n, value
+            n += 1
+        OneLocal.write(target, split, positions)
+
+    return agent

@@ -1,0 +1,92 @@
+"""The ends of generated stage functions: what a fused stage does with each (position, record).
+
+Called by the code ``capture/codegen.py`` generates; each writes its partition's table once, at
+the end of the partition, through its layout's writer. Shipped to executors by value.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator
+from typing import Any
+
+from pyroaring import BitMap
+
+from capture_agent.record.storage.ids import SHIFT
+from capture_agent.record.storage.layouts import OneLocal, Save, SetLocal, Single, Text
+from capture_agent.record.storage.tables import TableTarget
+
+
+class LimitReached(Exception):
+    """Raised inside a stage function when take() has all the records it asked for."""
+
+
+def finish_text_input(target: TableTarget, part: int, offsets: array, complete: bool, base: int = 0) -> None:
+    Text.write(target, part, offsets, complete, base)
+
+
+def finish_one_local(target: TableTarget, part: int, positions: array) -> None:
+    """Output/stage table: out_id = (part, i) -> in_id = position i of the stage's input."""
+    OneLocal.write(target, part, positions)
+
+
+def finish_single(target: TableTarget, part: int, positions: array) -> None:
+    """Aggregate output (count, reduce, sum...): the one result record <- every record of the part."""
+    Single.write_single(target, part, positions)
+
+
+def finish_save(target: TableTarget, part: int, offsets: array, positions: array) -> None:
+    """saveAsTextFile: out_id = (part file, byte offset of the line) -> in_id position."""
+    Save.write(target, part, offsets, positions)
+
+
+def positions_by_slot(slots: array, positions: array | None) -> tuple[memoryview, list[int]]:
+    """The positions of each key, grouped by key slot (0, 1, ...), with one C++ sort.
+
+    Returns the grouped positions (uint32) and how many each slot has. Slots are numbered in
+    first-seen order, so value_counts (first-seen order) lists the counts in slot order.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(slots)
+    if n == 0:
+        return memoryview(array("I")), []
+    slot_array = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(slots)])
+    order = pc.sort_indices(slot_array)  # stable
+    if positions is None:  # record i has position i
+        grouped = pc.cast(order, pa.uint32())
+    else:
+        grouped = pc.take(pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(positions)]), order)
+    counts = pc.value_counts(slot_array).field("counts").to_pylist()
+    view = memoryview(grouped.buffers()[1]).cast("B").cast("I")[grouped.offset: grouped.offset + n]
+    return view, counts
+
+
+def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values: list[Any], slots: array,
+                    positions: array | None) -> Iterator[tuple[Any, tuple[Any, int]]]:
+    """Map-side combine: writes combiner id -> bitmap of input positions, yields shuffle records."""
+    grouped, counts = positions_by_slot(slots, positions)
+    serialized = []
+    start = 0
+    for count in counts:
+        bm = BitMap(grouped[start:start + count])
+        bm.run_optimize()
+        serialized.append(bm.serialize())
+        start += count
+    SetLocal.write(target, part, serialized)
+    hi = part << SHIFT
+    for key, slot in keys.items():
+        yield key, (values[slot], hi | slot)
+
+
+def finish_group(part: int, side: int, keys: dict[Any, int], values: list[Any], slots: array,
+                 positions: array | None) -> Iterator[tuple[Any, tuple[int, list[Any], array, int]]]:
+    """Map side of groupByKey/join/cogroup: values and their positions travel per key, aligned."""
+    grouped, counts = positions_by_slot(slots, positions)
+    start = 0
+    for key, slot in keys.items():
+        chunk = array("I")
+        chunk.frombytes(grouped[start:start + counts[slot]].tobytes())
+        start += counts[slot]
+        yield key, (side, values[slot], chunk, part)
