@@ -18,6 +18,7 @@ from capture_agent.record.capture.pipeline import Branch, Pipeline, Tail
 from capture_agent.record.capture.plan import NarrowOp, Node
 from capture_agent.record.storage.layouts import ListGlobal, OneGlobal, OneLocal, Save, SetLocal, Single
 from capture_agent.record.storage.manifest import CapturePoint
+from capture_agent.record.worker.functions import identity_partition, pair_with_one
 
 log = logging.getLogger("capture_agent")
 
@@ -26,14 +27,6 @@ _OUTPUT_PATH_PROPERTY = "lineage.output.path"
 _OUTPUT_FORMAT_PROPERTY = "lineage.output.format"
 
 OutputDone = Callable[[CapturePoint], None]
-
-
-def _identity_partition(iterator: Any) -> Any:
-    return iterator
-
-
-def _pair_with_one(x: Any) -> tuple[Any, int]:
-    return (x, 1)
 
 
 class Actions:
@@ -72,7 +65,7 @@ class Actions:
             left = num - len(items)
             rdd = self.compiler.sink(pipe, Tail("records", target=target, limit=left, drain=not pipe.eager))
             parts = range(scanned, min(scanned + tries, total))
-            items += self.sc.runJob(rdd, _identity_partition, parts)
+            items += self.sc.runJob(rdd, identity_partition, parts)
             scanned += tries
         result = items[:num]
         trim_partitions(target, point, len(result))
@@ -93,7 +86,7 @@ class Actions:
 
     def save_text(self, node: Node, path: str) -> None:
         point, rdd, _ = self.compiler.output(node, "saveAsTextFile", "save", Save())
-        final = rdd.mapPartitions(_identity_partition)
+        final = rdd.mapPartitions(identity_partition)
         final._bypass_serializer = True  # type: ignore[attr-defined]
         sc = self.sc
         previous = sc.getLocalProperty(_OUTPUT_PATH_PROPERTY), sc.getLocalProperty(_OUTPUT_FORMAT_PROPERTY)
@@ -114,7 +107,7 @@ class Actions:
         the partitions' dictionaries merged on the driver (in partition order, as PySpark does)."""
         pipe = self.compiler.pipeline(node)
         if merge is None:
-            pipe = Pipeline(pipe.point, [Branch(b.head, [*b.ops, NarrowOp(op, "map", _pair_with_one)], b.offset)
+            pipe = Pipeline(pipe.point, [Branch(b.head, [*b.ops, NarrowOp(op, "map", pair_with_one)], b.offset)
                                          for b in pipe.branches], pipe.num_partitions)
         combiner, target = self.compiler.new_point("combiner", op, SetLocal(), [pipe.point], pipe.num_partitions)
         rdd = self.compiler.sink(pipe, Tail("combine", target=target, merge=merge or operator.add))

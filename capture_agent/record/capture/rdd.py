@@ -27,10 +27,6 @@ from capture_agent.record.capture.runtime import CaptureRuntime
 from capture_agent.record.errors import UnsupportedOperation
 
 
-def _identity(x: Any) -> Any:
-    return x
-
-
 def _pipe_function(command: str, env: dict[str, str], check_code: bool) -> Callable[[Iterable[Any]], Iterable[str]]:
     """The partition function of PySpark's RDD.pipe."""
 

@@ -17,11 +17,7 @@ from capture_agent.record.errors import ValuesNotAvailable
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.session import TraceSession
 from capture_agent.record.storage.layouts import Position
-from capture_agent.record.storage.sources import text_unit
-
-
-def _unit_values(unit: tuple[Any, ...]) -> list[Any]:
-    return [value for _, value in text_unit(*unit)]
+from capture_agent.record.worker.functions import unit_values
 
 
 class LineageRDD:
@@ -186,7 +182,7 @@ class LineageRDD:
             if units is None:
                 others.extend(v for _, v in self._lc.values.values(point, ids))
             elif units:
-                parts.append(sc.parallelize(units, len(units)).flatMap(_unit_values))
+                parts.append(sc.parallelize(units, len(units)).flatMap(unit_values))
         if others or not parts:
             parts.append(sc.parallelize(others, max(1, min(len(others) // 10000 + 1, sc.defaultParallelism))))
         return parts[0] if len(parts) == 1 else sc.union(parts)
