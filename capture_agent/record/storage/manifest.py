@@ -156,6 +156,8 @@ class LineageStore:
         if store is None:
             store = StoreFS.resolve(run_dir)
             run_dir = store.root
+        else:
+            run_dir = store.path_of(run_dir)
         data = json.loads(store.read_bytes(store.join(run_dir, MANIFEST)))
         version = int(data.get("format", 1))
         if version > FORMAT:
