@@ -103,7 +103,7 @@ class Compiler:
         head = self._heads.get(node.seq)
         if head is None:
             head = self._compile_head(node)
-            if node.cached:
+            if node.storage_level is not None:
                 head.rdd.persist(node.storage_level)
             self._heads[node.seq] = head
         return head

@@ -151,7 +151,7 @@ class LineageContext:
         """Text lines (files, folders, globs, comma-separated lists); ids (split, line number),
         positions (file, byte offset)."""
         if not self.enabled:
-            return self.sc.textFile(name, minPartitions, use_unicode)  # type: ignore[no-any-return]
+            return self.sc.textFile(name, minPartitions, use_unicode)
         source = TextInput(self.sc, name, minPartitions, use_unicode)
         node = SourceNode(self.sc, "textFile", source, source.num_partitions,
                           lambda ps: self.sc.textFile(name, minPartitions, use_unicode))
@@ -160,14 +160,14 @@ class LineageContext:
     def parallelize(self, c: Iterable[Any], numSlices: int | None = None) -> CapturedRDD:
         rdd = self.sc.parallelize(c, numSlices)
         if not self.enabled:
-            return rdd  # type: ignore[no-any-return]
+            return rdd
         node = SourceNode(self.sc, "parallelize", ParallelizeInput(rdd), rdd.getNumPartitions(), lambda ps: rdd)
         return CapturedRDD(self._rt, node)
 
     def parquet(self, *paths: str) -> CapturedRDD:
         """Rows of Parquet files (DataFrame reader), ids kept as (file, row index)."""
         if not self.enabled:
-            return self.spark.read.parquet(*paths).rdd  # type: ignore[no-any-return]
+            return self.spark.read.parquet(*paths).rdd
         source = ParquetInput(self.sc, self.spark, paths)
         node = SourceNode(self.sc, "parquet", source, source.num_partitions, lambda ps: source.df.rdd)
         return CapturedRDD(self._rt, node)
@@ -175,7 +175,7 @@ class LineageContext:
     def csv(self, path: str, header: bool = False, sep: str = ",", quote: str = '"') -> CapturedRDD:
         """Rows of CSV files (string fields), read as lines with byte-offset ids."""
         if not self.enabled:
-            return self.spark.read.csv(path, header=header, sep=sep, quote=quote).rdd  # type: ignore[no-any-return]
+            return self.spark.read.csv(path, header=header, sep=sep, quote=quote).rdd
         source = CsvInput(self.sc, self.spark, path, header, sep, quote)
         node = SourceNode(self.sc, "csv", source, source.num_partitions,
                           lambda ps: self.spark.read.csv(path, header=header, sep=sep, quote=quote).rdd)

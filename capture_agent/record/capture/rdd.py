@@ -54,6 +54,7 @@ def _pipe_function(command: str, env: dict[str, str], check_code: bool) -> Calla
                                                              "error_code": str(process.returncode)})
             yield from ()
 
+        assert process.stdout is not None  # stdout=PIPE
         return (x.rstrip(b"\n").decode("utf-8")
                 for x in itertools.chain(iter(process.stdout.readline, b""), check_return_code()))
 

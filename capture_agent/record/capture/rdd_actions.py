@@ -74,10 +74,10 @@ class ActionMethods:
         return self._aggregate("sum", lambda r: r.sum())
 
     def max(self, key: Callable[[Any], Any] | None = None) -> Any:
-        return self._aggregate("max", lambda r: r.max(key))
+        return self._aggregate("max", lambda r: r.max() if key is None else r.max(key))
 
     def min(self, key: Callable[[Any], Any] | None = None) -> Any:
-        return self._aggregate("min", lambda r: r.min(key))
+        return self._aggregate("min", lambda r: r.min() if key is None else r.min(key))
 
     def mean(self) -> float:
         return self._aggregate("mean", lambda r: r.mean())

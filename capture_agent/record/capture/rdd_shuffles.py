@@ -49,6 +49,7 @@ class ShuffleMethods:
         def _other(self, other: Any, operation: str) -> Node: ...
         def map(self, f: Callable[[Any], Any], preservesPartitioning: bool = False) -> Self: ...
         def keyBy(self, f: Callable[[Any], Any]) -> Self: ...
+        def values(self) -> Self: ...
         def plain(self) -> RDD: ...
 
     # ------------------------------------------------------------------ aggregations
@@ -163,14 +164,20 @@ class ShuffleMethods:
         nodes = [self.map(lambda x: (x, True))._node, other.map(lambda x: (x, True))._node]
         result = self._group_sides("subtract", "subtract", nodes, numPartitions, False,
                                    lambda ps: ps[0].subtractByKey(ps[1], numPartitions).keys())
-        result._node._plain_builder = lambda ps, o=other: self.plain().subtract(o.plain(), numPartitions)
+        def plain(ps: list[RDD]) -> RDD:
+            return self.plain().subtract(other.plain(), numPartitions)
+
+        result._node._plain_builder = plain
         return result
 
     def intersection(self, other: Self) -> Self:
         self._other(other, "intersection")
         nodes = [self.map(lambda v: (v, None))._node, other.map(lambda v: (v, None))._node]
         result = self._group_sides("intersection", "intersection", nodes, None, False, lambda ps: ps[0])
-        result._node._plain_builder = lambda ps, o=other: self.plain().intersection(o.plain())
+        def plain(ps: list[RDD]) -> RDD:
+            return self.plain().intersection(other.plain())
+
+        result._node._plain_builder = plain
         return result
 
     def union(self, other: Self) -> Self:
@@ -179,9 +186,12 @@ class ShuffleMethods:
         virtual = UnionNode(nodes, lambda ps: ps[0].union(ps[1]))
         if partitioner is None:
             return self._wrap(virtual)
+        def plain(ps: list[RDD]) -> RDD:
+            return self.plain().union(other.plain())
+
         # Co-partitioned: PySpark keeps the partitions aligned (partition k = k of each side).
-        node = ShuffleNode(virtual, "union", count, partitioner.partitionFunc, None, True, True,
-                           lambda ps, a=self, b=other: a.plain().union(b.plain()), capture_kind="union")
+        node = ShuffleNode(virtual, "union", count, partitioner.partitionFunc, None, True, True, plain,
+                           capture_kind="union")
         return self._wrap(node)
 
     def __add__(self, other: Self) -> Self:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from capture_agent.record.query.engine import TraceEngine
@@ -29,7 +29,7 @@ class TraceSession:
     """
 
     def __init__(self, store: LineageStore, sc: Any = None, trace_mode: str = "auto",
-                 outputs: dict[str, KeptResult] | None = None, replay: Replay | None = None,
+                 outputs: Mapping[str, KeptResult] | None = None, replay: Replay | None = None,
                  resolve: Callable[[Any], str] | None = None) -> None:
         self.store = store
         self.sc = sc

@@ -12,7 +12,7 @@ job, through ``replay``).
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from pyroaring import BitMap64
@@ -39,7 +39,7 @@ class KeptResult(Protocol):
 class ValueReader:
     """Values and positions of the records of one run."""
 
-    def __init__(self, engine: TraceEngine, outputs: dict[str, KeptResult] | None = None,
+    def __init__(self, engine: TraceEngine, outputs: Mapping[str, KeptResult] | None = None,
                  replay: Replay | None = None) -> None:
         self.engine = engine
         self.outputs = outputs if outputs is not None else {}

@@ -63,7 +63,8 @@ class CapturePoint(Protocol):
 class StepContext(Protocol):
     """What a layout's trace steps need from the engine."""
 
-    fs: StoreFS
+    @property
+    def fs(self) -> StoreFS: ...
 
     def run_units(self, fn: Callable[..., Any], units: list[Unit], cost: int) -> list[Any]: ...
 
