@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from capture_agent.events import EventConverter, bounded_id
+from capture_agent.events import EventConverter
+from capture_agent.protocol import event_id
 
 JOB_START = {
     "Event": "SparkListenerJobStart", "Job ID": 4, "Submission Time": 1000, "Stage IDs": [7, 8],
@@ -68,9 +69,9 @@ def test_stage_metrics_sum_shuffle_reads_and_carry_task_counts() -> None:
 
 
 def test_long_paths_keep_event_ids_within_128_characters() -> None:
-    long_id = bounded_id("dataset_io:read:job1:", "/x" * 200)
-    assert len(long_id) <= 128 and long_id == bounded_id("dataset_io:read:job1:", "/x" * 200)
-    assert long_id != bounded_id("dataset_io:read:job1:", "/y" * 200)
+    long_id = event_id("dataset_io", "read", "job1", "/x" * 200)
+    assert len(long_id) <= 128 and long_id == event_id("dataset_io", "read", "job1", "/x" * 200)
+    assert long_id != event_id("dataset_io", "read", "job1", "/y" * 200)
 
 
 def test_failed_job_and_stage_carry_their_reasons() -> None:
