@@ -12,9 +12,10 @@ from typing import Any
 
 from capture_agent import python_ops
 from capture_agent.config import Settings, load_settings
-from capture_agent.events import Event, EventConverter
+from capture_agent.events import EventConverter
 from capture_agent.listener import AttachedListener, attach_listener
 from capture_agent.paths import DatasetSizer, make_qualifier
+from capture_agent.protocol import Event
 from capture_agent.sinks import NoopSink, Sink, make_sink
 
 log = logging.getLogger("capture_agent")

@@ -10,7 +10,7 @@ import sys
 import time
 
 from capture_agent.config import ConfigError, load_settings
-from capture_agent.sender import deliver_spool
+from capture_agent.sinks.http import deliver_spool
 from capture_agent.spool import Spool
 from capture_agent.transport import make_poster
 
