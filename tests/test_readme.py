@@ -23,6 +23,10 @@ def test_every_agent_setting_is_documented():
 
     for name in [ENV_PREFIX + "CONFIG"] + [ENV_PREFIX + f.name.upper() for f in fields(Settings)]:
         assert f"| `{name}` |" in README, f"agent setting {name} is missing from the README"
+    for field in fields(Settings):
+        # The agent's own table (LINEAGE_STORE is in the server's too), with the keyword / file key.
+        row = f"| `{ENV_PREFIX + field.name.upper()}` | `{field.name}` |"
+        assert row in README, f"agent setting {field.name} is missing from the README's agent table"
 
 
 def test_the_two_commands_come_first():

@@ -199,3 +199,39 @@ def test_lineage_enabled_captures_the_active_context(sc: Any, monkeypatch: pytes
         assert agent is not None and agent.sc is sc and agent.running
     finally:
         capture_agent.disable()
+
+
+def test_config_file_enabled_true_captures_the_active_context(
+    sc: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pyspark import SparkContext
+
+    from capture_agent import autoenable
+
+    config = tmp_path / "lineage.toml"
+    config.write_text('[lineage]\nenabled = true\nsink = "noop"\n')
+    monkeypatch.setenv("LINEAGE_CONFIG", str(config))
+    monkeypatch.delenv("LINEAGE_ENABLED", raising=False)
+    monkeypatch.setattr(autoenable, "_installed", False)
+    monkeypatch.setattr(SparkContext, "__init__", SparkContext.__init__)  # restored afterwards
+    try:
+        assert autoenable.install_auto_enable()
+        agent = capture_agent.current_agent()
+        assert agent is not None and agent.sc is sc and agent.running
+    finally:
+        capture_agent.disable()
+
+
+def test_config_file_enabled_false_beats_the_environment_and_stops_enable(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from capture_agent import autoenable
+
+    config = tmp_path / "lineage.json"
+    config.write_text(json.dumps({"enabled": False}))
+    monkeypatch.setenv("LINEAGE_CONFIG", str(config))
+    monkeypatch.setenv("LINEAGE_ENABLED", "true")
+    monkeypatch.setattr(autoenable, "_installed", False)
+    assert not autoenable.install_auto_enable()
+    agent = capture_agent.enable(spark, sink=CollectingSink())
+    assert not agent.enabled and capture_agent.current_agent() is None
