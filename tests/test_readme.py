@@ -32,3 +32,8 @@ def test_every_agent_setting_is_documented():
 def test_the_two_commands_come_first():
     head = README[:1500]
     assert "make run" in head and "make test" in head
+
+
+def test_the_cluster_section_the_agent_points_at_exists():
+    # LineageContext's start-up check names this section in its error message.
+    assert "\n## Running a captured job on a cluster\n" in README
