@@ -72,10 +72,10 @@ def test_each_layer_sets_store_enabled_and_disabled_and_beats_the_ones_below(tmp
         for name in layers[: layers.index(layer) + 1]
     }
     config = tmp_path / "lineage.json"
-    env = {}
+    env: dict[str, str] = {}
     if "environment" in values:
         chosen = values["environment"]
-        env = {"LINEAGE_STORE": chosen["store"], "LINEAGE_ENABLED": str(chosen["enabled"]).lower(),
+        env = {"LINEAGE_STORE": str(chosen["store"]), "LINEAGE_ENABLED": str(chosen["enabled"]).lower(),
                "LINEAGE_DISABLED": str(chosen["disabled"]).lower()}
     if "file" in values:
         config.write_text(json.dumps(values["file"]))

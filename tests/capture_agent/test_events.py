@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from capture_agent.events import EventConverter
 from capture_agent.protocol import event_id
 from tests.ingest_schema import assert_valid_events
 
-JOB_START = {
+JOB_START: dict[str, Any] = {
     "Event": "SparkListenerJobStart", "Job ID": 4, "Submission Time": 1000, "Stage IDs": [7, 8],
     "Stage Infos": [{"Stage ID": 7, "Stage Name": "reduceByKey at job.py:3", "RDD Info": [
         {"RDD ID": 0, "Name": "data/in.txt", "Scope": '{"id":"0","name":"textFile"}', "Parent IDs": []},
@@ -17,7 +18,7 @@ JOB_START = {
     "Properties": {"callSite.short": "collect at job.py:4", "spark.jobGroup.id": "g",
                    "lineage.output.path": "/out", "lineage.output.format": "text"},
 }
-STAGE_COMPLETED = {
+STAGE_COMPLETED: dict[str, Any] = {
     "Event": "SparkListenerStageCompleted",
     "Stage Info": {
         "Stage ID": 7, "Stage Attempt ID": 1, "Stage Name": "reduceByKey", "Number of Tasks": 2,
