@@ -8,8 +8,9 @@ Two lines in a job::
 or no code change at all: with ``LINEAGE_ENABLED=true`` in the environment, run the job as
 ``python -m capture_agent run job.py [args]`` (or ``import capture_agent`` anywhere before the
 SparkContext is created) and every SparkContext created afterwards is captured.
-``LINEAGE_DISABLED=true`` wins over both and makes ``enable()`` a no-op. Settings, their
-precedence and defaults are listed in ``capture_agent.config``.
+``LINEAGE_DISABLED=true`` (or ``LINEAGE_ENABLED=false``) wins over both and makes ``enable()`` a
+no-op. Settings, their precedence and defaults are listed in ``capture_agent.config``; what the agent
+sends the server is named in ``capture_agent.protocol``.
 """
 
 from __future__ import annotations

@@ -12,9 +12,10 @@ from typing import Any
 
 from capture_agent import python_ops
 from capture_agent.config import Settings, load_settings
-from capture_agent.events import Event, EventConverter
+from capture_agent.events import EventConverter
 from capture_agent.listener import AttachedListener, attach_listener
 from capture_agent.paths import DatasetSizer, make_qualifier
+from capture_agent.protocol import Event
 from capture_agent.sinks import NoopSink, Sink, make_sink
 
 log = logging.getLogger("capture_agent")
@@ -39,7 +40,7 @@ class Agent:
         self.settings = settings
         self.sink: Sink = sink or NoopSink()
         self.sc = sc
-        self.enabled = sc is not None and not settings.disabled
+        self.enabled = sc is not None and settings.active
         self.listener_kind = ""
         self.app_id = ""
         self._listener: AttachedListener | None = None
@@ -194,7 +195,8 @@ def enable(spark_or_sc: Any, **overrides: Any) -> Agent:
         **overrides: settings by name (see capture_agent.config); ``sink`` may also be a Sink.
 
     Returns:
-        The running agent, or a disabled one when ``LINEAGE_DISABLED`` is true.
+        The running agent, or a disabled one when the settings say ``disabled`` (or ``enabled``
+        false).
 
     Raises:
         ConfigError: a setting has a bad value.
@@ -208,7 +210,7 @@ def enable(spark_or_sc: Any, **overrides: Any) -> Agent:
             overrides["sink"] = sink_override
         settings = load_settings(overrides)
         sink_override = None
-    if settings.disabled:
+    if not settings.active:
         return Agent(settings)
     try:
         sc = _spark_context(spark_or_sc)

@@ -1,22 +1,26 @@
-"""Enable-by-configuration: with LINEAGE_ENABLED=true, every new SparkContext gets the agent."""
+"""Enable-by-configuration: with ``enabled`` true (``LINEAGE_ENABLED=true`` or the config file's
+``enabled = true``), every new SparkContext gets the agent."""
 
 from __future__ import annotations
 
 import logging
-import os
+from collections.abc import Mapping
 from typing import Any
+
+from capture_agent.agent import enable
+from capture_agent.config import ConfigError, load_settings
 
 log = logging.getLogger("capture_agent")
 
 _installed = False
 
 
-def _truthy(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+def install_auto_enable(overrides: Mapping[str, Any] | None = None) -> bool:
+    """Wraps SparkContext.__init__ when the resolved settings say ``enabled`` (and not disabled).
 
-
-def install_auto_enable() -> bool:
-    """Wraps SparkContext.__init__ when LINEAGE_ENABLED is true (and not disabled).
+    Args:
+        overrides: settings that beat the config file and the environment (``run`` passes
+            ``enabled=True``); each captured SparkContext is enabled with them too.
 
     Returns:
         True when the hook is (or already was) installed.
@@ -24,7 +28,14 @@ def install_auto_enable() -> bool:
     global _installed
     if _installed:
         return True
-    if not _truthy("LINEAGE_ENABLED") or _truthy("LINEAGE_DISABLED"):
+    chosen = dict(overrides or {})
+    try:
+        settings = load_settings(chosen)
+    except ConfigError as exc:
+        # Runs at `import capture_agent`: a bad setting is reported, never raised into the job.
+        log.warning("lineage: agent settings are invalid, SparkContexts are not captured: %s", exc)
+        return False
+    if not settings.auto_enable:
         return False
     from pyspark import SparkContext
 
@@ -32,22 +43,19 @@ def install_auto_enable() -> bool:
 
     def __init__(self: SparkContext, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
-        try:
-            from capture_agent.agent import enable
-
-            enable(self)
-        except Exception as exc:  # noqa: BLE001 - a bad setting must not stop the job here
-            log.error("lineage: LINEAGE_ENABLED is set but the agent did not start: %s", exc)
+        _enable_quietly(self, chosen)
 
     SparkContext.__init__ = __init__  # type: ignore[method-assign]
     # A context that already exists (e.g. in a notebook) is captured too.
     active = SparkContext._active_spark_context
     if active is not None:
-        try:
-            from capture_agent.agent import enable
-
-            enable(active)
-        except Exception as exc:  # noqa: BLE001
-            log.error("lineage: LINEAGE_ENABLED is set but the agent did not start: %s", exc)
+        _enable_quietly(active, chosen)
     _installed = True
     return True
+
+
+def _enable_quietly(sc: Any, overrides: dict[str, Any]) -> None:
+    try:
+        enable(sc, **overrides)
+    except Exception as exc:  # noqa: BLE001 - a bad setting must not stop the job here
+        log.error("lineage: LINEAGE_ENABLED is set but the agent did not start: %s", exc)

@@ -9,8 +9,9 @@ import runpy
 import sys
 import time
 
+from capture_agent.autoenable import install_auto_enable
 from capture_agent.config import ConfigError, load_settings
-from capture_agent.sender import deliver_spool
+from capture_agent.sinks.http import deliver_spool
 from capture_agent.spool import Spool
 from capture_agent.transport import make_poster
 
@@ -42,10 +43,9 @@ def flush_spool(args: argparse.Namespace) -> int:
 
 
 def run_script(args: argparse.Namespace) -> int:
+    # As a keyword argument: `run` asks for capture even when the config file says enabled=false.
     os.environ["LINEAGE_ENABLED"] = "true"
-    from capture_agent.autoenable import install_auto_enable
-
-    install_auto_enable()
+    install_auto_enable({"enabled": True})
     sys.argv = [args.script, *args.args]
     runpy.run_path(args.script, run_name="__main__")
     return 0

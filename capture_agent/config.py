@@ -1,14 +1,16 @@
-"""Settings of the capture agent, read once at ``enable()``.
+"""Settings of the capture agent (coarse and record-level), resolved by ``load_settings``.
 
-Precedence, highest first: a keyword argument of ``enable()``, the config file named by
-``LINEAGE_CONFIG`` (JSON or TOML, keys are the lower-case names below without the prefix,
-e.g. ``server_url``), the ``LINEAGE_*`` environment variables, the defaults. A bad value raises
-``ConfigError`` naming the setting, where it came from and what is expected.
+Precedence, highest first: a keyword argument (of ``enable()``, ``LineageContext(...)``, or the
+``overrides`` of ``load_settings``; ``None`` counts as not given), the config file named by
+``LINEAGE_CONFIG`` (JSON or TOML, keys are the lower-case names below without the prefix, e.g.
+``server_url``, optionally under a ``[lineage]`` table), the ``LINEAGE_*`` environment variables,
+the defaults. A bad value raises ``ConfigError`` naming the setting, where it came from and what is
+expected. Nothing else in the agent reads ``LINEAGE_*`` variables.
 
 | environment variable | keyword / file key | default | meaning |
 |---|---|---|---|
-| `LINEAGE_DISABLED` | `disabled` | `false` | `true`: `enable()` is a no-op returning a disabled agent |
-| `LINEAGE_ENABLED` | `enabled` | `false` | `true`: SparkContexts created after `import capture_agent` are captured |
+| `LINEAGE_DISABLED` | `disabled` | `false` | `true`: nothing is captured (4); wins over `enabled` |
+| `LINEAGE_ENABLED` | `enabled` | unset | `true`: every SparkContext is captured (5); `false`: as `disabled` |
 | `LINEAGE_CONFIG` | - | unset | path of a JSON or TOML file holding any of these settings |
 | `LINEAGE_SERVER_URL` | `server_url` | `http://127.0.0.1:8000` | base URL of the lineage server |
 | `LINEAGE_TOKEN` | `token` | empty | agent API token, sent as `Authorization: Bearer` |
@@ -25,11 +27,19 @@ e.g. ``server_url``), the ``LINEAGE_*`` environment variables, the defaults. A b
 | `LINEAGE_DATASET_SIZES` | `dataset_sizes` | `true` | record `size_bytes` of datasets read and written |
 | `LINEAGE_PYTHON_OPERATORS` | `python_operators` | `true` | record Python operators fused into each PythonRDD |
 | `LINEAGE_JAR` | `jar` | `capture_agent/_jars/lineage-listener.jar` | listener jar to load (2) |
+| `LINEAGE_STORE` | `store` | `var/lineage` (under the current directory) | root of the record-level lineage store (3) |
 
 (1) Under `$XDG_CACHE_HOME` when set. Per user rather than per working directory, so the next
 run finds the batches wherever it starts; `python -m capture_agent flush-spool` delivers them.
 (2) Built by `python -m capture_agent.build_jar`; built on the fly when missing and javac exists;
 without it the agent falls back to a slower pure-Python listener that misses SQL datasets.
+(3) A local path or a URL `pyarrow.fs` opens (`file://`, `s3://bucket/prefix`, `gs://`,
+`hdfs://`); on a cluster every executor and the server must reach it (README, "Running a captured
+job on a cluster"). The default is made absolute when the settings are resolved.
+(4) `enable()` returns a disabled agent and `LineageContext` plain PySpark RDDs (`Settings.active`
+is false).
+(5) Those created after `import capture_agent`, and one already running then. Unset, capture
+happens only where `enable()` or `LineageContext` is called.
 """
 
 from __future__ import annotations
@@ -41,6 +51,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
+
+from capture_agent.protocol import INGEST_PATH, MAX_BATCH_EVENTS
 
 ENV_PREFIX = "LINEAGE_"
 SINK_KINDS = ("http", "file", "noop")
@@ -59,12 +71,16 @@ def _default_jar() -> str:
     return str(Path(__file__).resolve().parent / "_jars" / "lineage-listener.jar")
 
 
+def _default_store() -> str:
+    return os.path.join(os.getcwd(), "var", "lineage")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Resolved agent settings (see the module docstring for each one)."""
 
     disabled: bool = False
-    enabled: bool = False
+    enabled: bool | None = None
     server_url: str = "http://127.0.0.1:8000"
     token: str = ""
     sink: str = "http"
@@ -80,10 +96,21 @@ class Settings:
     dataset_sizes: bool = True
     python_operators: bool = True
     jar: str = ""
+    store: str = ""
+
+    @property
+    def active(self) -> bool:
+        """False when ``disabled`` is true or ``enabled`` is false: then nothing is captured."""
+        return not self.disabled and self.enabled is not False
+
+    @property
+    def auto_enable(self) -> bool:
+        """True when every new SparkContext is to be captured (``enabled`` true, not disabled)."""
+        return self.enabled is True and not self.disabled
 
     @property
     def ingest_url(self) -> str:
-        return self.server_url.rstrip("/") + "/api/v1/ingest/events/"
+        return self.server_url.rstrip("/") + INGEST_PATH
 
 
 def _parse_bool(text: Any) -> bool:
@@ -143,6 +170,13 @@ def _text(text: Any) -> str:
     return str(text)
 
 
+def _store(text: Any) -> str:
+    value = str(text).strip()
+    if not value:
+        raise ValueError("expected a local path or a file://, s3://, gs:// or hdfs:// URL")
+    return value
+
+
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "disabled": _parse_bool,
     "enabled": _parse_bool,
@@ -152,7 +186,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "file_sink_path": _text,
     "spool_dir": _text,
     "spool_max_bytes": _int_in(0, 1 << 40),
-    "batch_size": _int_in(1, 500),
+    "batch_size": _int_in(1, MAX_BATCH_EVENTS),
     "flush_interval": _float_in(0.05, 60.0),
     "max_queue": _int_in(100, 10_000_000),
     "timeout": _float_in(0.1, 300.0),
@@ -161,6 +195,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "dataset_sizes": _parse_bool,
     "python_operators": _parse_bool,
     "jar": _text,
+    "store": _store,
 }
 assert set(_PARSERS) == {f.name for f in fields(Settings)}
 
@@ -190,22 +225,24 @@ def load_settings(
     """Resolves the settings by precedence: overrides, config file, environment, defaults.
 
     Args:
-        overrides: keyword arguments given to ``enable()``.
+        overrides: settings given as keyword arguments (of ``enable()``, ``LineageContext``...),
+            by field name; ``config`` names the config file; a None value counts as not given.
         environ: the environment to read (``os.environ`` when None).
 
     Returns:
         The validated settings.
     """
     env = os.environ if environ is None else environ
+    overrides = {name: value for name, value in (overrides or {}).items() if value is not None}
     layers: list[tuple[str, Mapping[str, Any]]] = []
     env_values = {
         name: env[ENV_PREFIX + name.upper()] for name in _PARSERS if ENV_PREFIX + name.upper() in env
     }
     layers.append(("environment variable LINEAGE_", env_values))
-    config_path = (overrides or {}).get("config") or env.get("LINEAGE_CONFIG")
+    config_path = overrides.get("config") or env.get("LINEAGE_CONFIG")
     if config_path:
         layers.append((f"config file {config_path}: ", _read_file(str(config_path))))
-    layers.append(("keyword argument ", {k: v for k, v in (overrides or {}).items() if k != "config"}))
+    layers.append(("keyword argument ", {k: v for k, v in overrides.items() if k != "config"}))
 
     values: dict[str, Any] = {}
     for origin, layer in layers:
@@ -224,4 +261,6 @@ def load_settings(
         settings = replace(settings, spool_dir=_default_spool_dir())
     if not settings.jar:
         settings = replace(settings, jar=_default_jar())
+    if not settings.store:
+        settings = replace(settings, store=_default_store())
     return settings

@@ -7,24 +7,35 @@ spool carries the same id and the server counts it as a duplicate.
 from __future__ import annotations
 
 import collections
-import hashlib
 import json
 import logging
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from capture_agent.python_ops import OUTPUT_FORMAT_PROPERTY, OUTPUT_PATH_PROPERTY, OperatorChain
+from capture_agent.protocol import (
+    APPLICATION_END,
+    APPLICATION_START,
+    DATASET_IO,
+    JOB_END,
+    JOB_START,
+    MAX_LONG_TEXT,
+    MAX_PATH,
+    MAX_TEXT,
+    OUTPUT_FORMAT_PROPERTY,
+    OUTPUT_PATH_PROPERTY,
+    PYTHON_OPERATORS,
+    STAGE_COMPLETED,
+    STAGE_SUBMITTED,
+    Event,
+    event_id,
+)
+from capture_agent.python_ops import OperatorChain
 
 log = logging.getLogger("capture_agent")
 
-Event = dict[str, Any]
-
-MAX_EVENT_ID = 128
-# The server's field limits (lineage_server/api/serializers/ingest.py): longer text is cut here
-# rather than costing the whole batch a 400.
-_MAX_TEXT = 4096
-_MAX_LONG_TEXT = 65536
+# Text longer than the server's field limits (capture_agent.protocol) is cut here rather than
+# costing the whole batch a 400.
 _MAX_TRACKED = 20000
 # RDD scopes whose leaf RDD is named after the path it reads, with the format it implies.
 READ_SCOPES = {
@@ -55,14 +66,6 @@ _ACCUMULATORS = {
 }
 
 
-def bounded_id(prefix: str, tail: str) -> str:
-    """``prefix + tail``, with the tail hashed when the whole would pass the 128-char limit."""
-    event_id = prefix + tail
-    if len(event_id) <= MAX_EVENT_ID:
-        return event_id
-    return prefix[:80] + "sha256:" + hashlib.sha256(tail.encode("utf-8")).hexdigest()[:40]
-
-
 def _int(value: Any) -> int | None:
     try:
         return int(value)
@@ -70,7 +73,7 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def _text(value: Any, limit: int = _MAX_TEXT) -> str | None:
+def _text(value: Any, limit: int = MAX_TEXT) -> str | None:
     return None if value is None else str(value)[:limit]
 
 
@@ -115,38 +118,38 @@ class EventConverter:
         handler = self._handlers.get(str(spark_event.get("Event")))
         return handler(spark_event) if handler else []
 
-    def _base(self, kind: str, event_id: str, when: Any) -> Event:
+    def _base(self, kind: str, when: Any, *id_parts: object) -> Event:
         millis = _int(when)
         if millis is None or millis <= 0:
             millis = int(time.time() * 1000)
-        return {"event_id": event_id, "type": kind, "app_id": self.app_id, "time": millis}
+        return {"event_id": event_id(kind, *id_parts), "type": kind, "app_id": self.app_id, "time": millis}
 
     def application_start(self, name: str, user: str, spark_version: str, master: str,
                           start_time: int, attempt_id: str | None,
                           spark_conf: dict[str, str]) -> Event:
-        event = self._base("application_start", "application_start", start_time)
+        event = self._base(APPLICATION_START, start_time)
         event.update(name=name[:512], user=user[:256], spark_version=spark_version[:64],
                      master=master[:512],
-                     spark_conf={k: v[:_MAX_TEXT] for k, v in spark_conf.items()})
+                     spark_conf={k: v[:MAX_TEXT] for k, v in spark_conf.items()})
         if attempt_id:
             event["attempt_id"] = attempt_id[:64]
         return event
 
     def application_end(self, when: int | None = None) -> Event:
         self.application_ended = True
-        return self._base("application_end", "application_end", when)
+        return self._base(APPLICATION_END, when)
 
     def python_operators(self, rdd_id: int, operators: OperatorChain, when: int) -> Event:
-        event = self._base("python_operators", f"python_operators:{rdd_id}", when)
+        event = self._base(PYTHON_OPERATORS, when, rdd_id)
         event["rdd_id"] = rdd_id
-        event["operators"] = [{"name": name[:256], "call_site": site[:_MAX_TEXT]}
+        event["operators"] = [{"name": name[:256], "call_site": site[:MAX_TEXT]}
                               for name, site in operators]
         return event
 
     def _dataset(self, direction: str, path: str, fmt: str | None, scope: str,
                  when: Any, **ids: int) -> Event:
-        path = self.qualify(path)[:2048]
-        event = self._base("dataset_io", bounded_id(f"dataset_io:{direction}:{scope}:", path), when)
+        path = self.qualify(path)[:MAX_PATH]
+        event = self._base(DATASET_IO, when, direction, scope, path)
         event.update(path=path, direction=direction, **ids)
         if fmt:
             event["format"] = fmt[:64]
@@ -174,7 +177,7 @@ class EventConverter:
         while len(self._stage_job) > _MAX_TRACKED:
             self._stage_job.popitem(last=False)
         when = e.get("Submission Time")
-        event = self._base("job_start", f"job_start:{job_id}", when)
+        event = self._base(JOB_START, when, job_id)
         event.update(job_id=job_id, stage_ids=stage_ids)
         infos = e.get("Stage Infos") or []
         call_site = props.get("callSite.short")
@@ -210,11 +213,11 @@ class EventConverter:
         result = e.get("Job Result") or {}
         succeeded = result.get("Result") == "JobSucceeded"
         when = e.get("Completion Time")
-        event = self._base("job_end", f"job_end:{job_id}", when)
+        event = self._base(JOB_END, when, job_id)
         event.update(job_id=job_id, status="succeeded" if succeeded else "failed")
         if not succeeded:
             error = (result.get("Exception") or {}).get("Message") or result.get("Result")
-            event["error"] = _text(error, _MAX_LONG_TEXT) or "failed"
+            event["error"] = _text(error, MAX_LONG_TEXT) or "failed"
         events = [event]
         output = self._job_outputs.pop(job_id, None)
         if output and succeeded:
@@ -225,7 +228,7 @@ class EventConverter:
     def _stage(self, kind: str, e: dict[str, Any], when_key: str) -> Event:
         info = e["Stage Info"]
         stage_id, attempt = int(info["Stage ID"]), int(info.get("Stage Attempt ID", 0))
-        event = self._base(kind, f"{kind}:{stage_id}:{attempt}", info.get(when_key))
+        event = self._base(kind, info.get(when_key), stage_id, attempt)
         event.update(
             stage_id=stage_id,
             attempt=attempt,
@@ -239,19 +242,19 @@ class EventConverter:
         if job_id is not None:
             event["job_id"] = job_id
         if info.get("Details"):
-            event["call_site"] = _text(info["Details"], _MAX_LONG_TEXT)
+            event["call_site"] = _text(info["Details"], MAX_LONG_TEXT)
         return event
 
     def _stage_submitted(self, e: dict[str, Any]) -> list[Event]:
-        return [self._stage("stage_submitted", e, "Submission Time")]
+        return [self._stage(STAGE_SUBMITTED, e, "Submission Time")]
 
     def _stage_completed(self, e: dict[str, Any]) -> list[Event]:
-        event = self._stage("stage_completed", e, "Completion Time")
+        event = self._stage(STAGE_COMPLETED, e, "Completion Time")
         info = e["Stage Info"]
         reason = info.get("Failure Reason")
         event["status"] = "failed" if reason else "succeeded"
         if reason:
-            event["failure_reason"] = _text(reason, _MAX_LONG_TEXT)
+            event["failure_reason"] = _text(reason, MAX_LONG_TEXT)
         metrics: dict[str, int] = {}
         for accumulable in info.get("Accumulables") or []:
             field = _ACCUMULATORS.get(str(accumulable.get("Name")))

@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from capture_agent.protocol import DATASET_IO
+
 log = logging.getLogger("capture_agent")
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -112,7 +114,7 @@ class DatasetSizer:
     def fill(self, events: list[dict[str, Any]]) -> None:
         """Adds ``size_bytes`` to dataset_io events that lack it."""
         for event in events:
-            if event.get("type") == "dataset_io" and "size_bytes" not in event:
+            if event.get("type") == DATASET_IO and "size_bytes" not in event:
                 size = self.size(event["path"], event["direction"])
                 if size is not None:
                     event["size_bytes"] = size

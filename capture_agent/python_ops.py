@@ -19,13 +19,12 @@ import threading
 import time
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 
 import pyspark
 from pyspark.core.rdd import RDD, PipelinedRDD
 
-OUTPUT_PATH_PROPERTY = "lineage.output.path"
-OUTPUT_FORMAT_PROPERTY = "lineage.output.format"
+from capture_agent.protocol import OUTPUT_FORMAT_PROPERTY, OUTPUT_PATH_PROPERTY
 
 _PYSPARK_DIR = os.path.dirname(os.path.abspath(pyspark.__file__)) + os.sep
 _AGENT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -158,8 +157,9 @@ def _wrap_save(original: Callable[..., Any], output_format: str) -> Callable[...
             _save_depth.value = depth
             if previous is not None:
                 try:
-                    self.ctx.setLocalProperty(OUTPUT_PATH_PROPERTY, previous[0])
-                    self.ctx.setLocalProperty(OUTPUT_FORMAT_PROPERTY, previous[1])
+                    # None (no outer save) clears the property, which PySpark's hints do not say.
+                    self.ctx.setLocalProperty(OUTPUT_PATH_PROPERTY, cast(str, previous[0]))
+                    self.ctx.setLocalProperty(OUTPUT_FORMAT_PROPERTY, cast(str, previous[1]))
                 except Exception:  # noqa: BLE001
                     pass
 

@@ -10,10 +10,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MAX_BODY_BYTES = 5 * 1024 * 1024
-# Our own bound stays under the server's 5 MiB so that a 413 means a genuinely odd event.
-TARGET_BODY_BYTES = 4 * 1024 * 1024
-MAX_EVENTS_PER_REQUEST = 500
+from capture_agent.protocol import MAX_BATCH_EVENTS, MAX_BODY_BYTES
+
+# Our own bound stays under the server's limit so that a 413 means a genuinely odd event.
+TARGET_BODY_BYTES = MAX_BODY_BYTES * 4 // 5
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def chunk_events(
     chunks: list[list[dict[str, Any]]] = []
     current: list[dict[str, Any]] = []
     size = 16
-    limit = min(batch_size, MAX_EVENTS_PER_REQUEST)
+    limit = min(batch_size, MAX_BATCH_EVENTS)
     for event in events:
         event_size = len(json.dumps(event, separators=(",", ":"))) + 1
         if current and (len(current) >= limit or size + event_size > max_bytes):

@@ -23,8 +23,17 @@ def test_every_agent_setting_is_documented():
 
     for name in [ENV_PREFIX + "CONFIG"] + [ENV_PREFIX + f.name.upper() for f in fields(Settings)]:
         assert f"| `{name}` |" in README, f"agent setting {name} is missing from the README"
+    for field in fields(Settings):
+        # The agent's own table (LINEAGE_STORE is in the server's too), with the keyword / file key.
+        row = f"| `{ENV_PREFIX + field.name.upper()}` | `{field.name}` |"
+        assert row in README, f"agent setting {field.name} is missing from the README's agent table"
 
 
 def test_the_two_commands_come_first():
     head = README[:1500]
     assert "make run" in head and "make test" in head
+
+
+def test_the_cluster_section_the_agent_points_at_exists():
+    # LineageContext's start-up check names this section in its error message.
+    assert "\n## Running a captured job on a cluster\n" in README

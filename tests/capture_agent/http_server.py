@@ -42,7 +42,9 @@ class _Handler(BaseHTTPRequestHandler):
             if status == 200:
                 self.server.bodies.append(body)
             self.server.authorizations.append(self.headers.get("Authorization", ""))
-        answer = {"accepted": len(body["events"]), "duplicates": 0} if status == 200 else {"events": "bad"}
+        answer: dict[str, object] = {"events": "bad"}
+        if status == 200:
+            answer = {"accepted": len(body["events"]), "duplicates": 0}
         payload = json.dumps(answer).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")

@@ -14,6 +14,7 @@ import capture_agent
 from capture_agent import CollectingSink, ConfigError
 from tests.capture_agent.http_server import IngestRecorder
 from tests.capture_agent.test_http_sink import closed_port_url
+from tests.ingest_schema import assert_valid_events
 
 pytestmark = pytest.mark.spark
 
@@ -45,6 +46,7 @@ def test_rdd_job_stages_operators_and_datasets_match_spark(spark: Any, sc: Any, 
         capture_agent.disable()
     events = read_events(sink_path)
     assert len({e["event_id"] for e in events}) == len(events)
+    assert_valid_events(events)
 
     tracker = sc.statusTracker()
     (job_id,) = tracker.getJobIdsForGroup("rdd-test")
@@ -95,6 +97,7 @@ def test_dataframe_parquet_read_and_write_are_datasets(spark: Any, tmp_path: Pat
         agent.flush()
     finally:
         capture_agent.disable()
+    assert_valid_events(sink.events)
     datasets = of_type(sink.events, "dataset_io")
     seen = {(e["direction"], e["path"], e["format"]) for e in datasets}
     assert seen == {("written", f"file:{source}", "parquet"), ("read", f"file:{source}", "parquet"),
@@ -182,6 +185,7 @@ def test_python_listener_fallback_without_jar(spark: Any, sc: Any, tmp_path: Pat
         capture_agent.disable()
     kinds = {e["type"] for e in sink.events}
     assert {"application_start", "job_start", "stage_completed", "job_end"} <= kinds
+    assert_valid_events(sink.events)
 
 
 def test_lineage_enabled_captures_the_active_context(sc: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,3 +203,39 @@ def test_lineage_enabled_captures_the_active_context(sc: Any, monkeypatch: pytes
         assert agent is not None and agent.sc is sc and agent.running
     finally:
         capture_agent.disable()
+
+
+def test_config_file_enabled_true_captures_the_active_context(
+    sc: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pyspark import SparkContext
+
+    from capture_agent import autoenable
+
+    config = tmp_path / "lineage.toml"
+    config.write_text('[lineage]\nenabled = true\nsink = "noop"\n')
+    monkeypatch.setenv("LINEAGE_CONFIG", str(config))
+    monkeypatch.delenv("LINEAGE_ENABLED", raising=False)
+    monkeypatch.setattr(autoenable, "_installed", False)
+    monkeypatch.setattr(SparkContext, "__init__", SparkContext.__init__)  # restored afterwards
+    try:
+        assert autoenable.install_auto_enable()
+        agent = capture_agent.current_agent()
+        assert agent is not None and agent.sc is sc and agent.running
+    finally:
+        capture_agent.disable()
+
+
+def test_config_file_enabled_false_beats_the_environment_and_stops_enable(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from capture_agent import autoenable
+
+    config = tmp_path / "lineage.json"
+    config.write_text(json.dumps({"enabled": False}))
+    monkeypatch.setenv("LINEAGE_CONFIG", str(config))
+    monkeypatch.setenv("LINEAGE_ENABLED", "true")
+    monkeypatch.setattr(autoenable, "_installed", False)
+    assert not autoenable.install_auto_enable()
+    agent = capture_agent.enable(spark, sink=CollectingSink())
+    assert not agent.enabled and capture_agent.current_agent() is None

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from capture_agent.events import EventConverter, bounded_id
+from capture_agent.events import EventConverter
+from capture_agent.protocol import event_id
+from tests.ingest_schema import assert_valid_events
 
-JOB_START = {
+JOB_START: dict[str, Any] = {
     "Event": "SparkListenerJobStart", "Job ID": 4, "Submission Time": 1000, "Stage IDs": [7, 8],
     "Stage Infos": [{"Stage ID": 7, "Stage Name": "reduceByKey at job.py:3", "RDD Info": [
         {"RDD ID": 0, "Name": "data/in.txt", "Scope": '{"id":"0","name":"textFile"}', "Parent IDs": []},
@@ -15,7 +18,7 @@ JOB_START = {
     "Properties": {"callSite.short": "collect at job.py:4", "spark.jobGroup.id": "g",
                    "lineage.output.path": "/out", "lineage.output.format": "text"},
 }
-STAGE_COMPLETED = {
+STAGE_COMPLETED: dict[str, Any] = {
     "Event": "SparkListenerStageCompleted",
     "Stage Info": {
         "Stage ID": 7, "Stage Attempt ID": 1, "Stage Name": "reduceByKey", "Number of Tasks": 2,
@@ -32,8 +35,11 @@ STAGE_COMPLETED = {
 
 
 def convert(*events: dict) -> list[dict]:
+    """The converter's events, each checked against docs/ingest-events.schema.json."""
     converter = EventConverter("local-1", qualify=lambda p: "file:/work/" + p.lstrip("/"))
-    return converter.convert_lines(json.dumps(e) for e in events)
+    converted = converter.convert_lines(json.dumps(e) for e in events)
+    assert_valid_events(converted)
+    return converted
 
 
 def test_same_spark_event_gives_same_ids_on_every_conversion() -> None:
@@ -68,9 +74,9 @@ def test_stage_metrics_sum_shuffle_reads_and_carry_task_counts() -> None:
 
 
 def test_long_paths_keep_event_ids_within_128_characters() -> None:
-    long_id = bounded_id("dataset_io:read:job1:", "/x" * 200)
-    assert len(long_id) <= 128 and long_id == bounded_id("dataset_io:read:job1:", "/x" * 200)
-    assert long_id != bounded_id("dataset_io:read:job1:", "/y" * 200)
+    long_id = event_id("dataset_io", "read", "job1", "/x" * 200)
+    assert len(long_id) <= 128 and long_id == event_id("dataset_io", "read", "job1", "/x" * 200)
+    assert long_id != event_id("dataset_io", "read", "job1", "/y" * 200)
 
 
 def test_failed_job_and_stage_carry_their_reasons() -> None:
@@ -83,3 +89,32 @@ def test_failed_job_and_stage_carry_their_reasons() -> None:
     assert not [e for e in events if e.get("direction") == "written"]  # a failed save wrote nothing
     (failed_stage,) = [e for e in events if e["type"] == "stage_completed"]
     assert (failed_stage["status"], failed_stage["failure_reason"]) == ("failed", "Task 1 failed 4 times")
+
+
+def test_every_kind_of_converted_event_fits_the_schema_even_with_oversized_text() -> None:
+    """Text past the server's limits is cut by the converter, so no batch is refused for it."""
+    huge = "x" * 70_000
+    converter = EventConverter("local-1", qualify=lambda p: p)
+    spark_events = [
+        {**JOB_START, "Properties": {**JOB_START["Properties"], "spark.job.description": huge,
+                                     "spark.jobGroup.id": huge, "lineage.output.path": "/o" * 2000}},
+        {"Event": "SparkListenerStageSubmitted", "Stage Info": {
+            "Stage ID": 7, "Stage Attempt ID": 0, "Stage Name": huge, "Number of Tasks": 2, "Parent IDs": [3],
+            "Submission Time": 1500, "Details": huge, "RDD Info": [
+                {"RDD ID": 2, "Name": huge, "Parent IDs": [1], "Number of Partitions": 2, "Callsite": huge,
+                 "Scope": json.dumps({"id": huge, "name": huge}), "Storage Level": {"Use Memory": True}}]}},
+        STAGE_COMPLETED,
+        {"Event": "SparkListenerJobEnd", "Job ID": 4, "Completion Time": 3000,
+         "Job Result": {"Result": "JobFailed", "Exception": {"Message": huge}}},
+        {"Event": "lineage.SqlIo", "Execution ID": 2, "Time": 2500,
+         "Reads": [{"Path": "/r" * 3000, "Format": huge}], "Writes": [{"Path": "s3://b/t", "Format": "parquet"}]},
+        {"Event": "SparkListenerApplicationEnd", "Timestamp": 9000},
+    ]
+    events = converter.convert_lines(json.dumps(e) for e in spark_events)
+    events.append(converter.application_start(name=huge, user=huge, spark_version=huge, master=huge,
+                                              start_time=100, attempt_id=huge, spark_conf={"k": huge}))
+    events.append(converter.python_operators(5, ((huge, huge), ("map", "job.py:3")), 200))
+    assert {e["type"] for e in events} == {"application_start", "application_end", "job_start", "job_end",
+                                           "stage_submitted", "stage_completed", "dataset_io", "python_operators"}
+    assert_valid_events(events)
+    assert all(len(e["event_id"]) <= 128 for e in events)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from capture_agent.cli import main as cli_main
 from capture_agent.config import load_settings
-from capture_agent.sender import HttpSink
+from capture_agent.sinks import HttpSink
 from capture_agent.spool import Spool
 from tests.capture_agent.http_server import IngestRecorder
 

@@ -149,7 +149,7 @@ JOB = textwrap.dedent(
 
     import capture_agent
     from capture_agent import FileSink, Sink, load_settings
-    from capture_agent.sender import HttpSink
+    from capture_agent.sinks import HttpSink
     from tests.integration.spark_truth import jobs_of_group, stages_that_ran
 
     folder = sys.argv[1]

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from capture_agent.config import Settings
-from capture_agent.sinks import Event, Sink
+from capture_agent.protocol import Event
+from capture_agent.sinks.base import Sink
 from capture_agent.spool import Spool
 from capture_agent.transport import Poster, chunk_events, make_poster
 
@@ -104,6 +105,10 @@ class HttpSink(Sink):
         self.spooled = 0
         self._thread = threading.Thread(target=self._run, name="lineage-http-sender", daemon=True)
         self._thread.start()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HttpSink:
+        return cls(settings)
 
     def emit(self, events: Sequence[Event]) -> None:
         overflow: list[Event] = []
