@@ -12,6 +12,7 @@ from typing import Any
 
 from pyspark.core.rdd import RDD
 
+from capture_agent.protocol import OUTPUT_FORMAT_PROPERTY, OUTPUT_PATH_PROPERTY
 from capture_agent.record.capture.compiler import Compiler
 from capture_agent.record.capture.outputs import OutputRun, dense_ids, store_values, trim_partitions
 from capture_agent.record.capture.pipeline import Branch, Pipeline, Tail
@@ -21,10 +22,6 @@ from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.worker.functions import identity_partition, pair_with_one
 
 log = logging.getLogger("capture_agent")
-
-# The coarse agent names a job's output through these Spark local properties (python_ops.py).
-_OUTPUT_PATH_PROPERTY = "lineage.output.path"
-_OUTPUT_FORMAT_PROPERTY = "lineage.output.format"
 
 OutputDone = Callable[[CapturePoint], None]
 
@@ -89,14 +86,15 @@ class Actions:
         final = rdd.mapPartitions(identity_partition)
         final._bypass_serializer = True  # type: ignore[attr-defined]
         sc = self.sc
-        previous = sc.getLocalProperty(_OUTPUT_PATH_PROPERTY), sc.getLocalProperty(_OUTPUT_FORMAT_PROPERTY)
-        sc.setLocalProperty(_OUTPUT_PATH_PROPERTY, path)
-        sc.setLocalProperty(_OUTPUT_FORMAT_PROPERTY, "text")
+        # the coarse agent names the job's output dataset from these local properties
+        previous = sc.getLocalProperty(OUTPUT_PATH_PROPERTY), sc.getLocalProperty(OUTPUT_FORMAT_PROPERTY)
+        sc.setLocalProperty(OUTPUT_PATH_PROPERTY, path)
+        sc.setLocalProperty(OUTPUT_FORMAT_PROPERTY, "text")
         try:
             final._jrdd.map(sc._jvm.BytesToString()).saveAsTextFile(path)
         finally:
-            sc.setLocalProperty(_OUTPUT_PATH_PROPERTY, previous[0])
-            sc.setLocalProperty(_OUTPUT_FORMAT_PROPERTY, previous[1])
+            sc.setLocalProperty(OUTPUT_PATH_PROPERTY, previous[0])
+            sc.setLocalProperty(OUTPUT_FORMAT_PROPERTY, previous[1])
         point.layout = Save(path=_qualified(sc, path))
         self.finish(node, point, final)
 

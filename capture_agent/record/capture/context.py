@@ -22,6 +22,7 @@ from pyroaring import BitMap64
 from pyspark import cloudpickle
 from pyspark.core.rdd import RDD
 
+from capture_agent.config import ConfigError, Settings, load_settings
 from capture_agent.record.capture import events as _events
 from capture_agent.record.capture.actions import Actions
 from capture_agent.record.capture.compiler import Compiler
@@ -30,7 +31,6 @@ from capture_agent.record.capture.outputs import OutputRun
 from capture_agent.record.capture.plan import SourceNode
 from capture_agent.record.capture.rdd import CapturedRDD
 from capture_agent.record.capture.runtime import CaptureRuntime
-from capture_agent.record.capture.settings import RecordSettings, resolve_settings
 from capture_agent.record.errors import LineageError, NotCaptured, ValuesNotAvailable
 from capture_agent.record.query.engine import TraceEngine
 from capture_agent.record.query.lineage_rdd import LineageRDD
@@ -85,7 +85,8 @@ class LineageContext:
             ``LINEAGE_STORE``, else ``var/lineage`` in the cwd).
         trace_mode: ``auto`` (small trace steps in this process, big ones as Spark jobs),
             ``local`` or ``spark``.
-        enabled: False (or ``LINEAGE_DISABLED=true``) returns plain PySpark RDDs, capturing nothing.
+        enabled: False (or ``LINEAGE_DISABLED=true`` / ``LINEAGE_ENABLED=false`` in the file or the
+            environment) returns plain PySpark RDDs, capturing nothing.
         **agent_settings: settings of the coarse capture agent (``server_url``, ``token``, ``sink``...,
             see ``capture_agent.config``); when given, the agent is enabled for this SparkContext.
             Capture points are registered through the agent running for the SparkContext, if any.
@@ -102,8 +103,12 @@ class LineageContext:
         self.sc = sc
         self._spark = spark_or_sc if spark_or_sc is not sc else None
         self.app_id = str(sc.applicationId)
-        self.settings: RecordSettings = resolve_settings(store, enabled)
-        self.enabled = self.settings.enabled
+        try:
+            # one settings path: these arguments, then LINEAGE_CONFIG's file, LINEAGE_* variables, defaults
+            self.settings: Settings = load_settings({"store": store, "enabled": enabled})
+        except ConfigError as exc:
+            raise LineageError(str(exc)) from exc
+        self.enabled = self.settings.active
         self.outputs: dict[str, OutputRun] = {}
         self.events_sent = 0
         self._reported: dict[str, tuple[int, int, int]] = {}

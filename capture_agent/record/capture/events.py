@@ -7,24 +7,20 @@ Delivery never raises.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from typing import Any
 
+from capture_agent.protocol import CAPTURE_POINT, event_id
 from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 
 log = logging.getLogger("capture_agent")
-_MAX_EVENT_ID = 128
 
 
 def _event_id(run_id: str, point: CapturePoint) -> str:
-    event_id = f"capture_point:{run_id}:{point.capture_id}:{point.rows}:{point.bytes}"
-    if point.missing:
-        event_id += f":missing{len(point.missing)}"
-    if len(event_id) <= _MAX_EVENT_ID:
-        return event_id
-    return "capture_point:sha256:" + hashlib.sha256(event_id.encode("utf-8")).hexdigest()[:64]
+    # a point re-sent with other counts, or with tables found missing, is a new event
+    missing = [f"missing{len(point.missing)}"] if point.missing else []
+    return event_id(CAPTURE_POINT, run_id, point.capture_id, point.rows, point.bytes, *missing)
 
 
 def capture_point_event(app_id: str, store: LineageStore, point: CapturePoint) -> dict[str, Any]:
@@ -33,7 +29,7 @@ def capture_point_event(app_id: str, store: LineageStore, point: CapturePoint) -
     run_id = store.run_id
     event: dict[str, Any] = {
         "event_id": _event_id(run_id, point),
-        "type": "capture_point",
+        "type": CAPTURE_POINT,
         "app_id": app_id,
         "time": int(time.time() * 1000),
         "capture_id": f"{run_id}/{point.capture_id}",
