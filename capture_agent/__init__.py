@@ -15,6 +15,8 @@ sends the server is named in ``capture_agent.protocol``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from capture_agent.agent import Agent, current_agent, disable, enable
 from capture_agent.autoenable import install_auto_enable
 from capture_agent.config import ConfigError, Settings, load_settings
@@ -40,8 +42,11 @@ install_auto_enable()
 # Record-level lineage (capture_agent.record) is imported on first use: it needs pyarrow and pyroaring.
 __all__ += ["LineageContext", "LineageRDD"]
 
+if TYPE_CHECKING:
+    from capture_agent.record import LineageContext, LineageRDD
 
-def __getattr__(name: str) -> object:
+
+def __getattr__(name: str) -> type:
     if name in ("LineageContext", "LineageRDD"):
         from capture_agent import record
 

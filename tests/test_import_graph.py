@@ -120,7 +120,7 @@ def test_record_layers_import_only_downwards(layer):
 
 def test_the_agent_never_imports_django_or_the_server():
     for path in (ROOT / "capture_agent").rglob("*.py"):
-        names = set()
+        names: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names.update(alias.name for alias in node.names)

@@ -19,6 +19,7 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -196,24 +197,21 @@ class LineageStore:
 
     def ancestors(self, capture_id: str) -> set[str]:
         """The point and every point it was computed from."""
-        seen: set[str] = set()
-        todo = [capture_id]
-        while todo:
-            current = todo.pop()
-            if current not in seen:
-                seen.add(current)
-                todo.extend(self.point(current).parents)
-        return seen
+        return self._closure(capture_id, lambda cid: self.point(cid).parents)
 
     def descendants(self, capture_id: str) -> set[str]:
         """The point and every point computed from it."""
+        return self._closure(capture_id, lambda cid: [c.capture_id for c in self.children(cid)])
+
+    @staticmethod
+    def _closure(start: str, step: Callable[[str], list[str]]) -> set[str]:
         seen: set[str] = set()
-        todo = [capture_id]
+        todo = [start]
         while todo:
             current = todo.pop()
             if current not in seen:
                 seen.add(current)
-                todo.extend(c.capture_id for c in self.children(current))
+                todo.extend(step(current))
         return seen
 
     def save(self) -> None:

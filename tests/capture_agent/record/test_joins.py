@@ -33,7 +33,7 @@ def plain_keyed(sc, users_path, orders_path):
 
 def sides(lin):
     """Backward trace split into {input file basename: {offset}}."""
-    out = {}
+    out: dict[str, set[int]] = {}
     for part in lin.goBackAll().split().values():
         for path, offset in as_local(part.positions()):
             out.setdefault(path.rsplit("/", 1)[1], set()).add(offset)

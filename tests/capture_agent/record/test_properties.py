@@ -61,7 +61,7 @@ def reference(op: str, recs: list[Rec], other: list[Rec]) -> list[Rec]:
         return list(seen.items())
     if op in ("join", "leftOuterJoin"):
         right = _group(other)
-        out = []
+        out: list[Rec] = []
         for k, items in _group(recs).items():
             matches = right.get(k, [])
             if not matches and op == "leftOuterJoin":

@@ -151,7 +151,7 @@ def test_selective_replay_on_traced_input_lines(lc, sc, text):
     replayed = (src.filter(lambda line: "error" not in line).flatMap(str.split).map(lambda w: (w, 1))
                 .reduceByKey(add).collectAsMap())
     lines = [s for s in TEXT if "the" in s.split() and "error" not in s]
-    expected = {}
+    expected: dict[str, int] = {}
     for word in " ".join(lines).split():
         expected[word] = expected.get(word, 0) + 1
     assert replayed == expected

@@ -24,7 +24,7 @@ from pyroaring import BitMap, BitMap64
 from capture_agent.record.storage.deletion import Copy, DeletionRule, Product, Sum, Token
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, split_by_partition, union_all
-from capture_agent.record.storage.tables import ROW_GROUP, ROW_GROUP_SETS, read_rows
+from capture_agent.record.storage.tables import ROW_GROUP, ROW_GROUP_SETS, TableTarget, read_rows
 
 Unit = tuple[Any, ...]
 Predicate = Callable[[Any], bool] | None
@@ -112,6 +112,13 @@ def bitmap64_bytes(ids: Any) -> bytes:
     bm = BitMap64(ids)
     bm.run_optimize()
     return bytes(bm.serialize())
+
+
+def write_sets(target: TableTarget, part: int, sets: list[bytes]) -> None:
+    """A table of out_id and one serialized id set per row (``in_ids``)."""
+    import pyarrow as pa
+
+    target.write(part, {"out_id": dense_out_ids(part, len(sets)), "in_ids": pa.array(sets, type=pa.binary())})
 
 
 def serialize_all(bitmaps: list[BitMap64]) -> list[bytes]:

@@ -34,6 +34,7 @@ from capture_agent.record.storage.layouts.base import (
     require,
     serialize_all,
     u32_column,
+    write_sets,
 )
 from capture_agent.record.storage.sources import read_lines
 from capture_agent.record.storage.tables import TableTarget, read_rows
@@ -77,11 +78,7 @@ class SetLocal(Layout):
     local: ClassVar[bool] = True
     id_sets: ClassVar[bool] = True
 
-    @staticmethod
-    def write(target: TableTarget, part: int, sets: list[bytes]) -> None:
-        import pyarrow as pa
-
-        target.write(part, {"out_id": dense_out_ids(part, len(sets)), "in_ids": pa.array(sets, type=pa.binary())})
+    write = staticmethod(write_sets)
 
     def deletion(self, kind: str) -> DeletionRule:
         return Sum()

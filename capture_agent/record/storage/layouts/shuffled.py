@@ -29,7 +29,7 @@ from capture_agent.record.storage.deletion import (
 )
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import union_all
-from capture_agent.record.storage.layouts.base import Layout, dense_out_ids, i64_column
+from capture_agent.record.storage.layouts.base import Layout, dense_out_ids, i64_column, write_sets
 from capture_agent.record.storage.tables import TableTarget, read_rows
 
 
@@ -112,11 +112,7 @@ class SetGlobal(Layout):
     columns: ClassVar[tuple[str, ...]] = ("out_id", "in_ids")
     id_sets: ClassVar[bool] = True
 
-    @staticmethod
-    def write(target: TableTarget, part: int, sets: list[bytes]) -> None:
-        import pyarrow as pa
-
-        target.write(part, {"out_id": dense_out_ids(part, len(sets)), "in_ids": pa.array(sets, type=pa.binary())})
+    write = staticmethod(write_sets)
 
     def deletion(self, kind: str) -> DeletionRule:
         return Sum()
