@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 
-from lineage_server.accounts.models import Membership, Role, Team
+from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
 
 
 def is_person(user: Any) -> bool:
@@ -43,8 +43,39 @@ def role_in(user: Any, team: Team | int) -> Role | None:
 
 
 def has_role(user: Any, team: Team | int, min_role: str) -> bool:
+    """Whether ``user`` holds ``min_role`` or a higher one in ``team``."""
     role = role_in(user, team)
     return role is not None and Role.rank(role) >= Role.rank(min_role)
+
+
+def role_refusal(user: Any, team: Team, min_role: str) -> str | None:
+    """None if ``user`` holds at least ``min_role`` in ``team``; else the refusal shown to them (a 403).
+
+    The one role check of the team pages and of the API's permissions.
+    """
+    if has_role(user, team, min_role):
+        return None
+    return f"This needs the {min_role} role in team {team.slug}."
+
+
+def team_members(team: Team) -> QuerySet[Membership]:
+    """``team``'s memberships with their users, by username."""
+    return Membership.objects.filter(team=team).select_related("user").order_by("user__username")
+
+
+def team_agent_tokens(team: Team) -> QuerySet[AgentToken]:
+    """``team``'s agent tokens, revoked ones included, newest first."""
+    return AgentToken.objects.filter(team=team).select_related("created_by")
+
+
+def personal_tokens_of(user: Any) -> QuerySet[PersonalToken]:
+    """``user``'s personal API tokens, revoked ones included, newest first."""
+    return PersonalToken.objects.filter(user=user)
+
+
+def team_audit_trail(team: Team) -> QuerySet[AuditEvent]:
+    """``team``'s audit events, newest first."""
+    return AuditEvent.objects.filter(team=team).select_related("team")
 
 
 def active_user_named(username: str) -> Any | None:

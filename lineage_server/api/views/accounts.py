@@ -14,7 +14,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
-from lineage_server.accounts.selectors import roles_by_team, teams_for
+from lineage_server.accounts.selectors import (
+    personal_tokens_of,
+    roles_by_team,
+    team_agent_tokens,
+    team_audit_trail,
+    team_members,
+    teams_for,
+)
 from lineage_server.accounts.services import (
     AlreadyMemberError,
     MembershipError,
@@ -49,7 +56,7 @@ class PersonalTokenViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, vi
     def get_queryset(self) -> QuerySet[PersonalToken]:
         if getattr(self, "swagger_fake_view", False):
             return PersonalToken.objects.none()
-        return PersonalToken.objects.filter(user=self.request.user)
+        return personal_tokens_of(self.request.user)
 
     @extend_schema(request=s.TokenCreateSerializer, responses={201: s.NewPersonalTokenSerializer})
     def create(self, request: Request) -> Response:
@@ -111,7 +118,7 @@ class MemberViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
     def get_queryset(self) -> QuerySet[Membership]:
         if getattr(self, "swagger_fake_view", False):
             return Membership.objects.none()
-        return Membership.objects.filter(team=self.team()).select_related("user").order_by("user__username")
+        return team_members(self.team())
 
     @extend_schema(request=s.MemberAddSerializer, responses={201: s.MembershipSerializer})
     def create(self, request: Request, team_slug: str) -> Response:
@@ -154,7 +161,7 @@ class AgentTokenViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins
     def get_queryset(self) -> QuerySet[AgentToken]:
         if getattr(self, "swagger_fake_view", False):
             return AgentToken.objects.none()
-        return AgentToken.objects.filter(team=self.team()).select_related("created_by")
+        return team_agent_tokens(self.team())
 
     @extend_schema(request=s.TokenCreateSerializer, responses={201: s.NewAgentTokenSerializer})
     def create(self, request: Request, team_slug: str) -> Response:
@@ -178,4 +185,4 @@ class AuditEventViewSet(mixins.ListModelMixin, _TeamChildViewSet):
     def get_queryset(self) -> QuerySet[AuditEvent]:
         if getattr(self, "swagger_fake_view", False):
             return AuditEvent.objects.none()
-        return AuditEvent.objects.filter(team=self.team()).select_related("team")
+        return team_audit_trail(self.team())

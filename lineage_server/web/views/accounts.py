@@ -6,7 +6,6 @@ Their JSON twins are under /api/v1/teams/ and /api/v1/me/; both call the same se
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -15,8 +14,18 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_POST
 
-from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
-from lineage_server.accounts.selectors import has_role, role_in, roles_by_team, teams_for
+from lineage_server.accounts.models import Role, Team
+from lineage_server.accounts.selectors import (
+    has_role,
+    personal_tokens_of,
+    role_in,
+    role_refusal,
+    roles_by_team,
+    team_agent_tokens,
+    team_audit_trail,
+    team_members,
+    teams_for,
+)
 from lineage_server.accounts.services import (
     AlreadyMemberError,
     MembershipError,
@@ -35,8 +44,9 @@ AUDIT_ROWS = 100
 def _team(request: HttpRequest, slug: str, min_role: str = Role.VIEWER) -> Team:
     """The team if the user is in it (404 otherwise), and holds ``min_role`` in it (403 otherwise)."""
     team = get_object_or_404(teams_for(request.user), slug=slug)
-    if not has_role(request.user, team, min_role):
-        raise PermissionDenied(f"This needs the {min_role} role in team {team.slug}.")
+    refusal = role_refusal(request.user, team, min_role)
+    if refusal is not None:
+        raise PermissionDenied(refusal)
     return team
 
 
@@ -57,7 +67,7 @@ def team(request: HttpRequest, slug: str, new_token: str = "") -> HttpResponse:
         "team": team,
         "role": role_in(request.user, team),
         "is_admin": is_admin,
-        "members": Membership.objects.filter(team=team).select_related("user").order_by("user__username"),
+        "members": team_members(team),
         "roles": Role.choices,
         "member_form": MemberForm(),
         "token_form": TokenForm(),
@@ -65,8 +75,8 @@ def team(request: HttpRequest, slug: str, new_token: str = "") -> HttpResponse:
         "api_url": reverse("api:member-list", kwargs={"team_slug": team.slug}),
     }
     if is_admin:
-        context["tokens"] = AgentToken.objects.filter(team=team).select_related("created_by")
-        context["audit"] = AuditEvent.objects.filter(team=team)[:AUDIT_ROWS]
+        context["tokens"] = team_agent_tokens(team)
+        context["audit"] = team_audit_trail(team)[:AUDIT_ROWS]
     return render(request, "web/team.html", context)
 
 
@@ -92,7 +102,7 @@ def add_member(request: HttpRequest, slug: str) -> HttpResponse:
 def change_member(request: HttpRequest, slug: str, username: str) -> HttpResponse:
     """Change a member's role, or remove them (``remove`` in the form)."""
     team = _team(request, slug, Role.ADMIN)
-    user = get_object_or_404(get_user_model(), username=username, memberships__team=team)
+    user = get_object_or_404(team_members(team), user__username=username).user
     try:
         if "remove" in request.POST:
             remove_member(team, user, by=request.user)
@@ -128,7 +138,7 @@ def create_team_token(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def revoke_team_token(request: HttpRequest, slug: str, token_id: int) -> HttpResponse:
     team = _team(request, slug, Role.ADMIN)
-    token = get_object_or_404(AgentToken, team=team, pk=token_id)
+    token = get_object_or_404(team_agent_tokens(team), pk=token_id)
     revoke_token(token, by=request.user)
     messages.success(request, f"Revoked {token}.")
     return redirect("web:team", slug=team.slug)
@@ -141,7 +151,7 @@ def personal_tokens(request: HttpRequest, new_token: str = "") -> HttpResponse:
         request,
         "web/personal_tokens.html",
         {
-            "tokens": PersonalToken.objects.filter(user=request.user),
+            "tokens": personal_tokens_of(request.user),
             "form": TokenForm(),
             "new_token": new_token,
             "api_url": reverse("api:personal-token-list"),
@@ -165,7 +175,7 @@ def create_personal(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def revoke_personal(request: HttpRequest, token_id: int) -> HttpResponse:
-    token = get_object_or_404(PersonalToken, user=request.user, pk=token_id)
+    token = get_object_or_404(personal_tokens_of(request.user), pk=token_id)
     revoke_token(token, by=request.user)
     messages.success(request, f"Revoked {token}.")
     return redirect("web:personal-tokens")
