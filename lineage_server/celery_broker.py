@@ -30,7 +30,9 @@ class AtomicFilesystemChannel(filesystem.Channel):
         for folder in folders:
             Path(folder).mkdir(parents=True, exist_ok=True)
 
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+    # celery-types names this argument `message` in kombu's base channel and `payload` in the
+    # filesystem channel (as kombu does); no signature matches both.
+    def _put(self, queue: str, payload: dict[str, Any], **kwargs: Any) -> None:  # type: ignore[override]
         name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         # A leading dot keeps the partial file from matching "<anything>.<queue>.msg".

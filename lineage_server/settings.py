@@ -7,7 +7,7 @@ embedded database and broker).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import dj_database_url
 
@@ -161,8 +161,20 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
+
+
+class LineageSettings(TypedDict):
+    """The lineage server's own settings (``settings.LINEAGE``)."""
+
+    STORE: str  # root of the lineage store: a local path or a file system URL
+    INGEST_MAX_BYTES: int
+    INGEST_MAX_EVENTS: int
+    PAGE_SIZE: int
+    RETENTION_DAYS: int
+
+
 # The lineage server's own settings, in one namespaced dict.
-LINEAGE = {
+LINEAGE: LineageSettings = {
     "STORE": env.STORE.read() or str(VAR_DIR / "lineage"),
     "INGEST_MAX_BYTES": env.INGEST_MAX_BYTES.read(),
     "INGEST_MAX_EVENTS": env.INGEST_MAX_EVENTS.read(),

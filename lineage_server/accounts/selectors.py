@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 
 from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def is_person(user: Any) -> bool:
     """A logged-in human (session or personal token), as opposed to an agent or an anonymous caller."""
     return bool(getattr(user, "is_authenticated", False)) and hasattr(user, "get_username")
+
+
+def person(user: Any) -> User:
+    """``user`` as the person acting, in code only people reach (behind ``login_required`` or ``IsPerson``).
+
+    Raises:
+        PermissionDenied: ``user`` is not a logged-in person (a 403, should such code be reached).
+    """
+    if not isinstance(user, get_user_model()):
+        raise PermissionDenied("Only a logged-in person can do this.")
+    return user
 
 
 def teams_for(user: Any) -> QuerySet[Team]:

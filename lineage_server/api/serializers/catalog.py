@@ -8,6 +8,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from lineage_server.accounts.models import Team
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
 
 
@@ -16,7 +17,7 @@ class ApplicationSerializer(serializers.ModelSerializer):
     failed_job_count = serializers.IntegerField(read_only=True)
     stage_count = serializers.IntegerField(read_only=True)
     duration_ms = serializers.IntegerField(read_only=True, allow_null=True)
-    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    team: serializers.SlugRelatedField[Team] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     url = serializers.SerializerMethodField()
     web_url = serializers.SerializerMethodField()
 
@@ -152,18 +153,26 @@ class CapturePointSerializer(serializers.ModelSerializer):
 
 
 class GraphNodeSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["stage", "operator", "dataset"])
-    label = serializers.CharField()
-    parent = serializers.CharField(allow_null=True)
-    data = serializers.DictField()
+    # Declared in get_fields: "label", "parent" and "data" are also attributes of every serializer field.
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            "id": serializers.CharField(),
+            "kind": serializers.ChoiceField(choices=["stage", "operator", "dataset"]),
+            "label": serializers.CharField(),
+            "parent": serializers.CharField(allow_null=True),
+            "data": serializers.DictField(),
+        }
 
 
 class GraphEdgeSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    source = serializers.CharField()
-    target = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["narrow", "shuffle", "read", "write", "stage"])
+    # Declared in get_fields: "source" is also an attribute of every serializer field.
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            "id": serializers.CharField(),
+            "source": serializers.CharField(),
+            "target": serializers.CharField(),
+            "kind": serializers.ChoiceField(choices=["narrow", "shuffle", "read", "write", "stage"]),
+        }
 
 
 class ApplicationGraphSerializer(serializers.Serializer):

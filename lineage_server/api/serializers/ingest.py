@@ -102,7 +102,9 @@ class DatasetIOSerializer(serializers.Serializer):
 
 class PythonOperatorsSerializer(serializers.Serializer):
     rdd_id = _int()
-    operators = PythonOperatorSerializer(many=True, max_length=10_000)
+    operators: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=PythonOperatorSerializer(), max_length=10_000
+    )
 
 
 class CapturePointSerializer(serializers.Serializer):
@@ -155,8 +157,8 @@ class IngestBatchSerializer(serializers.Serializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Built per request so the limit follows settings (and is checked before any event is).
-        self.fields["events"] = EventSerializer(
-            many=True, allow_empty=False, max_length=settings.LINEAGE["INGEST_MAX_EVENTS"]
+        self.fields["events"] = serializers.ListSerializer(
+            child=EventSerializer(), allow_empty=False, max_length=settings.LINEAGE["INGEST_MAX_EVENTS"]
         )
 
 

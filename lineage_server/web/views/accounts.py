@@ -5,6 +5,8 @@ Their JSON twins are under /api/v1/teams/ and /api/v1/me/; both call the same se
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -17,6 +19,7 @@ from django.views.decorators.http import require_POST
 from lineage_server.accounts.models import Role, Team
 from lineage_server.accounts.selectors import (
     has_role,
+    person,
     personal_tokens_of,
     role_in,
     role_refusal,
@@ -63,7 +66,7 @@ def team(request: HttpRequest, slug: str, new_token: str = "") -> HttpResponse:
     """A team's members; for its admins also its agent tokens and audit trail."""
     team = _team(request, slug)
     is_admin = has_role(request.user, team, Role.ADMIN)
-    context = {
+    context: dict[str, Any] = {
         "team": team,
         "role": role_in(request.user, team),
         "is_admin": is_admin,
@@ -86,11 +89,11 @@ def add_member(request: HttpRequest, slug: str) -> HttpResponse:
     team = _team(request, slug, Role.ADMIN)
     form = MemberForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
         return redirect("web:team", slug=team.slug)
     user = form.cleaned_data["username"]
     try:
-        add_team_member(team, user, form.cleaned_data["role"], by=request.user)
+        add_team_member(team, user, form.cleaned_data["role"], by=person(request.user))
         messages.success(request, f"{user.username} is {form.cleaned_data['role']} in {team.slug}.")
     except AlreadyMemberError:
         messages.error(request, f"{user.username} is already a member; change the role in the table.")
@@ -105,14 +108,14 @@ def change_member(request: HttpRequest, slug: str, username: str) -> HttpRespons
     user = get_object_or_404(team_members(team), user__username=username).user
     try:
         if "remove" in request.POST:
-            remove_member(team, user, by=request.user)
+            remove_member(team, user, by=person(request.user))
             messages.success(request, f"Removed {username} from {team.slug}.")
         else:
             form = RoleForm(request.POST)
             if not form.is_valid():
                 messages.error(request, "Choose viewer, analyst or admin.")
             else:
-                set_member_role(team, user, form.cleaned_data["role"], by=request.user)
+                set_member_role(team, user, form.cleaned_data["role"], by=person(request.user))
                 messages.success(request, f"{username} is now {form.cleaned_data['role']}.")
     except MembershipError as error:
         messages.error(request, str(error))
@@ -128,7 +131,7 @@ def create_team_token(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Give the token a name (up to 128 characters).")
         return redirect("web:team", slug=team_row.slug)
-    _, raw = create_agent_token(team_row, form.cleaned_data["name"], by=request.user)
+    _, raw = create_agent_token(team_row, form.cleaned_data["name"], by=person(request.user))
     response = team(request, team_row.slug, new_token=raw)
     add_never_cache_headers(response)
     return response
@@ -139,7 +142,7 @@ def create_team_token(request: HttpRequest, slug: str) -> HttpResponse:
 def revoke_team_token(request: HttpRequest, slug: str, token_id: int) -> HttpResponse:
     team = _team(request, slug, Role.ADMIN)
     token = get_object_or_404(team_agent_tokens(team), pk=token_id)
-    revoke_token(token, by=request.user)
+    revoke_token(token, by=person(request.user))
     messages.success(request, f"Revoked {token}.")
     return redirect("web:team", slug=team.slug)
 
@@ -166,7 +169,7 @@ def create_personal(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Give the token a name (up to 128 characters).")
         return redirect("web:personal-tokens")
-    _, raw = create_personal_token(request.user, form.cleaned_data["name"])
+    _, raw = create_personal_token(person(request.user), form.cleaned_data["name"])
     response = personal_tokens(request, new_token=raw)
     add_never_cache_headers(response)
     return response
@@ -176,6 +179,6 @@ def create_personal(request: HttpRequest) -> HttpResponse:
 @require_POST
 def revoke_personal(request: HttpRequest, token_id: int) -> HttpResponse:
     token = get_object_or_404(personal_tokens_of(request.user), pk=token_id)
-    revoke_token(token, by=request.user)
+    revoke_token(token, by=person(request.user))
     messages.success(request, f"Revoked {token}.")
     return redirect("web:personal-tokens")
