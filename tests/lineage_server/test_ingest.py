@@ -297,6 +297,7 @@ _fields = st.fixed_dictionaries(
             "rdd_id",
             "kind",
             "location",
+            "missing",
         )
     },
 )

@@ -17,6 +17,14 @@ class ApplicationSerializer(serializers.ModelSerializer):
     failed_job_count = serializers.IntegerField(read_only=True)
     stage_count = serializers.IntegerField(read_only=True)
     duration_ms = serializers.IntegerField(read_only=True, allow_null=True)
+    lineage_complete = serializers.BooleanField(
+        read_only=True,
+        help_text="False when per-partition record-level lineage tables could not be written "
+        "(see the capture points' missing_tables).",
+    )
+    missing_table_count = serializers.IntegerField(
+        read_only=True, help_text="Per-partition lineage tables the agent could not write, over all capture points."
+    )
     team: serializers.SlugRelatedField[Team] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     url = serializers.SerializerMethodField()
     web_url = serializers.SerializerMethodField()
@@ -36,6 +44,8 @@ class ApplicationSerializer(serializers.ModelSerializer):
             "job_count",
             "failed_job_count",
             "stage_count",
+            "lineage_complete",
+            "missing_table_count",
             "spark_version",
             "master",
             "url",
@@ -146,10 +156,35 @@ class DatasetIOSerializer(serializers.ModelSerializer):
         fields = ["app_id", "dataset", "direction", "job_id", "sql_execution_id", "rdd_id", "size_bytes", "at"]
 
 
+class MissingTableSerializer(serializers.Serializer):
+    partition = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
 class CapturePointSerializer(serializers.ModelSerializer):
+    lineage_complete = serializers.SerializerMethodField(help_text="False when some tables could not be written.")
+    missing_tables = MissingTableSerializer(
+        many=True, read_only=True, help_text="Per-partition tables the agent could not write, and why."
+    )
+
     class Meta:
         model = CapturePoint
-        fields = ["capture_id", "kind", "stage_id", "rdd_id", "location", "rows", "bytes", "parent_capture_ids"]
+        fields = [
+            "capture_id",
+            "kind",
+            "stage_id",
+            "rdd_id",
+            "location",
+            "rows",
+            "bytes",
+            "parent_capture_ids",
+            "lineage_complete",
+            "missing_table_count",
+            "missing_tables",
+        ]
+
+    def get_lineage_complete(self, point: CapturePoint) -> bool:
+        return point.missing_table_count == 0
 
 
 class GraphNodeSerializer(serializers.Serializer):

@@ -13,6 +13,8 @@ from lineage_server.catalog.models import CaptureKind, IODirection
 
 STATUS_CHOICES = ["succeeded", "failed"]
 _BIG = 2**62
+MAX_MISSING_TABLES = 10_000  # entries of a capture point's `missing` list
+MAX_MISSING_REASON = 1000  # characters of one entry's reason
 
 
 def _int(**kwargs: Any) -> serializers.IntegerField:
@@ -107,6 +109,21 @@ class PythonOperatorsSerializer(serializers.Serializer):
     )
 
 
+class MissingTableSerializer(serializers.Serializer):
+    """One per-partition table of a capture point that the agent could not write."""
+
+    partition = _int()
+    reason = _text(MAX_MISSING_REASON)
+
+
+def _distinct_partitions(missing: list[dict[str, Any]]) -> None:
+    seen: set[int] = set()
+    for entry in missing:
+        if entry["partition"] in seen:
+            raise serializers.ValidationError(f"Partition {entry['partition']} is listed more than once.")
+        seen.add(entry["partition"])
+
+
 class CapturePointSerializer(serializers.Serializer):
     capture_id = serializers.CharField(max_length=128)
     kind = serializers.ChoiceField(choices=CaptureKind.choices)
@@ -116,6 +133,14 @@ class CapturePointSerializer(serializers.Serializer):
     rows = _int(required=False, default=0)
     bytes = _int(required=False, default=0)
     parents = serializers.ListField(child=serializers.CharField(max_length=128), max_length=10_000, default=list)
+    # Absent or empty: every table was written. A later event of the point replaces the list.
+    missing: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=MissingTableSerializer(),
+        max_length=MAX_MISSING_TABLES,
+        required=False,
+        default=list,
+        validators=[_distinct_partitions],
+    )
 
 
 EVENT_TYPES: dict[str, type[serializers.Serializer]] = {

@@ -121,10 +121,11 @@ class ApplicationDatasetViewSet(_ApplicationChildViewSet):
 
 
 class CapturePointViewSet(_ApplicationChildViewSet):
-    """Record-level capture points of an application (tables in the lineage store)."""
+    """Record-level capture points of an application (tables in the lineage store), with the tables not written."""
 
     model = CapturePoint
     serializer_class = s.CapturePointSerializer
+    filterset_class = filters.CapturePointFilter
     lookup_field = "capture_id"
 
 
