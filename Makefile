@@ -41,7 +41,7 @@ browser:
 	  apt-get update -qq && apt-get install -y -qq chromium docker-compose >/dev/null; }
 
 lint: install
-	$(PY) -m ruff check .
+	bash scripts/lint.sh
 
 # The server's tests against PostgreSQL and Redis (CI machines have both running locally).
 test-services: install

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from _ingest_server import ROOT, ensure_database, manage, running_server
 
 sys.path.insert(0, str(ROOT))  # capture_agent's transport (the agents post with it) and lineage_server
-from _ingest_agents import AgentStats, LoadProfile, SimulatedAgent  # noqa: E402
+from _ingest_agents import AgentStats, LoadProfile, SimulatedAgent
 
 if TYPE_CHECKING:
     from _ingest_checks import Check

@@ -86,7 +86,7 @@ class Agent:
         while not self._stop.wait(self.settings.flush_interval):
             try:
                 self._pump()
-            except Exception as exc:  # noqa: BLE001 - the job goes on without lineage
+            except Exception as exc:
                 if _jvm_gone(exc):
                     return
                 log.warning("lineage: drain failed: %s", exc, exc_info=True)
@@ -117,7 +117,7 @@ class Agent:
             self.events_emitted += len(events)
             try:
                 self.sink.emit(events)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.warning("lineage: sink %s failed", type(self.sink).__name__, exc_info=True)
 
     def emit(self, events: list[Event]) -> None:
@@ -173,7 +173,7 @@ class Agent:
             self._emit([converter.application_end(int(time.time() * 1000))])
         try:
             self.sink.close(self.settings.close_timeout)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.warning("lineage: closing the sink failed", exc_info=True)
         finally:
             self._stopped.set()
@@ -225,7 +225,7 @@ def enable(spark_or_sc: Any, **overrides: Any) -> Agent:
         agent = Agent(settings, sink_override or make_sink(settings), sc)
         try:
             agent.start()
-        except Exception as exc:  # noqa: BLE001 - a lineage failure must not stop the job
+        except Exception as exc:
             log.warning("lineage: cannot start the capture agent: %s", exc, exc_info=True)
             agent.stop()
             return Agent(settings)

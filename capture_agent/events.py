@@ -110,7 +110,7 @@ class EventConverter:
                 continue
             try:
                 events.extend(self.convert(json.loads(line)))
-            except Exception:  # noqa: BLE001 - one odd event must not stop the others
+            except Exception:
                 log.debug("lineage: cannot convert %.200s", line, exc_info=True)
         return events
 

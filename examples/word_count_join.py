@@ -19,7 +19,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-import capture_agent  # noqa: E402
+import capture_agent
 
 VOCABULARY = [f"w{i:03d}" for i in range(300)] + ["error", "warning", "timeout", "retry"]
 TOPICS = {"error": "incident", "warning": "incident", "timeout": "network", "retry": "network"}

@@ -1,145 +1,252 @@
-"""Read the server's settings from environment variables, each with a documented default.
+"""The environment variables the server reads: each typed, with its default and its documentation.
 
-Every variable the server reads is declared in ``SETTINGS`` with its embedded default and a
-one-line description; the README lists them and a test checks that it lists every one.
+Every variable is declared here once, as a ``Setting`` of its type, with its default value, the
+default as the README shows it, and a one-line description; ``SETTINGS`` lists them all and a test
+checks that the README documents every one. ``settings.py`` reads the environment only through
+``Setting.read``, which turns a bad value into an ``ImproperlyConfigured`` naming the variable.
+An unset or empty variable takes the default.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Generic, TypeVar
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
-class Setting:
-    """One environment variable the server reads."""
+class Setting(Generic[T]):
+    """One environment variable: ``default`` is its value when unset, ``default_text`` how the README shows it.
+
+    ``default_text`` differs from the value where the default is computed (a path under the var
+    folder, a generated key); when not given it is the value written as a user would write it.
+    """
 
     name: str
-    default: str
+    default: T
     doc: str
+    default_text: str = ""
+    secret: bool = field(default=False, kw_only=True)  # never echoed in an error message
+
+    def __post_init__(self) -> None:
+        if not self.default_text:
+            object.__setattr__(self, "default_text", self.show(self.default))
+
+    def parse(self, raw: str) -> T:
+        """The value of a set variable; a ValueError says what is wrong with it."""
+        raise NotImplementedError
+
+    def show(self, value: T) -> str:
+        return str(value)
+
+    def read(self, environ: Mapping[str, str] | None = None) -> T:
+        """The variable's value from ``environ`` (the process environment by default), else the default.
+
+        Raises:
+            ImproperlyConfigured: the value does not parse; the message names the variable.
+        """
+        raw = (os.environ if environ is None else environ).get(self.name, "")
+        if not raw.strip():
+            return self.default
+        try:
+            return self.parse(raw)
+        except ValueError as error:
+            shown = "(value hidden)" if self.secret else repr(raw)
+            raise ImproperlyConfigured(f"{self.name}={shown}: {error}") from None
 
 
-SETTINGS: dict[str, Setting] = {
-    s.name: s
-    for s in (
-        Setting("LINEAGE_VAR_DIR", "var/", "Folder for the embedded database, broker, secret key and lineage store."),
-        Setting(
-            "DATABASE_URL", "(SQLite file var/lineage.sqlite3)", "Database URL, e.g. postgres://user:pw@host:5432/db."
-        ),
-        Setting(
-            "CELERY_BROKER_URL",
-            "filesystem://",
-            "Celery broker: filesystem:// keeps messages under var/celery/; or redis://, amqp://.",
-        ),
-        Setting("LINEAGE_SPARK_MASTER", "local[*]", "Spark master URL for trace jobs the server schedules."),
-        Setting(
-            "LINEAGE_STORE", "(var/lineage)", "Root of the lineage store (local path or a Hadoop file system URL)."
-        ),
-        Setting(
-            "SECRET_KEY",
-            "(generated)",
-            "Django secret key; when unset one is generated once and kept in var/secret_key.",
-        ),
-        Setting("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]", "Comma-separated host names the server answers to."),
-        Setting("DEBUG", "false", "Django debug mode (true/false); off unless set."),
-        Setting("LINEAGE_INGEST_MAX_BYTES", "5242880", "Largest ingest request body accepted, in bytes (413 above)."),
-        Setting("LINEAGE_INGEST_MAX_EVENTS", "500", "Most events accepted in one ingest request."),
-        Setting("LINEAGE_PORT", "8000", "Port `make run` serves on."),
-        Setting(
-            "LINEAGE_PAGE_SIZE", "50", "Default page size of list endpoints (clients may ask up to 500 with page_size)."
-        ),
-        Setting(
-            "LINEAGE_HTTPS",
-            "true",
-            "Served over HTTPS (or behind a TLS proxy sending X-Forwarded-Proto): secure cookies, HSTS, "
-            "http redirected. `make run` and the tests set false for plain http on loopback.",
-        ),
-        Setting("LINEAGE_HSTS_SECONDS", "31536000", "HSTS max-age when LINEAGE_HTTPS is on."),
-        Setting(
-            "LINEAGE_CSRF_TRUSTED_ORIGINS",
-            "",
-            "Comma-separated origins (https://lineage.example.com) trusted for form posts behind a proxy.",
-        ),
-        Setting(
-            "LINEAGE_CORS_ALLOWED_ORIGINS",
-            "",
-            "Comma-separated origins allowed to read the API from a browser (CORS); empty keeps CORS closed.",
-        ),
-        Setting("LINEAGE_LOGIN_FAILURE_LIMIT", "5", "Failed logins of a username from one address before a lockout."),
-        Setting("LINEAGE_LOGIN_COOLOFF_MINUTES", "15", "How long a login lockout lasts."),
-        Setting("LINEAGE_SESSION_HOURS", "12", "How long a browser login lasts."),
-        Setting(
-            "LINEAGE_RETENTION_DAYS",
-            "0",
-            "Days `manage.py prune_applications` keeps an ended application's lineage; 0 keeps it forever.",
-        ),
+@dataclass(frozen=True)
+class Text(Setting[str]):
+    """Any text, taken as it is."""
+
+    def parse(self, raw: str) -> str:
+        return raw
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+@dataclass(frozen=True)
+class Flag(Setting[bool]):
+    """true/false (also 1/0, yes/no, on/off)."""
+
+    def parse(self, raw: str) -> bool:
+        value = raw.strip().lower()
+        if value in _TRUE:
+            return True
+        if value in _FALSE:
+            return False
+        raise ValueError("not a boolean: use true or false")
+
+    def show(self, value: bool) -> str:
+        return "true" if value else "false"
+
+
+@dataclass(frozen=True)
+class Integer(Setting[int]):
+    """A whole number between ``minimum`` and ``maximum`` (both included)."""
+
+    minimum: int = 0
+    maximum: int | None = None
+
+    def parse(self, raw: str) -> int:
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            raise ValueError("not an integer") from None
+        if value < self.minimum:
+            raise ValueError(f"must be at least {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError(f"must be at most {self.maximum}")
+        return value
+
+
+@dataclass(frozen=True)
+class Names(Setting[tuple[str, ...]]):
+    """A comma-separated list; blanks around and between items are dropped."""
+
+    def parse(self, raw: str) -> tuple[str, ...]:
+        return tuple(item.strip() for item in raw.split(",") if item.strip())
+
+    def show(self, value: tuple[str, ...]) -> str:
+        return ",".join(value)
+
+
+@dataclass(frozen=True)
+class Url(Setting[str]):
+    """A URL ``scheme://...``, of one of ``schemes`` when given."""
+
+    schemes: tuple[str, ...] = ()
+
+    def parse(self, raw: str) -> str:
+        value = raw.strip()
+        scheme = urlsplit(value).scheme
+        if not scheme or not value.startswith(f"{scheme}://"):
+            raise ValueError("not a URL: expected scheme://...")
+        if self.schemes and scheme not in self.schemes:
+            raise ValueError(f"unsupported scheme {scheme!r}: use one of {', '.join(self.schemes)}")
+        return value
+
+
+@dataclass(frozen=True)
+class Folder(Setting[Path]):
+    """A local folder; a relative path is taken from the project folder."""
+
+    def parse(self, raw: str) -> Path:
+        path = Path(raw.strip()).expanduser()
+        return path if path.is_absolute() else BASE_DIR / path
+
+
+VAR_DIR = Folder(
+    "LINEAGE_VAR_DIR",
+    BASE_DIR / "var",
+    "Folder for the embedded database, broker, secret key and lineage store.",
+    "var/",
+)
+DATABASE_URL = Url(
+    "DATABASE_URL",
+    "",
+    "Database URL, e.g. postgres://user:pw@host:5432/db.",
+    "(SQLite file var/lineage.sqlite3)",
+    secret=True,
+)
+CELERY_BROKER_URL = Url(
+    "CELERY_BROKER_URL",
+    "filesystem://",
+    "Celery broker: filesystem:// keeps messages under var/celery/; or redis://, amqp://.",
+    secret=True,
+)
+# Declared for the README; nothing reads it yet (trace jobs will, where they start Spark).
+SPARK_MASTER = Text(
+    "LINEAGE_SPARK_MASTER", "local[*]", "Spark master URL for trace jobs the server schedules (not read yet)."
+)
+STORE = Text(
+    "LINEAGE_STORE", "", "Root of the lineage store (local path or a Hadoop file system URL).", "(var/lineage)"
+)
+SECRET_KEY = Text(
+    "SECRET_KEY",
+    "",
+    "Django secret key; when unset, the one kept in var/secret_key (written by manage.py ensure_local_setup).",
+    "(generated)",
+    secret=True,
+)
+ALLOWED_HOSTS = Names(
+    "ALLOWED_HOSTS", ("localhost", "127.0.0.1", "[::1]"), "Comma-separated host names the server answers to."
+)
+DEBUG = Flag("DEBUG", False, "Django debug mode (true/false); off unless set.")
+INGEST_MAX_BYTES = Integer(
+    "LINEAGE_INGEST_MAX_BYTES", 5_242_880, "Largest ingest request body accepted, in bytes (413 above).", minimum=1024
+)
+INGEST_MAX_EVENTS = Integer("LINEAGE_INGEST_MAX_EVENTS", 500, "Most events accepted in one ingest request.", minimum=1)
+# Read by `make run` (scripts/run.sh), not by Django.
+PORT = Integer("LINEAGE_PORT", 8000, "Port `make run` serves on.", minimum=1, maximum=65535)
+PAGE_SIZE = Integer(
+    "LINEAGE_PAGE_SIZE",
+    50,
+    "Default page size of list endpoints (clients may ask up to 500 with page_size).",
+    minimum=1,
+    maximum=500,
+)
+HTTPS = Flag(
+    "LINEAGE_HTTPS",
+    True,
+    "Served over HTTPS (or behind a TLS proxy sending X-Forwarded-Proto): secure cookies, HSTS, "
+    "http redirected. `make run` and the tests set false for plain http on loopback.",
+)
+HSTS_SECONDS = Integer("LINEAGE_HSTS_SECONDS", 31_536_000, "HSTS max-age when LINEAGE_HTTPS is on.")
+CSRF_TRUSTED_ORIGINS = Names(
+    "LINEAGE_CSRF_TRUSTED_ORIGINS",
+    (),
+    "Comma-separated origins (https://lineage.example.com) trusted for form posts behind a proxy.",
+)
+CORS_ALLOWED_ORIGINS = Names(
+    "LINEAGE_CORS_ALLOWED_ORIGINS",
+    (),
+    "Comma-separated origins allowed to read the API from a browser (CORS); empty keeps CORS closed.",
+)
+LOGIN_FAILURE_LIMIT = Integer(
+    "LINEAGE_LOGIN_FAILURE_LIMIT", 5, "Failed logins of a username from one address before a lockout.", minimum=1
+)
+LOGIN_COOLOFF_MINUTES = Integer("LINEAGE_LOGIN_COOLOFF_MINUTES", 15, "How long a login lockout lasts.", minimum=1)
+SESSION_HOURS = Integer("LINEAGE_SESSION_HOURS", 12, "How long a browser login lasts.", minimum=1)
+RETENTION_DAYS = Integer(
+    "LINEAGE_RETENTION_DAYS",
+    0,
+    "Days `manage.py prune_applications` keeps an ended application's lineage; 0 keeps it forever.",
+)
+
+SETTINGS: dict[str, Setting[Any]] = {
+    setting.name: setting
+    for setting in (
+        VAR_DIR,
+        DATABASE_URL,
+        CELERY_BROKER_URL,
+        SPARK_MASTER,
+        STORE,
+        SECRET_KEY,
+        ALLOWED_HOSTS,
+        DEBUG,
+        INGEST_MAX_BYTES,
+        INGEST_MAX_EVENTS,
+        PORT,
+        PAGE_SIZE,
+        HTTPS,
+        HSTS_SECONDS,
+        CSRF_TRUSTED_ORIGINS,
+        CORS_ALLOWED_ORIGINS,
+        LOGIN_FAILURE_LIMIT,
+        LOGIN_COOLOFF_MINUTES,
+        SESSION_HOURS,
+        RETENTION_DAYS,
     )
 }
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-def env_str(name: str) -> str:
-    """Return the variable's value, or its declared default."""
-    return os.environ.get(name, SETTINGS[name].default)
-
-
-def env_bool(name: str) -> bool:
-    raw = env_str(name).strip().lower()
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean: use true or false")
-
-
-def env_int(name: str, minimum: int = 0) -> int:
-    raw = env_str(name).strip()
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
-    if value < minimum:
-        raise ImproperlyConfigured(f"{name}={value} must be at least {minimum}")
-    return value
-
-
-def env_list(name: str) -> list[str]:
-    return [item.strip() for item in env_str(name).split(",") if item.strip()]
-
-
-def env_path(name: str, base: Path) -> Path:
-    """A path setting; relative values are taken from ``base``."""
-    path = Path(env_str(name)).expanduser()
-    return path if path.is_absolute() else (base / path)
-
-
-def var_dir() -> Path:
-    path = env_path("LINEAGE_VAR_DIR", BASE_DIR)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def secret_key(var: Path) -> str:
-    """SECRET_KEY from the environment, else one generated once and kept under var/."""
-    if os.environ.get("SECRET_KEY"):
-        return os.environ["SECRET_KEY"]
-    key_file = var / "secret_key"
-    if not key_file.exists():
-        tmp = key_file.with_suffix(".tmp")
-        tmp.write_text(secrets.token_urlsafe(50))
-        tmp.chmod(0o600)
-        try:
-            os.link(tmp, key_file)  # atomic: a concurrent first start keeps the winner's key
-        except FileExistsError:
-            pass
-        finally:
-            tmp.unlink(missing_ok=True)
-    return key_file.read_text().strip()

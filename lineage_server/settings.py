@@ -1,17 +1,24 @@
-"""Django settings, all read from environment variables (see ``lineage_server.env``)."""
+"""Django settings, all read from environment variables through ``lineage_server.env``.
+
+Importing them reads the environment (and var/secret_key if SECRET_KEY is unset) and writes
+nothing: folders and files are made where they are used (``manage.py ensure_local_setup``, the
+embedded database and broker).
+"""
 
 from __future__ import annotations
 
-import os
+from typing import Any, TypedDict
 
 import dj_database_url
 
-from lineage_server.env import BASE_DIR, env_bool, env_int, env_list, env_str, secret_key, var_dir
+from lineage_server import env
+from lineage_server.env import BASE_DIR
+from lineage_server.secret_key import read_secret_key
 
-VAR_DIR = var_dir()
-SECRET_KEY = secret_key(VAR_DIR)
-DEBUG = env_bool("DEBUG")
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
+VAR_DIR = env.VAR_DIR.read()
+SECRET_KEY = env.SECRET_KEY.read() or read_secret_key(VAR_DIR)
+DEBUG = env.DEBUG.read()
+ALLOWED_HOSTS = list(env.ALLOWED_HOSTS.read())
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -49,8 +56,8 @@ AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contri
 LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:applications"
 LOGOUT_REDIRECT_URL = "web:login"
-AXES_FAILURE_LIMIT = env_int("LINEAGE_LOGIN_FAILURE_LIMIT", minimum=1)
-AXES_COOLOFF_TIME = env_int("LINEAGE_LOGIN_COOLOFF_MINUTES", minimum=1) / 60  # hours
+AXES_FAILURE_LIMIT = env.LOGIN_FAILURE_LIMIT.read()
+AXES_COOLOFF_TIME = env.LOGIN_COOLOFF_MINUTES.read() / 60  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "web/locked_out.html"
@@ -81,10 +88,12 @@ TEMPLATES = [
 ]
 
 
-def _database() -> dict[str, object]:
-    url = os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'lineage.sqlite3'}"
-    config: dict[str, object] = dict(dj_database_url.parse(url, conn_max_age=60))
+def _database() -> dict[str, Any]:
+    url = env.DATABASE_URL.read() or f"sqlite:///{VAR_DIR / 'lineage.sqlite3'}"
+    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=60))
     if config["ENGINE"] == "django.db.backends.sqlite3":
+        # Django's SQLite backend, creating the database file's folder when it first connects.
+        config["ENGINE"] = "lineage_server.backends.sqlite3"
         # The web server and the Celery worker write to one file: wait for locks rather than fail,
         # take the write lock up front, and let readers run beside the writer.
         config["OPTIONS"] = {
@@ -108,8 +117,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)
+STATIC_ROOT = VAR_DIR / "static"  # written by collectstatic
 STATICFILES_DIRS = [BASE_DIR / "frontend" / "dist"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -153,27 +161,37 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
+
+
+class LineageSettings(TypedDict):
+    """The lineage server's own settings (``settings.LINEAGE``)."""
+
+    STORE: str  # root of the lineage store: a local path or a file system URL
+    INGEST_MAX_BYTES: int
+    INGEST_MAX_EVENTS: int
+    PAGE_SIZE: int
+    RETENTION_DAYS: int
+
+
 # The lineage server's own settings, in one namespaced dict.
-LINEAGE = {
-    "SPARK_MASTER": env_str("LINEAGE_SPARK_MASTER"),
-    "STORE": os.environ.get("LINEAGE_STORE") or str(VAR_DIR / "lineage"),
-    "INGEST_MAX_BYTES": env_int("LINEAGE_INGEST_MAX_BYTES", minimum=1024),
-    "INGEST_MAX_EVENTS": env_int("LINEAGE_INGEST_MAX_EVENTS", minimum=1),
-    "PAGE_SIZE": env_int("LINEAGE_PAGE_SIZE", minimum=1),
-    "RETENTION_DAYS": env_int("LINEAGE_RETENTION_DAYS", minimum=0),
+LINEAGE: LineageSettings = {
+    "STORE": env.STORE.read() or str(VAR_DIR / "lineage"),
+    "INGEST_MAX_BYTES": env.INGEST_MAX_BYTES.read(),
+    "INGEST_MAX_EVENTS": env.INGEST_MAX_EVENTS.read(),
+    "PAGE_SIZE": env.PAGE_SIZE.read(),
+    "RETENTION_DAYS": env.RETENTION_DAYS.read(),
 }
 # Django refuses bodies past this before our view sees them; ours answers 413 at the same limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = LINEAGE["INGEST_MAX_BYTES"]
 
 
-def _celery_broker() -> tuple[str, dict[str, object]]:
-    url = env_str("CELERY_BROKER_URL")
+def _celery_broker() -> tuple[str, dict[str, Any]]:
+    url = env.CELERY_BROKER_URL.read()
     if url.startswith("filesystem://"):
+        # The broker's channel creates these folders when it opens (lineage_server.celery_broker).
         queue = VAR_DIR / "celery" / "queue"
         processed = VAR_DIR / "celery" / "processed"
         control = VAR_DIR / "celery" / "control"  # broadcast (remote control) messages
-        for folder in (queue, processed, control):
-            folder.mkdir(parents=True, exist_ok=True)
         return url, {
             "data_folder_in": str(queue),
             "data_folder_out": str(queue),
@@ -192,7 +210,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # CORS: closed unless origins are listed; then only reads, and no cookies (use a personal token).
-CORS_ALLOWED_ORIGINS = env_list("LINEAGE_CORS_ALLOWED_ORIGINS")
+CORS_ALLOWED_ORIGINS = list(env.CORS_ALLOWED_ORIGINS.read())
 CORS_URLS_REGEX = r"^/api/.*$"
 CORS_ALLOW_METHODS = ["GET", "HEAD", "OPTIONS"]
 CORS_ALLOW_CREDENTIALS = False
@@ -204,19 +222,19 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
-SESSION_COOKIE_AGE = env_int("LINEAGE_SESSION_HOURS", minimum=1) * 3600
+SESSION_COOKIE_AGE = env.SESSION_HOURS.read() * 3600
 # Served over HTTPS (directly or behind a proxy that sets X-Forwarded-Proto): secure cookies, HSTS,
 # redirect from http. On by default; `make run` turns it off to serve plain http on loopback.
-HTTPS = env_bool("LINEAGE_HTTPS")
+HTTPS = env.HTTPS.read()
 SECURE_SSL_REDIRECT = HTTPS
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # container health checks call plain http inside the host
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
-SECURE_HSTS_SECONDS = env_int("LINEAGE_HSTS_SECONDS") if HTTPS else 0
+SECURE_HSTS_SECONDS = env.HSTS_SECONDS.read() if HTTPS else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
 SECURE_HSTS_PRELOAD = HTTPS
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-CSRF_TRUSTED_ORIGINS = env_list("LINEAGE_CSRF_TRUSTED_ORIGINS")
+CSRF_TRUSTED_ORIGINS = list(env.CSRF_TRUSTED_ORIGINS.read())
 
 LOGGING = {
     "version": 1,

@@ -12,7 +12,8 @@ export PYSPARK_PYTHON="$PY" PYSPARK_DRIVER_PYTHON="$PY"
 
 "$PY" manage.py migrate --noinput -v 0
 "$PY" manage.py collectstatic --noinput -v 0
-# A team 'default', a superuser 'admin' who administers it, and one of its agent tokens (kept in var/).
+# A team 'default', a superuser 'admin' who administers it, one of its agent tokens (kept in var/), and,
+# unless SECRET_KEY is set, var/secret_key: written before the web server and worker start, so they share it.
 { read -r PASSWORD_FILE; read -r TOKEN_FILE; } < <("$PY" manage.py ensure_local_setup --var "$VAR")
 # Plain http on loopback: no https redirect, cookies without the Secure flag.
 export LINEAGE_HTTPS="${LINEAGE_HTTPS:-false}"

@@ -1,13 +1,18 @@
 """Loaded as a pytest plugin (``-p tests._env``) so it runs before Django reads its settings.
 
-It points LINEAGE_VAR_DIR at a fresh temporary folder, keeping the test database, the Celery
-broker folder and the secret key out of the developer's var/.
+It points LINEAGE_VAR_DIR at a fresh temporary folder, keeping the test database and the Celery
+broker folder out of the developer's var/, and gives the session (and the workers and servers it
+starts) one secret key, as `make run`'s var/secret_key does.
 """
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 
 os.environ.setdefault("LINEAGE_VAR_DIR", tempfile.mkdtemp(prefix="lineage-test-var-"))
+# Where `collectstatic` would have put the frontend (the tests serve it from frontend/dist).
+os.makedirs(os.path.join(os.environ["LINEAGE_VAR_DIR"], "static"), exist_ok=True)
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 # The live test servers speak plain http on loopback, like `make run`.
 os.environ.setdefault("LINEAGE_HTTPS", "false")

@@ -12,8 +12,8 @@ def test_every_server_setting_is_documented_with_its_default():
     for setting in SETTINGS.values():
         row = next((line for line in README.splitlines() if line.startswith(f"| `{setting.name}` |")), None)
         assert row is not None, f"{setting.name} is missing from the README's settings table"
-        documented = f"`{setting.default}`" if setting.default else "(none)"
-        assert documented in row, f"{setting.name}'s default {setting.default!r} is not in its README row"
+        documented = f"`{setting.default_text}`" if setting.default_text else "(none)"
+        assert documented in row, f"{setting.name}'s default {setting.default_text!r} is not in its README row"
 
 
 def test_every_agent_setting_is_documented():

@@ -161,7 +161,7 @@ class HttpSink(Sink):
                     with self._cond:
                         self._busy = False
                         self._cond.notify_all()
-        except Exception:  # noqa: BLE001 - the sender must outlive any bug of its own
+        except Exception:
             log.exception("lineage: HTTP sender stopped; undelivered events are spooled")
             with self._cond:
                 left = list(self._pending)

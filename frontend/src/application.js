@@ -4,6 +4,7 @@ import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
 import expandCollapse from 'cytoscape-expand-collapse';
 
+import { INCOMPLETE, incompleteLineageLines } from './completeness.js';
 import { nodeDetails } from './details.js';
 import { el, fetchJson, statusBadge } from './dom.js';
 import { formatDuration, formatTime } from './format.js';
@@ -29,6 +30,26 @@ function renderHeader(app) {
     el('h1', {}, app.name || app.app_id, ' ', statusBadge(app.status)),
     el('div', { class: 'app-id' }, app.app_id),
     el('dl', { class: 'facts' }, facts.map(([term, value]) => [el('dt', {}, term), el('dd', {}, value)])));
+}
+
+// Not colour alone: a warning sign, a bold title and a sentence per capture point, in a bordered box.
+function renderLineageBanner(lines) {
+  const line = (text) => el('p', {},
+    el('span', { class: 'banner-icon', 'aria-hidden': 'true' }, '⚠'), ' ',
+    text.startsWith(INCOMPLETE) ? [el('strong', {}, INCOMPLETE), text.slice(INCOMPLETE.length)] : text);
+  return el('div', { id: 'lineage-incomplete', class: 'lineage-banner', role: 'alert' }, lines.map(line));
+}
+
+/** The banner's lines: the application's incomplete capture points, fetched only when it has some. */
+async function incompleteLineage(application, capturePointsUrl) {
+  if (!application || application.lineage_complete !== false) return [];
+  let points = [];
+  try {
+    points = await fetchJson(`${capturePointsUrl}?lineage_complete=false&page_size=500`);
+  } catch {
+    // The banner still says how many tables are missing, without naming the capture points.
+  }
+  return incompleteLineageLines(application, points);
 }
 
 function renderSection(section) {
@@ -57,9 +78,10 @@ function renderLegend() {
     item('swatch-shuffle', 'shuffle'));
 }
 
-/** Mount the graph page on `root` (an element with data-graph-url). */
+/** Mount the graph page on `root` (an element with data-graph-url and data-capture-points-url). */
 export async function mountApplicationPage(root) {
   const header = el('div', { class: 'app-header-slot' });
+  const banner = el('div', { class: 'lineage-banner-slot' });
   const status = el('p', { class: 'graph-status', 'aria-live': 'polite' }, 'Loading the lineage graph…');
   const container = el('div', { id: 'graph', class: 'graph', role: 'img', 'aria-label': 'Lineage graph' });
   const hint = () => el('p', { class: 'hint' }, 'Click a node to see its details. Double-click a stage to collapse or expand it.');
@@ -71,7 +93,7 @@ export async function mountApplicationPage(root) {
   const showSkipped = el('input', { type: 'checkbox', id: 'show-skipped' });
   const showSkippedLabel = el('label', { class: 'toggle', for: 'show-skipped' }, showSkipped, 'Show skipped stages');
   const toolbar = el('div', { class: 'toolbar' }, collapseAll, expandAll, fit, showSkippedLabel, renderLegend());
-  root.replaceChildren(header, toolbar, status, el('div', { class: 'graph-layout' }, container, panel));
+  root.replaceChildren(header, banner, toolbar, status, el('div', { class: 'graph-layout' }, container, panel));
   root.dataset.state = 'loading';
 
   let graph;
@@ -83,6 +105,8 @@ export async function mountApplicationPage(root) {
     return null;
   }
   header.replaceChildren(renderHeader(graph.application));
+  const incomplete = await incompleteLineage(graph.application, root.dataset.capturePointsUrl);
+  if (incomplete.length) banner.replaceChildren(renderLineageBanner(incomplete));
   if (graph.application?.name) document.title = `${graph.application.name} · Spark lineage`;
 
   const skipped = countSkippedStages(graph);

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Team
+from lineage_server.accounts.selectors import person
 from lineage_server.accounts.services import create_team, revoke_token
 
 
@@ -31,13 +32,13 @@ class TeamAdmin(admin.ModelAdmin):
         if change:
             super().save_model(request, obj, form, change)
         else:  # through the service: audited, and its creator becomes its admin
-            form.instance = create_team(obj.slug, obj.name, by=request.user)
+            form.instance = create_team(obj.slug, obj.name, by=person(request.user))
 
 
 @admin.action(description="Revoke the selected tokens")
 def revoke_selected(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Any]) -> None:
     for token in queryset:
-        revoke_token(token, by=request.user)
+        revoke_token(token, by=person(request.user))
 
 
 class _TokenAdmin(admin.ModelAdmin):

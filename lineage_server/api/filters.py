@@ -5,7 +5,7 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Q, QuerySet
 
-from lineage_server.catalog.models import Application, Dataset, Job, Operator, RunStatus, Stage
+from lineage_server.catalog.models import Application, CapturePoint, Dataset, Job, Operator, RunStatus, Stage
 
 
 class ApplicationFilter(django_filters.FilterSet):
@@ -57,3 +57,18 @@ class DatasetFilter(django_filters.FilterSet):
     class Meta:
         model = Dataset
         fields = ["format"]
+
+
+class CapturePointFilter(django_filters.FilterSet):
+    lineage_complete = django_filters.BooleanFilter(
+        method="filter_lineage_complete", help_text="false: only points with tables the agent could not write."
+    )
+
+    class Meta:
+        model = CapturePoint
+        fields = ["kind"]
+
+    def filter_lineage_complete(
+        self, queryset: QuerySet[CapturePoint], name: str, value: bool
+    ) -> QuerySet[CapturePoint]:
+        return queryset.filter(missing_table_count=0) if value else queryset.filter(missing_table_count__gt=0)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from rest_framework import pagination
+from rest_framework.request import Request
 
 
 class PageNumberPagination(pagination.PageNumberPagination):
@@ -10,6 +11,6 @@ class PageNumberPagination(pagination.PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 500
 
-    def get_page_size(self, request):  # type: ignore[no-untyped-def]
+    def get_page_size(self, request: Request) -> int | None:
         self.page_size = settings.LINEAGE["PAGE_SIZE"]
         return super().get_page_size(request)

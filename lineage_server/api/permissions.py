@@ -6,8 +6,8 @@ from typing import Any
 
 from rest_framework import permissions
 
-from lineage_server.accounts.models import Role
-from lineage_server.accounts.selectors import has_role, is_person
+from lineage_server.accounts.models import Role, Team
+from lineage_server.accounts.selectors import is_person, role_refusal
 
 
 class IsPerson(permissions.BasePermission):
@@ -19,7 +19,17 @@ class IsPerson(permissions.BasePermission):
         return is_person(request.user)
 
 
-class TeamRole(IsPerson):
+class _RoleInTeam(IsPerson):
+    """A person with at least a role in a team (``role_refusal``, shared with the team pages)."""
+
+    def holds(self, user: Any, team: Team, needed: str) -> bool:
+        refusal = role_refusal(user, team, needed)
+        if refusal is not None:
+            self.message = refusal  # the 403 says which role is needed
+        return refusal is None
+
+
+class TeamRole(_RoleInTeam):
     """Writing needs the view's ``write_role`` (admin unless it says) in the object's team.
 
     Reading needs no check here: querysets hold only the caller's teams, so another team's object
@@ -29,10 +39,7 @@ class TeamRole(IsPerson):
     def has_object_permission(self, request: Any, view: Any, obj: Any) -> bool:
         if request.method in permissions.SAFE_METHODS:
             return True
-        needed = getattr(view, "write_role", Role.ADMIN)
-        team = view.team_of(obj)
-        self.message = f"This needs the {needed} role in team {team.slug}."
-        return has_role(request.user, team, needed)
+        return self.holds(request.user, view.team_of(obj), getattr(view, "write_role", Role.ADMIN))
 
 
 class IsSuperuser(IsPerson):
@@ -42,7 +49,7 @@ class IsSuperuser(IsPerson):
         return super().has_permission(request, view) and bool(request.user.is_superuser)
 
 
-class TeamChildRole(IsPerson):
+class TeamChildRole(_RoleInTeam):
     """For endpoints under /teams/<slug>/: ``read_role`` to read, ``write_role`` to write.
 
     The view's ``team()`` is a 404 for a team the caller is not in.
@@ -53,8 +60,5 @@ class TeamChildRole(IsPerson):
             return False
         if getattr(view, "swagger_fake_view", False):
             return True
-        safe = request.method in permissions.SAFE_METHODS
-        needed = view.read_role if safe else view.write_role
-        team = view.team()
-        self.message = f"This needs the {needed} role in team {team.slug}."
-        return has_role(request.user, team, needed)
+        needed = view.read_role if request.method in permissions.SAFE_METHODS else view.write_role
+        return self.holds(request.user, view.team(), needed)

@@ -1,4 +1,7 @@
-"""Celery tasks of the catalog: they only schedule; the work is in ``services``."""
+"""Celery tasks of the catalog: they only schedule; the work is in ``services``.
+
+Services queue these by name (``lineage_server.task_queue``) and never import this module.
+"""
 
 from __future__ import annotations
 
@@ -9,28 +12,14 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import connections
 
-from lineage_server.catalog.models import Application
-from lineage_server.catalog.services import finalize_application
+from lineage_server.catalog.services import FINALIZE_TASK, finalize_application, requeue_pending_finalizes
 
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="catalog.finalize_application")
+@shared_task(name=FINALIZE_TASK)
 def finalize_application_task(app_pk: int) -> None:
     finalize_application(app_pk)
-
-
-def requeue_pending_finalizes() -> int:
-    """Queue finalize again for every application still owed one; returns how many.
-
-    The database, not the broker, knows what is owed: a task taken by a worker that was then
-    killed is gone from the filesystem broker (and hidden for an hour on Redis). Finalize is
-    idempotent, so re-queuing one that is also still in the broker costs only a repeat.
-    """
-    pks = list(Application.objects.filter(finalize_pending=True).values_list("pk", flat=True))
-    for pk in pks:
-        finalize_application_task.delay(pk)
-    return len(pks)
 
 
 @worker_ready.connect

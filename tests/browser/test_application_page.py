@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.lineage_server.events import event, operator, stage_run, word_count_with_join
+from tests.lineage_server.events import capture_point, event, operator, stage_run, word_count_with_join
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -381,3 +381,40 @@ def test_unknown_application_page_is_a_404(live_server, page, page_errors):
     page.wait_for_load_state("load")
     assert [e for e in page_errors if "status of 404" not in e] == []
     page_errors.clear()
+
+
+INCOMPLETE_APP = "local-1763731400000"
+DISK_FULL = "OSError: [Errno 28] No space left on device"
+
+
+def test_incomplete_record_level_lineage_shows_a_banner(live_server, agent_token, seeded_app, page, reader_token):
+    """An application whose agent could not write a lineage table says so above its graph, in words."""
+    events = word_count_with_join(INCOMPLETE_APP)
+    events += [
+        capture_point(INCOMPLETE_APP, 35, "cp-map-0", kind="stage", stage_id=0),
+        capture_point(
+            INCOMPLETE_APP,
+            36,
+            "cp-reduce-1",
+            kind="reducer",
+            stage_id=1,
+            missing=[{"partition": 1, "reason": DISK_FULL}],
+        ),
+    ]
+    answer = _post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, agent_token)
+    assert answer["accepted"] == len(events)
+    api = _get_json(f"{live_server.url}/api/v1/applications/{INCOMPLETE_APP}/", reader_token)
+    assert (api["lineage_complete"], api["missing_table_count"]) == (False, 1)
+
+    page.goto(f"{live_server.url}/applications/{INCOMPLETE_APP}/")
+    _wait_for_graph(page)
+    banner = page.locator("#lineage-incomplete")
+    assert banner.is_visible() and banner.get_attribute("role") == "alert"
+    assert banner.inner_text().strip() == (
+        f"⚠ Record-level lineage incomplete: 1 table of capture point cp-reduce-1 could not be written: {DISK_FULL}."
+    )
+    page.screenshot(path=SCREENSHOT_DIR / "app_page_incomplete.png")
+
+    page.goto(f"{live_server.url}/applications/{seeded_app}/")
+    _wait_for_graph(page)
+    assert page.locator("#lineage-incomplete").count() == 0, "complete lineage shows no banner"

@@ -35,7 +35,7 @@ class IngestRecorder(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: IngestRecorder
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         status = self.server.status
         with self.server.lock:

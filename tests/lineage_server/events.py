@@ -91,3 +91,27 @@ def word_count_with_join(app_id: str = "local-1") -> list[dict[str, Any]]:
         event("job_end", app_id, 31, job_id=0, status="succeeded"),
         event("application_end", app_id, 100),
     ]
+
+
+def capture_point(
+    app_id: str,
+    t: int,
+    capture_id: str,
+    *,
+    missing: list[dict[str, Any]] | None = None,
+    event_id: str | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """A record-level capture point; ``missing`` lists the per-partition tables the agent could not write."""
+    body: dict[str, Any] = {
+        "capture_id": capture_id,
+        "kind": "stage",
+        "location": f"/store/{app_id}/{capture_id}",
+        "rows": 10,
+        "bytes": 100,
+        "parents": [],
+        **fields,
+    }
+    if missing is not None:
+        body["missing"] = missing
+    return event("capture_point", app_id, t, event_id or f"capture_point:{capture_id}:{t}", **body)

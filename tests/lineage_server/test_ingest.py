@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -95,7 +96,7 @@ def test_stage_before_its_job_creates_placeholders_that_fill_in(post_events):
 
 
 def test_a_newer_stage_attempt_replaces_a_failed_one_and_old_events_are_ignored(post_events):
-    common = dict(parent_stage_ids=[], name="s", job_id=0)
+    common: dict[str, Any] = {"parent_stage_ids": [], "name": "s", "job_id": 0}
     post_events(
         [
             event("stage_completed", stage_id=0, attempt=0, status="failed", failure_reason="lost", **common),
@@ -296,6 +297,7 @@ _fields = st.fixed_dictionaries(
             "rdd_id",
             "kind",
             "location",
+            "missing",
         )
     },
 )

@@ -59,7 +59,7 @@ def _job_and_its_stages(app_id: str, job_id: int, stage_ids: list[int]) -> tuple
     job = [event("job_start", app_id, job_id, job_id=job_id, stage_ids=stage_ids)]
     stages = []
     for sid in stage_ids:
-        common = {
+        common: dict[str, Any] = {
             "stage_id": sid,
             "attempt": 0,
             "name": f"s{sid}",
@@ -111,10 +111,12 @@ def test_a_job_and_its_stages_arriving_at_once_create_each_row_once_without_dead
         assert IngestedEvent.objects.filter(application=app).count() == 4 * (1 + 6)
         assert app.jobs.count() == 4 and app.stages.count() == 12
         assert Operator.objects.filter(application=app).count() == 36
-        stages = Stage.objects.filter(application=app)
-        assert {s.status for s in stages} == {"succeeded"} and all(s.metrics["tasks"] == 2 for s in stages)
-        for job in Job.objects.filter(application=app):
-            assert sorted(job.stages.values_list("stage_id", flat=True)) == [10 * job.job_id + i for i in range(3)]
+        app_stages = Stage.objects.filter(application=app)
+        assert {s.status for s in app_stages} == {"succeeded"} and all(s.metrics["tasks"] == 2 for s in app_stages)
+        for app_job in Job.objects.filter(application=app):
+            assert sorted(app_job.stages.values_list("stage_id", flat=True)) == [
+                10 * app_job.job_id + i for i in range(3)
+            ]
 
 
 def test_an_event_waits_while_another_event_of_its_application_is_being_applied(token):

@@ -64,6 +64,6 @@ def deliver(sc: Any, events: list[dict[str, Any]]) -> bool:
             return False
         agent.emit(events)
         return True
-    except Exception as exc:  # lineage must never fail the job
+    except Exception as exc:  # noqa: BLE001 - lineage must never fail the job
         log.warning("lineage: capture point events not delivered: %s", exc)
         return False

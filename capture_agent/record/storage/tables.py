@@ -81,7 +81,7 @@ class TableTarget:
         """
         try:
             return self.store.write_once(self.path(part), lambda f: write_parquet(f, columns))
-        except Exception as exc:  # the job must finish whatever the store does
+        except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
             self.report(part, exc)
             return False
 
@@ -154,5 +154,5 @@ def write_partial(target: TableTarget, part: int, columns: dict[str, Any]) -> No
         write_parquet(buffer, columns)
         target.store.make_dirs(target.location)
         target.store.write_bytes(target.partial_path(part), buffer.getvalue())
-    except Exception as exc:  # the job must finish whatever the store does
+    except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
         target.report(part, exc)

@@ -18,6 +18,6 @@ def dependency_report(iterator: Iterable[Any]) -> Iterator[dict[str, str]]:
         try:
             module = importlib.import_module(name)
             report[name] = str(getattr(module, "__version__", "installed"))
-        except Exception as exc:  # any import failure is the answer, not an error of the check
+        except Exception as exc:  # noqa: BLE001 - any import failure is the answer, not an error of the check
             report[name] = f"missing ({type(exc).__name__}: {exc})"
     yield report

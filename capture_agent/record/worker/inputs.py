@@ -27,7 +27,7 @@ def dumps(value: Any) -> bytes:
     """Pickles a record value (cloudpickle for lambdas and friends)."""
     try:
         return pickle.dumps(value, protocol=5)
-    except Exception:  # pickle raises many kinds of errors for what it cannot pickle
+    except Exception:  # noqa: BLE001 - pickle raises many kinds of errors for what it cannot pickle
         from pyspark import cloudpickle
 
         return bytes(cloudpickle.dumps(value, protocol=5))

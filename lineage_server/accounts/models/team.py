@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 SLUG_PATTERN = r"[a-z0-9][a-z0-9-]{0,62}"
 
@@ -29,7 +34,9 @@ class Team(models.Model):
     )
     name = models.CharField(max_length=128)
     created_at = models.DateTimeField(auto_now_add=True)
-    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="teams")
+    members: models.ManyToManyField[User, Membership] = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
+    )
 
     class Meta:
         ordering = ["slug"]

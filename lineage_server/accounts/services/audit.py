@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from lineage_server.accounts.models import AgentToken, AuditEvent, Team
@@ -29,7 +30,7 @@ def record_audit(
     **details: Any,
 ) -> AuditEvent:
     """Append one event; call it inside the transaction of the act it records."""
-    user = actor if isinstance(actor, AbstractBaseUser) else None
+    user = actor if isinstance(actor, get_user_model()) else None
     return AuditEvent.objects.create(
         actor=user,
         actor_label=actor_label(actor)[:200],

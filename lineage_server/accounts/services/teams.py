@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from lineage_server.accounts.models import Membership, Role, Team
 from lineage_server.accounts.services.audit import record_audit
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class MembershipError(ValueError):
@@ -24,14 +30,14 @@ def create_team(slug: str, name: str = "", *, by: AbstractBaseUser | str | None 
     team.full_clean()
     team.save()
     record_audit("team.create", actor=by, team=team, target=team.slug)
-    if isinstance(by, AbstractBaseUser):
+    if isinstance(by, get_user_model()):
         Membership.objects.create(team=team, user=by, role=Role.ADMIN)
     return team
 
 
 @transaction.atomic
 def set_member_role(
-    team: Team, user: AbstractBaseUser, role: str, *, by: AbstractBaseUser | str | None = None
+    team: Team, user: User, role: str, *, by: AbstractBaseUser | str | None = None
 ) -> Membership:
     """Add ``user`` to ``team`` with ``role``, or change their role."""
     role = Role(role)
@@ -53,7 +59,7 @@ def set_member_role(
 
 @transaction.atomic
 def add_member(
-    team: Team, user: AbstractBaseUser, role: str, *, by: AbstractBaseUser | str | None = None
+    team: Team, user: User, role: str, *, by: AbstractBaseUser | str | None = None
 ) -> Membership:
     """Add ``user`` to ``team`` with ``role``.
 
@@ -66,7 +72,7 @@ def add_member(
 
 
 @transaction.atomic
-def remove_member(team: Team, user: AbstractBaseUser, *, by: AbstractBaseUser | str | None = None) -> None:
+def remove_member(team: Team, user: User, *, by: AbstractBaseUser | str | None = None) -> None:
     membership = Membership.objects.select_for_update().filter(team=team, user=user).first()
     if membership is None:
         return
@@ -76,7 +82,7 @@ def remove_member(team: Team, user: AbstractBaseUser, *, by: AbstractBaseUser | 
     record_audit("member.remove", actor=by, team=team, target=user.get_username(), role=membership.role)
 
 
-def _keep_an_admin(team: Team, leaving: AbstractBaseUser) -> None:
+def _keep_an_admin(team: Team, leaving: User) -> None:
     admins = Membership.objects.select_for_update().filter(team=team, role=Role.ADMIN).exclude(user=leaving)
     if not admins.exists():
         raise MembershipError(f"{leaving.get_username()} is the last admin of {team.slug}: make another admin first.")

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import secrets
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
 from lineage_server.accounts.models import AgentToken, HashedToken, PersonalToken, Team, hash_token
 from lineage_server.accounts.services.audit import record_audit
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # Recognisable in logs and by secret scanners: "lineage agent token", "lineage personal token".
 AGENT_TOKEN_PREFIX = "lat_"
@@ -27,7 +31,7 @@ def _new_raw(prefix: str) -> str:
 def create_agent_token(team: Team, name: str, *, by: AbstractBaseUser | str | None = None) -> tuple[AgentToken, str]:
     """Create a token that writes ``team``'s lineage; returns the row and the raw token (never stored)."""
     raw = _new_raw(AGENT_TOKEN_PREFIX)
-    user = by if isinstance(by, AbstractBaseUser) else None
+    user = by if isinstance(by, get_user_model()) else None
     token = AgentToken.objects.create(
         team=team, name=name, prefix=raw[:10], token_hash=hash_token(raw), created_by=user
     )
@@ -36,7 +40,7 @@ def create_agent_token(team: Team, name: str, *, by: AbstractBaseUser | str | No
 
 
 @transaction.atomic
-def create_personal_token(user: AbstractBaseUser, name: str) -> tuple[PersonalToken, str]:
+def create_personal_token(user: User, name: str) -> tuple[PersonalToken, str]:
     """Create an API token acting as ``user``; returns the row and the raw token (never stored)."""
     raw = _new_raw(PERSONAL_TOKEN_PREFIX)
     token = PersonalToken.objects.create(user=user, name=name, prefix=raw[:10], token_hash=hash_token(raw))
@@ -72,4 +76,4 @@ def touch_token(token: HashedToken) -> None:
     """Note a use, at most once a minute (a write per request would serialise agents)."""
     now = timezone.now()
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
-        type(token).objects.filter(pk=token.pk).update(last_used_at=now)
+        type(token)._default_manager.filter(pk=token.pk).update(last_used_at=now)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rest_framework import serializers
 
 from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
 from lineage_server.accounts.selectors import NO_SUCH_USER, active_user_named, role_in
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class TeamSerializer(serializers.ModelSerializer):
@@ -55,7 +60,7 @@ class TokenCreateSerializer(serializers.Serializer):
 
 class AgentTokenSerializer(serializers.ModelSerializer):
     active = serializers.BooleanField(source="is_active", read_only=True)
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
         model = AgentToken
@@ -86,7 +91,7 @@ class NewPersonalTokenSerializer(PersonalTokenSerializer):
 
 class AuditEventSerializer(serializers.ModelSerializer):
     actor = serializers.CharField(source="actor_label")
-    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    team: serializers.SlugRelatedField[Team] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
         model = AuditEvent

@@ -8,6 +8,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from lineage_server.accounts.models import Team
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
 
 
@@ -16,7 +17,15 @@ class ApplicationSerializer(serializers.ModelSerializer):
     failed_job_count = serializers.IntegerField(read_only=True)
     stage_count = serializers.IntegerField(read_only=True)
     duration_ms = serializers.IntegerField(read_only=True, allow_null=True)
-    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    lineage_complete = serializers.BooleanField(
+        read_only=True,
+        help_text="False when per-partition record-level lineage tables could not be written "
+        "(see the capture points' missing_tables).",
+    )
+    missing_table_count = serializers.IntegerField(
+        read_only=True, help_text="Per-partition lineage tables the agent could not write, over all capture points."
+    )
+    team: serializers.SlugRelatedField[Team] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     url = serializers.SerializerMethodField()
     web_url = serializers.SerializerMethodField()
 
@@ -35,6 +44,8 @@ class ApplicationSerializer(serializers.ModelSerializer):
             "job_count",
             "failed_job_count",
             "stage_count",
+            "lineage_complete",
+            "missing_table_count",
             "spark_version",
             "master",
             "url",
@@ -145,25 +156,58 @@ class DatasetIOSerializer(serializers.ModelSerializer):
         fields = ["app_id", "dataset", "direction", "job_id", "sql_execution_id", "rdd_id", "size_bytes", "at"]
 
 
+class MissingTableSerializer(serializers.Serializer):
+    partition = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
 class CapturePointSerializer(serializers.ModelSerializer):
+    lineage_complete = serializers.SerializerMethodField(help_text="False when some tables could not be written.")
+    missing_tables = MissingTableSerializer(
+        many=True, read_only=True, help_text="Per-partition tables the agent could not write, and why."
+    )
+
     class Meta:
         model = CapturePoint
-        fields = ["capture_id", "kind", "stage_id", "rdd_id", "location", "rows", "bytes", "parent_capture_ids"]
+        fields = [
+            "capture_id",
+            "kind",
+            "stage_id",
+            "rdd_id",
+            "location",
+            "rows",
+            "bytes",
+            "parent_capture_ids",
+            "lineage_complete",
+            "missing_table_count",
+            "missing_tables",
+        ]
+
+    def get_lineage_complete(self, point: CapturePoint) -> bool:
+        return point.missing_table_count == 0
 
 
 class GraphNodeSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["stage", "operator", "dataset"])
-    label = serializers.CharField()
-    parent = serializers.CharField(allow_null=True)
-    data = serializers.DictField()
+    # Declared in get_fields: "label", "parent" and "data" are also attributes of every serializer field.
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            "id": serializers.CharField(),
+            "kind": serializers.ChoiceField(choices=["stage", "operator", "dataset"]),
+            "label": serializers.CharField(),
+            "parent": serializers.CharField(allow_null=True),
+            "data": serializers.DictField(),
+        }
 
 
 class GraphEdgeSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    source = serializers.CharField()
-    target = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["narrow", "shuffle", "read", "write", "stage"])
+    # Declared in get_fields: "source" is also an attribute of every serializer field.
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            "id": serializers.CharField(),
+            "source": serializers.CharField(),
+            "target": serializers.CharField(),
+            "kind": serializers.ChoiceField(choices=["narrow", "shuffle", "read", "write", "stage"]),
+        }
 
 
 class ApplicationGraphSerializer(serializers.Serializer):

@@ -13,10 +13,14 @@ from lineage_server.catalog.models import CaptureKind, IODirection
 
 STATUS_CHOICES = ["succeeded", "failed"]
 _BIG = 2**62
+MAX_TIME_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: later times have no datetime
+MAX_MISSING_TABLES = 10_000  # entries of a capture point's `missing` list
+MAX_MISSING_REASON = 1000  # characters of one entry's reason
 
 
 def _int(**kwargs: Any) -> serializers.IntegerField:
-    return serializers.IntegerField(min_value=kwargs.pop("min_value", 0), max_value=_BIG, **kwargs)
+    return serializers.IntegerField(min_value=kwargs.pop("min_value", 0), max_value=kwargs.pop("max_value", _BIG),
+                                    **kwargs)
 
 
 def _text(max_length: int = 4096, **kwargs: Any) -> serializers.CharField:
@@ -102,7 +106,24 @@ class DatasetIOSerializer(serializers.Serializer):
 
 class PythonOperatorsSerializer(serializers.Serializer):
     rdd_id = _int()
-    operators = PythonOperatorSerializer(many=True, max_length=10_000)
+    operators: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=PythonOperatorSerializer(), max_length=10_000
+    )
+
+
+class MissingTableSerializer(serializers.Serializer):
+    """One per-partition table of a capture point that the agent could not write."""
+
+    partition = _int()
+    reason = _text(MAX_MISSING_REASON)
+
+
+def _distinct_partitions(missing: list[dict[str, Any]]) -> None:
+    seen: set[int] = set()
+    for entry in missing:
+        if entry["partition"] in seen:
+            raise serializers.ValidationError(f"Partition {entry['partition']} is listed more than once.")
+        seen.add(entry["partition"])
 
 
 class CapturePointSerializer(serializers.Serializer):
@@ -114,6 +135,14 @@ class CapturePointSerializer(serializers.Serializer):
     rows = _int(required=False, default=0)
     bytes = _int(required=False, default=0)
     parents = serializers.ListField(child=serializers.CharField(max_length=128), max_length=10_000, default=list)
+    # Absent or empty: every table was written. A later event of the point replaces the list.
+    missing: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=MissingTableSerializer(),
+        max_length=MAX_MISSING_TABLES,
+        required=False,
+        default=list,
+        validators=[_distinct_partitions],
+    )
 
 
 EVENT_TYPES: dict[str, type[serializers.Serializer]] = {
@@ -135,7 +164,7 @@ class EventSerializer(serializers.Serializer):
     event_id = serializers.CharField(max_length=128)
     type = serializers.ChoiceField(choices=sorted(EVENT_TYPES))
     app_id = serializers.RegexField(rf"^{APP_ID_PATTERN}$", max_length=128)
-    time = _int()
+    time = _int(max_value=MAX_TIME_MS)
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
@@ -155,8 +184,8 @@ class IngestBatchSerializer(serializers.Serializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Built per request so the limit follows settings (and is checked before any event is).
-        self.fields["events"] = EventSerializer(
-            many=True, allow_empty=False, max_length=settings.LINEAGE["INGEST_MAX_EVENTS"]
+        self.fields["events"] = serializers.ListSerializer(
+            child=EventSerializer(), allow_empty=False, max_length=settings.LINEAGE["INGEST_MAX_EVENTS"]
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import QuerySet
@@ -11,10 +12,19 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
-from lineage_server.accounts.selectors import roles_by_team, teams_for
+from lineage_server.accounts.selectors import (
+    person,
+    personal_tokens_of,
+    roles_by_team,
+    team_agent_tokens,
+    team_audit_trail,
+    team_members,
+    teams_for,
+)
 from lineage_server.accounts.services import (
     AlreadyMemberError,
     MembershipError,
@@ -49,18 +59,18 @@ class PersonalTokenViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, vi
     def get_queryset(self) -> QuerySet[PersonalToken]:
         if getattr(self, "swagger_fake_view", False):
             return PersonalToken.objects.none()
-        return PersonalToken.objects.filter(user=self.request.user)
+        return personal_tokens_of(self.request.user)
 
     @extend_schema(request=s.TokenCreateSerializer, responses={201: s.NewPersonalTokenSerializer})
     def create(self, request: Request) -> Response:
         form = s.TokenCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        token, raw = create_personal_token(request.user, form.validated_data["name"])
+        token, raw = create_personal_token(person(request.user), form.validated_data["name"])
         token.token = raw  # type: ignore[attr-defined]
         return Response(s.NewPersonalTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, token: PersonalToken) -> None:
-        revoke_token(token, by=self.request.user)
+        revoke_token(token, by=person(self.request.user))
 
 
 class TeamViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -73,7 +83,7 @@ class TeamViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> QuerySet[Team]:
         return teams_for(self.request.user)
 
-    def get_permissions(self) -> list[Any]:
+    def get_permissions(self) -> Sequence[Any]:
         return [IsSuperuser()] if self.action == "create" else super().get_permissions()
 
     def get_serializer_context(self) -> dict[str, Any]:
@@ -82,9 +92,9 @@ class TeamViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             context["roles"] = roles_by_team(self.request.user)
         return context
 
-    def perform_create(self, serializer: s.TeamSerializer) -> None:
+    def perform_create(self, serializer: BaseSerializer[Any]) -> None:
         data = serializer.validated_data
-        serializer.instance = create_team(data["slug"], data.get("name", ""), by=self.request.user)
+        serializer.instance = create_team(data["slug"], data.get("name", ""), by=person(self.request.user))
 
 
 class _TeamChildViewSet(viewsets.GenericViewSet):
@@ -111,7 +121,7 @@ class MemberViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
     def get_queryset(self) -> QuerySet[Membership]:
         if getattr(self, "swagger_fake_view", False):
             return Membership.objects.none()
-        return Membership.objects.filter(team=self.team()).select_related("user").order_by("user__username")
+        return team_members(self.team())
 
     @extend_schema(request=s.MemberAddSerializer, responses={201: s.MembershipSerializer})
     def create(self, request: Request, team_slug: str) -> Response:
@@ -119,7 +129,7 @@ class MemberViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
         form.is_valid(raise_exception=True)
         user = form.validated_data["username"]
         try:
-            membership = add_member(self.team(), user, form.validated_data["role"], by=request.user)
+            membership = add_member(self.team(), user, form.validated_data["role"], by=person(request.user))
         except AlreadyMemberError:
             raise ValidationError(
                 {"username": [f"{user.username} is already a member; PATCH to change the role."]}
@@ -132,14 +142,15 @@ class MemberViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Des
         form = s.MemberRoleSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         try:
-            membership = set_member_role(self.team(), membership.user, form.validated_data["role"], by=request.user)
+            role = form.validated_data["role"]
+            membership = set_member_role(self.team(), membership.user, role, by=person(request.user))
         except MembershipError as error:
             raise ValidationError({"role": [str(error)]}) from None
         return Response(s.MembershipSerializer(membership).data)
 
     def perform_destroy(self, membership: Membership) -> None:
         try:
-            remove_member(self.team(), membership.user, by=self.request.user)
+            remove_member(self.team(), membership.user, by=person(self.request.user))
         except MembershipError as error:
             raise ValidationError({"username": [str(error)]}) from None
 
@@ -154,18 +165,18 @@ class AgentTokenViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins
     def get_queryset(self) -> QuerySet[AgentToken]:
         if getattr(self, "swagger_fake_view", False):
             return AgentToken.objects.none()
-        return AgentToken.objects.filter(team=self.team()).select_related("created_by")
+        return team_agent_tokens(self.team())
 
     @extend_schema(request=s.TokenCreateSerializer, responses={201: s.NewAgentTokenSerializer})
     def create(self, request: Request, team_slug: str) -> Response:
         form = s.TokenCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        token, raw = create_agent_token(self.team(), form.validated_data["name"], by=request.user)
+        token, raw = create_agent_token(self.team(), form.validated_data["name"], by=person(request.user))
         token.token = raw  # type: ignore[attr-defined]
         return Response(s.NewAgentTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, token: AgentToken) -> None:
-        revoke_token(token, by=self.request.user)
+        revoke_token(token, by=person(self.request.user))
 
 
 class AuditEventViewSet(mixins.ListModelMixin, _TeamChildViewSet):
@@ -178,4 +189,4 @@ class AuditEventViewSet(mixins.ListModelMixin, _TeamChildViewSet):
     def get_queryset(self) -> QuerySet[AuditEvent]:
         if getattr(self, "swagger_fake_view", False):
             return AuditEvent.objects.none()
-        return AuditEvent.objects.filter(team=self.team()).select_related("team")
+        return team_audit_trail(self.team())

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lineage_server.accounts.models import Team
+from lineage_server.accounts.selectors import person
 from lineage_server.api import filters
 from lineage_server.api.permissions import TeamRole
 from lineage_server.api.serializers import catalog as s
@@ -39,7 +40,7 @@ class ApplicationViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet
     @extend_schema(responses={204: None})
     def destroy(self, request: Request, app_id: str) -> Response:
         """Delete the application's lineage: its rows here and its files in the lineage store (admin role)."""
-        delete_application(self.get_object(), by=request.user)
+        delete_application(self.get_object(), by=person(request.user))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def get_serializer_class(self) -> type[s.ApplicationSerializer]:
@@ -120,10 +121,11 @@ class ApplicationDatasetViewSet(_ApplicationChildViewSet):
 
 
 class CapturePointViewSet(_ApplicationChildViewSet):
-    """Record-level capture points of an application (tables in the lineage store)."""
+    """Record-level capture points of an application (tables in the lineage store), with the tables not written."""
 
     model = CapturePoint
     serializer_class = s.CapturePointSerializer
+    filterset_class = filters.CapturePointFilter
     lookup_field = "capture_id"
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import permissions, status
+from rest_framework import exceptions, permissions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lineage_server.accounts.authentication import AgentTokenAuthentication
+from lineage_server.accounts.models import AgentToken
 from lineage_server.api.serializers.ingest import IngestBatchSerializer, IngestResultSerializer
 from lineage_server.catalog.services import ForeignApplicationError, ingest_events
 
@@ -39,10 +40,13 @@ class IngestEventsView(APIView):
                 {"detail": f"Request body is {length} bytes; the limit is {limit}. Send smaller batches."},
                 status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
             )
+        token = request.auth
+        if not isinstance(token, AgentToken):  # AgentTokenAuthentication authenticates every caller here
+            raise exceptions.NotAuthenticated()
         batch = IngestBatchSerializer(data=request.data)
         batch.is_valid(raise_exception=True)
         try:
-            result = ingest_events(batch.validated_data["events"], request.auth)
+            result = ingest_events(batch.validated_data["events"], token)
         except ForeignApplicationError as error:
             return Response({"detail": str(error), "app_ids": error.app_ids}, status=status.HTTP_403_FORBIDDEN)
         return Response(IngestResultSerializer(result).data)

@@ -29,6 +29,10 @@ class CapturePoint(models.Model):
     rows = models.BigIntegerField(default=0)
     bytes = models.BigIntegerField(default=0)
     parent_capture_ids = models.JSONField(default=list, blank=True)
+    # Per-partition tables the agent could not write (disk full, permissions, store gone), as
+    # [{"partition": int, "reason": str}]; empty when the point's record-level lineage is complete.
+    missing_tables = models.JSONField(default=list, blank=True)
+    missing_table_count = models.PositiveIntegerField(default=0)  # len(missing_tables), for queries
 
     class Meta:
         ordering = ["application_id", "id"]

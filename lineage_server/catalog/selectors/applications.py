@@ -3,15 +3,39 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+)
+from django.db.models.functions import Coalesce
 
 from lineage_server.accounts.selectors import teams_for
-from lineage_server.catalog.models import Application, RunStatus
+from lineage_server.catalog.models import Application, CapturePoint, RunStatus
 
 
 def visible_applications(user: Any) -> QuerySet[Application]:
     """The applications of ``user``'s teams: every read of the catalog starts here."""
     return Application.objects.filter(team__in=teams_for(user))
+
+
+def missing_table_count() -> Coalesce:
+    """An application's per-partition lineage tables its agent could not write, over all its capture points."""
+    per_app = (
+        CapturePoint.objects.filter(application=OuterRef("pk"))
+        .order_by()
+        .values("application")
+        .annotate(total=Sum("missing_table_count"))
+        .values("total")
+    )
+    return Coalesce(Subquery(per_app, output_field=IntegerField()), 0)
 
 
 def applications_with_counts(user: Any) -> QuerySet[Application]:
@@ -22,7 +46,10 @@ def applications_with_counts(user: Any) -> QuerySet[Application]:
             job_count=Count("jobs", distinct=True),
             failed_job_count=Count("jobs", filter=Q(jobs__status=RunStatus.FAILED), distinct=True),
             stage_count=Count("stages", filter=~Q(stages__status=RunStatus.SKIPPED), distinct=True),
+            # A subquery, not a join: a third joined table would multiply the counts' rows again.
+            missing_table_count=missing_table_count(),
         )
+        .annotate(lineage_complete=ExpressionWrapper(Q(missing_table_count=0), output_field=BooleanField()))
         .order_by(F("started_at").desc(nulls_last=True), "-id")
     )  # Meta.ordering does not apply to aggregate queries
 

@@ -1,10 +1,11 @@
 """Writes on the catalog, each a verb function inside a transaction."""
 
-from lineage_server.catalog.services.finalize import finalize_application
+from lineage_server.catalog.services.finalize import FINALIZE_TASK, finalize_application, requeue_pending_finalizes
 from lineage_server.catalog.services.ingest import ForeignApplicationError, IngestResult, ingest_events
 from lineage_server.catalog.services.retention import ApplicationDeletion, delete_application, plan_deletion
 
 __all__ = [
+    "FINALIZE_TASK",
     "ApplicationDeletion",
     "IngestResult",
     "delete_application",
@@ -12,4 +13,5 @@ __all__ = [
     "ingest_events",
     "ForeignApplicationError",
     "plan_deletion",
+    "requeue_pending_finalizes",
 ]

@@ -152,11 +152,19 @@ def python_operators(app: Application, body: Body, at: dt.datetime) -> None:
 
 
 def capture_point(app: Application, body: Body, at: dt.datetime) -> None:
+    """Create or replace the point; its missing tables are replaced too (the agent re-sends the whole list)."""
     fields = {k: body[k] for k in ("kind", "stage_id", "rdd_id", "location", "rows", "bytes")}
+    missing = [{"partition": m["partition"], "reason": m["reason"]} for m in body["missing"]]
+    missing.sort(key=lambda m: m["partition"])
     CapturePoint.objects.update_or_create(
         application=app,
         capture_id=body["capture_id"],
-        defaults={**fields, "parent_capture_ids": list(body["parents"])},
+        defaults={
+            **fields,
+            "parent_capture_ids": list(body["parents"]),
+            "missing_tables": missing,
+            "missing_table_count": len(missing),
+        },
     )
 
 

@@ -6,6 +6,10 @@ from django.db import transaction
 
 from lineage_server.catalog.metrics import METRIC_NAMES
 from lineage_server.catalog.models import Application, Job, RunStatus, Stage
+from lineage_server.task_queue import queue_task_on_commit
+
+# The Celery task (catalog.tasks) that runs ``finalize_application``; services queue it by name.
+FINALIZE_TASK = "catalog.finalize_application"
 
 _OPEN = [RunStatus.UNKNOWN, RunStatus.RUNNING]
 # What finalize writes on what the end of the application cut off; a late real end replaces it.
@@ -42,3 +46,16 @@ def finalize_application(app_pk: int) -> Application | None:
     app.finalize_pending = False
     app.save(update_fields=["status", "totals", "finalize_pending", "updated_at"])
     return app
+
+
+def requeue_pending_finalizes() -> int:
+    """Queue finalize again for every application still owed one; returns how many.
+
+    The database, not the broker, knows what is owed: a task taken by a worker that was then
+    killed is gone from the filesystem broker (and hidden for an hour on Redis). Finalize is
+    idempotent, so re-queuing one that is also still in the broker costs only a repeat.
+    """
+    pks = list(Application.objects.filter(finalize_pending=True).values_list("pk", flat=True))
+    for pk in pks:
+        queue_task_on_commit(FINALIZE_TASK, pk)
+    return len(pks)

@@ -11,6 +11,8 @@ from lineage_server.accounts.models import AgentToken
 from lineage_server.accounts.services import record_audit
 from lineage_server.catalog.models import Application, IngestedEvent
 from lineage_server.catalog.services import _apply
+from lineage_server.catalog.services.finalize import FINALIZE_TASK
+from lineage_server.task_queue import queue_task_on_commit
 
 
 class ForeignApplicationError(PermissionError):
@@ -61,7 +63,7 @@ def ingest_events(events: list[dict[str, Any]], token: AgentToken) -> IngestResu
             # The end, or a late event of an ended application: settle the books (again).
             ended.add(application.pk)
     for app_pk in ended:
-        _schedule_finalize(app_pk)
+        queue_task_on_commit(FINALIZE_TASK, app_pk)
     return IngestResult(accepted=accepted, duplicates=duplicates)
 
 
@@ -96,9 +98,3 @@ def _application(app_id: str, token: AgentToken) -> Application:
     if application.team_id != token.team_id:  # created by another team's agent meanwhile
         raise ForeignApplicationError([app_id])
     return application
-
-
-def _schedule_finalize(app_pk: int) -> None:
-    from lineage_server.catalog.tasks import finalize_application_task
-
-    transaction.on_commit(lambda: finalize_application_task.delay(app_pk))

@@ -5,8 +5,9 @@ Their JSON twins are under /api/v1/teams/ and /api/v1/me/; both call the same se
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -15,8 +16,19 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_POST
 
-from lineage_server.accounts.models import AgentToken, AuditEvent, Membership, PersonalToken, Role, Team
-from lineage_server.accounts.selectors import has_role, role_in, roles_by_team, teams_for
+from lineage_server.accounts.models import Role, Team
+from lineage_server.accounts.selectors import (
+    has_role,
+    person,
+    personal_tokens_of,
+    role_in,
+    role_refusal,
+    roles_by_team,
+    team_agent_tokens,
+    team_audit_trail,
+    team_members,
+    teams_for,
+)
 from lineage_server.accounts.services import (
     AlreadyMemberError,
     MembershipError,
@@ -35,8 +47,9 @@ AUDIT_ROWS = 100
 def _team(request: HttpRequest, slug: str, min_role: str = Role.VIEWER) -> Team:
     """The team if the user is in it (404 otherwise), and holds ``min_role`` in it (403 otherwise)."""
     team = get_object_or_404(teams_for(request.user), slug=slug)
-    if not has_role(request.user, team, min_role):
-        raise PermissionDenied(f"This needs the {min_role} role in team {team.slug}.")
+    refusal = role_refusal(request.user, team, min_role)
+    if refusal is not None:
+        raise PermissionDenied(refusal)
     return team
 
 
@@ -53,11 +66,11 @@ def team(request: HttpRequest, slug: str, new_token: str = "") -> HttpResponse:
     """A team's members; for its admins also its agent tokens and audit trail."""
     team = _team(request, slug)
     is_admin = has_role(request.user, team, Role.ADMIN)
-    context = {
+    context: dict[str, Any] = {
         "team": team,
         "role": role_in(request.user, team),
         "is_admin": is_admin,
-        "members": Membership.objects.filter(team=team).select_related("user").order_by("user__username"),
+        "members": team_members(team),
         "roles": Role.choices,
         "member_form": MemberForm(),
         "token_form": TokenForm(),
@@ -65,8 +78,8 @@ def team(request: HttpRequest, slug: str, new_token: str = "") -> HttpResponse:
         "api_url": reverse("api:member-list", kwargs={"team_slug": team.slug}),
     }
     if is_admin:
-        context["tokens"] = AgentToken.objects.filter(team=team).select_related("created_by")
-        context["audit"] = AuditEvent.objects.filter(team=team)[:AUDIT_ROWS]
+        context["tokens"] = team_agent_tokens(team)
+        context["audit"] = team_audit_trail(team)[:AUDIT_ROWS]
     return render(request, "web/team.html", context)
 
 
@@ -76,11 +89,11 @@ def add_member(request: HttpRequest, slug: str) -> HttpResponse:
     team = _team(request, slug, Role.ADMIN)
     form = MemberForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
         return redirect("web:team", slug=team.slug)
     user = form.cleaned_data["username"]
     try:
-        add_team_member(team, user, form.cleaned_data["role"], by=request.user)
+        add_team_member(team, user, form.cleaned_data["role"], by=person(request.user))
         messages.success(request, f"{user.username} is {form.cleaned_data['role']} in {team.slug}.")
     except AlreadyMemberError:
         messages.error(request, f"{user.username} is already a member; change the role in the table.")
@@ -92,17 +105,17 @@ def add_member(request: HttpRequest, slug: str) -> HttpResponse:
 def change_member(request: HttpRequest, slug: str, username: str) -> HttpResponse:
     """Change a member's role, or remove them (``remove`` in the form)."""
     team = _team(request, slug, Role.ADMIN)
-    user = get_object_or_404(get_user_model(), username=username, memberships__team=team)
+    user = get_object_or_404(team_members(team), user__username=username).user
     try:
         if "remove" in request.POST:
-            remove_member(team, user, by=request.user)
+            remove_member(team, user, by=person(request.user))
             messages.success(request, f"Removed {username} from {team.slug}.")
         else:
             form = RoleForm(request.POST)
             if not form.is_valid():
                 messages.error(request, "Choose viewer, analyst or admin.")
             else:
-                set_member_role(team, user, form.cleaned_data["role"], by=request.user)
+                set_member_role(team, user, form.cleaned_data["role"], by=person(request.user))
                 messages.success(request, f"{username} is now {form.cleaned_data['role']}.")
     except MembershipError as error:
         messages.error(request, str(error))
@@ -118,7 +131,7 @@ def create_team_token(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Give the token a name (up to 128 characters).")
         return redirect("web:team", slug=team_row.slug)
-    _, raw = create_agent_token(team_row, form.cleaned_data["name"], by=request.user)
+    _, raw = create_agent_token(team_row, form.cleaned_data["name"], by=person(request.user))
     response = team(request, team_row.slug, new_token=raw)
     add_never_cache_headers(response)
     return response
@@ -128,8 +141,8 @@ def create_team_token(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def revoke_team_token(request: HttpRequest, slug: str, token_id: int) -> HttpResponse:
     team = _team(request, slug, Role.ADMIN)
-    token = get_object_or_404(AgentToken, team=team, pk=token_id)
-    revoke_token(token, by=request.user)
+    token = get_object_or_404(team_agent_tokens(team), pk=token_id)
+    revoke_token(token, by=person(request.user))
     messages.success(request, f"Revoked {token}.")
     return redirect("web:team", slug=team.slug)
 
@@ -141,7 +154,7 @@ def personal_tokens(request: HttpRequest, new_token: str = "") -> HttpResponse:
         request,
         "web/personal_tokens.html",
         {
-            "tokens": PersonalToken.objects.filter(user=request.user),
+            "tokens": personal_tokens_of(request.user),
             "form": TokenForm(),
             "new_token": new_token,
             "api_url": reverse("api:personal-token-list"),
@@ -156,7 +169,7 @@ def create_personal(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Give the token a name (up to 128 characters).")
         return redirect("web:personal-tokens")
-    _, raw = create_personal_token(request.user, form.cleaned_data["name"])
+    _, raw = create_personal_token(person(request.user), form.cleaned_data["name"])
     response = personal_tokens(request, new_token=raw)
     add_never_cache_headers(response)
     return response
@@ -165,7 +178,7 @@ def create_personal(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def revoke_personal(request: HttpRequest, token_id: int) -> HttpResponse:
-    token = get_object_or_404(PersonalToken, user=request.user, pk=token_id)
-    revoke_token(token, by=request.user)
+    token = get_object_or_404(personal_tokens_of(request.user), pk=token_id)
+    revoke_token(token, by=person(request.user))
     messages.success(request, f"Revoked {token}.")
     return redirect("web:personal-tokens")

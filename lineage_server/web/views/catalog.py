@@ -29,5 +29,6 @@ def application(request: HttpRequest, app_id: str) -> HttpResponse:
             "app": app,
             "api_url": reverse("api:application-detail", kwargs={"app_id": app.app_id}),
             "graph_url": reverse("api:application-graph", kwargs={"app_id": app.app_id}),
+            "capture_points_url": reverse("api:capture-point-list", kwargs={"app_id": app.app_id}),
         },
     )

@@ -103,7 +103,7 @@ class Text(InputLayout):
             partial = target.partial_path(part)
             if store.exists(partial) and num_rows(store, partial) >= len(offsets):
                 return
-        except Exception as exc:  # the job must finish whatever the store does
+        except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
             target.report(part, exc)
             return
         write_partial(target, part, columns)

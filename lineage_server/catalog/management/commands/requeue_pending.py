@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from lineage_server.catalog.tasks import requeue_pending_finalizes
+from lineage_server.catalog.services import requeue_pending_finalizes
 
 
 class Command(BaseCommand):
