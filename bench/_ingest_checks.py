@@ -83,7 +83,7 @@ def check_catalog(prefix: str, apps: list[SimulatedApplication], finalized: bool
 
 
 def _counts(model: type[Model], prefix: str) -> dict[str, int]:
-    rows = model.objects.filter(application__app_id__startswith=prefix).values("application__app_id")
+    rows = model._default_manager.filter(application__app_id__startswith=prefix).values("application__app_id")
     return {row["application__app_id"]: row["n"] for row in rows.annotate(n=Count("id")).order_by()}
 
 

@@ -21,6 +21,7 @@ one input record.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import os
 import random
@@ -174,7 +175,8 @@ class Bench:
         captured_times: list[float] = []
         plain_cpu: list[float] = []
         captured_cpu: list[float] = []
-        lc = result = None
+        lc: Any = None
+        result: Any = None
         for _ in range(runs):
             t, cpu, expected = measured(plain)
             plain_times.append(t)
@@ -182,13 +184,13 @@ class Bench:
             if lc is not None:
                 shutil.rmtree(lc.run_dir, ignore_errors=True)
             lc = self.context()
-            t, cpu, result = measured(lambda lc=lc: captured(lc))
+            t, cpu, result = measured(functools.partial(captured, lc))
             captured_times.append(t)
             captured_cpu.append(cpu)
         assert sorted(map(repr, result[0] if isinstance(result, tuple) else result)) == sorted(
             map(repr, expected)), f"{name}: captured results differ from plain PySpark"
         lineage = folder_bytes(lc.run_dir)
-        row = {"workload": name, "plain": statistics.median(plain_times),
+        row: dict[str, Any] = {"workload": name, "plain": statistics.median(plain_times),
                "captured": statistics.median(captured_times),
                "per_run": [c / p for p, c in zip(plain_times, captured_times, strict=True)],
                "lineage_mb": lineage / 1e6, "lineage_pct": 100.0 * lineage / input_bytes}

@@ -61,7 +61,7 @@ def main() -> None:
     sc = spark.sparkContext
 
     counts = sc.textFile(str(text)).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
-    topics = sc.textFile(str(topics_csv)).map(lambda line: tuple(line.split(",", 1)))
+    topics = sc.textFile(str(topics_csv)).map(lambda line: (line.split(",", 1)[0], line.split(",", 1)[1]))
     by_topic = counts.join(topics).map(lambda kv: (kv[1][1], kv[1][0])).reduceByKey(add)
     by_topic.map(lambda kv: f"{kv[0]}\t{kv[1]}").saveAsTextFile(str(folder / "counts_by_topic"))
 

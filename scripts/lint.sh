@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Lint and types: ruff on the whole checkout, mypy (with the Django and DRF plugins) on the packages
-# pyproject.toml's [tool.mypy] `files` lists (the server and its tests; capture_agent once clean).
+# Lint and types, run by `make test` before the tests: ruff on the whole checkout, mypy (with the
+# Django and DRF plugins) on what pyproject.toml's [tool.mypy] `files` lists (both packages, tests,
+# bench, examples).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python

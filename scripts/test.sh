@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export PYSPARK_PYTHON="$PWD/$PY"
 
+echo "== lint and types (ruff, mypy) =="
+bash scripts/lint.sh
+
 services_up() {  # ports answering on loopback
   "$PY" - "$@" <<'PY'
 import socket, sys

@@ -98,7 +98,7 @@ def _wait_for_alive_worker(cluster: StandaloneCluster, procs: list[subprocess.Po
     while time.monotonic() < deadline:
         for proc in procs:
             if proc.poll() is not None:
-                raise RuntimeError(f"{proc.args[1]} exited with {proc.returncode}; logs in {cluster.folder}")
+                raise RuntimeError(f"{proc.args!r} exited with {proc.returncode}; logs in {cluster.folder}")
         try:
             if any(w.get("state") == "ALIVE" for w in cluster.status().get("workers", [])):
                 return

@@ -85,8 +85,9 @@ def test_captured_job_on_a_standalone_cluster_reaches_the_server(cluster, live_s
     assert app.master == cluster.url
     assert (app.name, app.status) == ("cluster-word-count", "succeeded") and app.ended_at is not None
     assert app.jobs.count() >= 2 and not app.jobs.exclude(status="succeeded").exists()
-    app = finalize_application(app.pk)  # what the Celery worker does once the application ended
-    assert app is not None and app.status == "succeeded"
+    finalized = finalize_application(app.pk)  # what the Celery worker does once the application ended
+    assert finalized is not None and finalized.status == "succeeded"
+    app = finalized
     ran = app.stages.exclude(status="skipped")
     assert ran.exists() and not ran.exclude(status="succeeded").exists()
     assert all(stage.metrics.get("tasks") == stage.num_tasks for stage in ran)

@@ -2,7 +2,7 @@
 
 from lineage_server.catalog.services.finalize import FINALIZE_TASK, finalize_application, requeue_pending_finalizes
 from lineage_server.catalog.services.ingest import ForeignApplicationError, IngestResult, ingest_events
-from lineage_server.catalog.services.retention import ApplicationDeletion, delete_application, plan_deletion
+from lineage_server.catalog.services.retention import ApplicationDeletion, delete_application, plan_deletion, shown_path
 
 __all__ = [
     "FINALIZE_TASK",
@@ -13,5 +13,6 @@ __all__ = [
     "ingest_events",
     "ForeignApplicationError",
     "plan_deletion",
+    "shown_path",
     "requeue_pending_finalizes",
 ]

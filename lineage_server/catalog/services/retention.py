@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -23,9 +23,9 @@ class ApplicationDeletion:
 
     app_id: str
     rows: int = 0
-    paths: list[Path] = field(default_factory=list)
+    paths: list[PurePath] = field(default_factory=list)  # local Paths, or paths of a shared store
     refused: list[str] = field(default_factory=list)
-    removed: list[Path] = field(default_factory=list)
+    removed: list[PurePath] = field(default_factory=list)
 
 
 def plan_deletion(app: Application) -> ApplicationDeletion:
@@ -34,9 +34,8 @@ def plan_deletion(app: Application) -> ApplicationDeletion:
     locations = list(app.capture_points.values_list("location", flat=True))
     root = store_files.local_root(settings.LINEAGE["STORE"])
     if root is None:
-        plan.refused = locations  # not a local file system: the server cannot delete there
-        return plan
-    paths: list[Path] = []
+        return _plan_remote(plan, app.app_id, locations)
+    paths: list[PurePath] = []
     app_folder = store_files.inside_root(root, str(root / app.app_id))
     if app_folder is not None and app_folder.exists():
         paths.append(app_folder)
@@ -49,6 +48,32 @@ def plan_deletion(app: Application) -> ApplicationDeletion:
         paths.extend(p for p in (run_folder, path) if p is not None and p.exists())
     plan.paths = store_files.outermost(paths)
     return plan
+
+
+def _plan_remote(plan: ApplicationDeletion, app_id: str, locations: list[str]) -> ApplicationDeletion:
+    """The same plan on a shared file system (``s3://``, ``gs://``, ``hdfs://``): run folders whose
+    manifest names the application, and capture point folders inside the root."""
+    store = store_files.remote_store(settings.LINEAGE["STORE"])
+    assert store is not None
+    paths: list[PurePosixPath] = []
+    app_folder = PurePosixPath(store.root) / app_id
+    if store.is_dir(str(app_folder)):
+        paths.append(app_folder)
+    for location in locations:
+        path = store_files.remote_inside(store, location)
+        if path is None:
+            plan.refused.append(location)
+            continue
+        run_folder = store_files.remote_run_folder(store, path, app_id)
+        paths.extend(p for p in (run_folder, path) if p is not None and store.exists(str(p)))
+    plan.paths = list(store_files.outermost(paths))
+    return plan
+
+
+def shown_path(path: PurePath) -> str:
+    """A planned path as users know it: a local path, or the store URL of a shared store."""
+    store = store_files.remote_store(settings.LINEAGE["STORE"])
+    return str(path) if store is None else store.uri(str(path))
 
 
 @transaction.atomic
@@ -71,12 +96,21 @@ def delete_application(app: Application, *, by: AbstractBaseUser | str | None = 
         team=app.team,
         target=plan.app_id,
         rows=plan.rows,
-        store_paths=[str(p) for p in plan.paths],
+        store_paths=[shown_path(p) for p in plan.paths],
         left_in_place=plan.refused,
     )
     for location in plan.refused:
         log.warning("%s: left %s in place: it is not inside the lineage store", plan.app_id, location)
-    root = store_files.local_root(settings.LINEAGE["STORE"])
-    if root is not None and plan.paths:
-        transaction.on_commit(lambda: plan.removed.extend(store_files.remove_paths(root, plan.paths)))
+    if plan.paths:
+        transaction.on_commit(lambda: plan.removed.extend(_remove(plan.paths)))
     return plan
+
+
+def _remove(paths: list[PurePath]) -> list[PurePath]:
+    """Deletes planned paths, checking each again (after the rows' transaction committed)."""
+    root = store_files.local_root(settings.LINEAGE["STORE"])
+    if root is not None:
+        return list(store_files.remove_paths(root, [Path(p) for p in paths]))
+    store = store_files.remote_store(settings.LINEAGE["STORE"])
+    assert store is not None
+    return list(store_files.remove_remote(store, [PurePosixPath(p) for p in paths]))

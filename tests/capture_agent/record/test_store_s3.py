@@ -11,25 +11,15 @@ import pytest
 from capture_agent.record import LineageContext, LineageRun
 from capture_agent.record.storage.fs import StoreFS
 from tests.capture_agent.record.oracle import as_local, positions_of
+from tests.s3_bucket import local_bucket
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
 def bucket() -> Iterator[str]:
-    """A bucket of a local S3-compatible server; yields a store URL with its endpoint and keys."""
-    boto3 = pytest.importorskip("boto3")
-    server_module = pytest.importorskip("moto.server")
-    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    client = boto3.client("s3", endpoint_url=f"http://{host}:{port}", aws_access_key_id="lineage",
-                          aws_secret_access_key="secret", region_name="us-east-1")
-    client.create_bucket(Bucket="lineage")
-    try:
-        yield f"s3://lineage:secret@lineage/runs?endpoint_override={host}:{port}&scheme=http&region=us-east-1"
-    finally:
-        server.stop()
+    with local_bucket() as url:
+        yield url
 
 
 def test_capture_and_trace_with_the_store_in_a_bucket(spark, bucket, write_text):
