@@ -171,7 +171,11 @@ SPARK_MASTER = Text(
     "LINEAGE_SPARK_MASTER", "local[*]", "Spark master URL for trace jobs the server schedules (not read yet)."
 )
 STORE = Text(
-    "LINEAGE_STORE", "", "Root of the lineage store (local path or a Hadoop file system URL).", "(var/lineage)"
+    "LINEAGE_STORE",
+    "",
+    "Root of the lineage store: a local path or an s3://, gs://, hdfs:// URL (the one the agents write to; "
+    "retention deletes there).",
+    "(var/lineage)",
 )
 SECRET_KEY = Text(
     "SECRET_KEY",
