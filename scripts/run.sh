@@ -10,6 +10,9 @@ VAR="${LINEAGE_VAR_DIR:-var}"
 mkdir -p "$VAR/log"
 export PYSPARK_PYTHON="$PY" PYSPARK_DRIVER_PYTHON="$PY"
 
+# The install's secret key first, so that every process below (and the web server and worker) signs with it.
+[[ -n "${SECRET_KEY:-}" ]] || "$PY" -c "import pathlib, sys; from lineage_server.secret_key import write_secret_key
+write_secret_key(pathlib.Path(sys.argv[1]))" "$VAR"
 "$PY" manage.py migrate --noinput -v 0
 "$PY" manage.py collectstatic --noinput -v 0
 # A team 'default', a superuser 'admin' who administers it, one of its agent tokens (kept in var/), and,
