@@ -65,7 +65,7 @@ class Actions:
             items += self.sc.runJob(rdd, identity_partition, parts)
             scanned += tries
         result = items[:num]
-        trim_partitions(target, point, len(result))
+        trim_partitions(self.store.fs, target, point, len(result))
         self.finish(node, point, rdd, values=result)
         return result
 
@@ -155,7 +155,7 @@ class Actions:
         run = OutputRun(point, values, ids or [])
         if values is not None:
             try:
-                store_values(self.compiler.target(point), point, run.ids, values)
+                store_values(self.store.fs, point, run.ids, values)
             except OSError as exc:  # the results stay in memory; only other processes miss them
                 log.warning("lineage: cannot keep the results of %s: %s", point.capture_id, exc)
         node.last_output = run

@@ -149,7 +149,7 @@ class LineageContext:
         return self._spark
 
     def _target(self, point: CapturePoint) -> TableTarget:
-        return TableTarget(self.store.fs, point.location, point.capture_id, self._failures)
+        return TableTarget.of(self.store.fs, point.location, point.capture_id, self._failures)
 
     # ------------------------------------------------------------------ inputs
     def textFile(self, name: str, minPartitions: int | None = None, use_unicode: bool = True) -> CapturedRDD:

@@ -6,6 +6,7 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
+from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.storage.tables import TableTarget, read_rows, write_parquet
@@ -34,9 +35,8 @@ def dense_ids(part_rows: dict[int, int]) -> list[int]:
     return [(p << SHIFT) | i for p in sorted(part_rows) for i in range(part_rows[p])]
 
 
-def trim_partitions(target: TableTarget, point: CapturePoint, keep: int) -> None:
+def trim_partitions(store: StoreFS, target: TableTarget, point: CapturePoint, keep: int) -> None:
     """After take(): keeps only the first ``keep`` output rows (in partition order)."""
-    store = target.store
     part_rows = point.partition_rows(store)
     left = keep
     for part in sorted(part_rows):
@@ -52,7 +52,7 @@ def trim_partitions(target: TableTarget, point: CapturePoint, keep: int) -> None
         left = 0
 
 
-def store_values(target: TableTarget, point: CapturePoint, ids: list[int], values: list[Any]) -> None:
+def store_values(store: StoreFS, point: CapturePoint, ids: list[int], values: list[Any]) -> None:
     """Keeps an action's result records next to its table, for traces from other processes."""
     import pyarrow as pa
 
@@ -62,6 +62,6 @@ def store_values(target: TableTarget, point: CapturePoint, ids: list[int], value
     write_parquet(buffer, {"out_id": pa.array(ids, type=pa.int64()),
                            "value": pa.array([dumps(v) for v in values], type=pa.binary()),
                            "text": pa.array([short_repr(v) for v in values], type=pa.string())})
-    target.store.make_dirs(point.location)
-    target.store.write_bytes(f"{point.location}/{VALUES_FILE}", buffer.getvalue())
+    store.make_dirs(point.location)
+    store.write_bytes(f"{point.location}/{VALUES_FILE}", buffer.getvalue())
     point.values_file = VALUES_FILE

@@ -160,44 +160,5 @@ class StoreFS:
         with self.fs.open_output_stream(path) as out:
             out.write(data)
 
-    def write_once(self, path: str, write: Any) -> bool:
-        """Writes a file unless it exists, atomically; ``write(f)`` fills a binary file.
-
-        Returns False when the file was already there (the first write wins). Locally through a
-        temporary file and a hard link (which fails when the name exists); on object stores one
-        object write is atomic; on HDFS a rename.
-        """
-        if self.exists(path):
-            return False
-        folder = path.rsplit("/", 1)[0]
-        if self.is_local:
-            os.makedirs(folder, exist_ok=True)
-            tmp = f"{folder}/.tmp-{uuid.uuid4().hex}"
-            try:
-                with open(tmp, "wb") as f:
-                    write(f)
-                os.link(tmp, path)
-            except FileExistsError:
-                return False
-            finally:
-                try:
-                    os.unlink(tmp)
-                except FileNotFoundError:
-                    pass
-            return True
-        if self.scheme in ("s3", "gs"):
-            with self.fs.open_output_stream(path) as out:
-                write(out)
-            return True
-        self.fs.create_dir(folder, recursive=True)
-        tmp = f"{folder}/.tmp-{uuid.uuid4().hex}"
-        with self.fs.open_output_stream(tmp) as out:
-            write(out)
-        if self.exists(path):
-            self.fs.delete_file(tmp)
-            return False
-        self.fs.move(tmp, path)
-        return True
-
     def describe(self) -> str:
         return self.uri(self.root)

@@ -14,7 +14,9 @@ Task-safe: imports only the standard library, pyarrow and ``storage.fs``.
 from __future__ import annotations
 
 import bisect
+import os
 import sys
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,12 +57,21 @@ class FailureList:
 
 @dataclass(frozen=True)
 class TableTarget:
-    """Where the tasks of one capture point write their tables, and report failures to."""
+    """Where the tasks of one capture point write their tables, and report failures to.
 
-    store: StoreFS
+    Deliberately small (a pyarrow file system and plain fields): it travels, class included, with
+    every task that writes a table.
+    """
+
+    fs: Any  # pyarrow.fs.FileSystem
+    local: bool
     location: str
     capture_id: str
     failures: Any = None  # the run's pyspark Accumulator of FailureList, or None outside Spark
+
+    @classmethod
+    def of(cls, store: StoreFS, location: str, capture_id: str, failures: Any = None) -> TableTarget:
+        return cls(store.fs, store.is_local, location, capture_id, failures)
 
     def path(self, part: int) -> str:
         return f"{self.location}/{table_name(part)}"
@@ -80,10 +91,57 @@ class TableTarget:
         Returns True when this call wrote it.
         """
         try:
-            return self.store.write_once(self.path(part), lambda f: write_parquet(f, columns))
+            return write_once(self.fs, self.local, self.path(part), lambda dest: write_parquet(dest, columns))
         except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
             self.report(part, exc)
             return False
+
+
+def _exists(fs: Any, local: bool, path: str) -> bool:
+    if local:
+        return os.path.exists(path)
+    from pyarrow.fs import FileType
+
+    return bool(fs.get_file_info(path).type != FileType.NotFound)
+
+
+def write_once(fs: Any, local: bool, path: str, write: Any) -> bool:
+    """Writes a file unless it exists, atomically; ``write(dest)`` writes the content to a local path
+    (local stores) or into an open binary stream (others).
+
+    Returns False when the file was already there (the first write wins). Locally through a
+    temporary file and a hard link (which fails when the name exists); on object stores one
+    object write is atomic; elsewhere (HDFS) a rename.
+    """
+    if _exists(fs, local, path):
+        return False
+    folder = path.rsplit("/", 1)[0]
+    tmp = f"{folder}/.tmp-{uuid.uuid4().hex}"
+    if local:
+        os.makedirs(folder, exist_ok=True)
+        try:
+            write(tmp)
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        finally:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        return True
+    if fs.type_name in ("s3", "gcs"):
+        with fs.open_output_stream(path) as out:
+            write(out)
+        return True
+    fs.create_dir(folder, recursive=True)
+    with fs.open_output_stream(tmp) as out:
+        write(out)
+    if _exists(fs, local, path):
+        fs.delete_file(tmp)
+        return False
+    fs.move(tmp, path)
+    return True
 
 
 def write_parquet(sink: Any, columns: dict[str, Any]) -> None:
@@ -152,7 +210,39 @@ def write_partial(target: TableTarget, part: int, columns: dict[str, Any]) -> No
     try:
         buffer = io.BytesIO()
         write_parquet(buffer, columns)
-        target.store.make_dirs(target.location)
-        target.store.write_bytes(target.partial_path(part), buffer.getvalue())
+        path = target.partial_path(part)
+        if target.local:
+            os.makedirs(target.location, exist_ok=True)
+            tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(buffer.getvalue())
+            os.replace(tmp, path)
+        else:
+            with target.fs.open_output_stream(path) as out:
+                out.write(buffer.getvalue())
     except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
         target.report(part, exc)
+
+
+def partial_rows(target: TableTarget, part: int) -> int:
+    """Rows of a partition's partial input table (0 when there is none)."""
+    import pyarrow.parquet as pq
+
+    path = target.partial_path(part)
+    if not _exists(target.fs, target.local, path):
+        return 0
+    source = path if target.local else target.fs.open_input_file(path)
+    return int(pq.ParquetFile(source).metadata.num_rows)
+
+
+def table_exists(target: TableTarget, part: int) -> bool:
+    return _exists(target.fs, target.local, target.path(part))
+
+
+def remove_partial(target: TableTarget, part: int) -> None:
+    path = target.partial_path(part)
+    if _exists(target.fs, target.local, path):
+        if target.local:
+            os.unlink(path)
+        else:
+            target.fs.delete_file(path)

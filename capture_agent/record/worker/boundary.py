@@ -12,17 +12,14 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from capture_agent.record.storage.ids import SHIFT
-from capture_agent.record.storage.layouts import (
-    ListGlobal,
-    OneGlobal,
-    OneLocal,
-    Pair,
-    SetGlobal,
-    SetLocal,
-    SetPartition,
-    Sets,
+from capture_agent.record.storage.layouts.base import bitmap64_bytes, bitmap_bytes, write_sets
+from capture_agent.record.storage.layouts.local import write_one_local, write_set_partition
+from capture_agent.record.storage.layouts.shuffled import (
+    write_list_global,
+    write_one_global,
+    write_pair,
+    write_sets_per_parent,
 )
-from capture_agent.record.storage.layouts.base import bitmap64_bytes, bitmap_bytes
 from capture_agent.record.storage.tables import TableTarget
 
 Agent = Callable[[int, Iterable[Any]], Iterator[tuple[int, Any]]]
@@ -41,7 +38,7 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
             else:
                 entry[0] = merge_combiners(entry[0], combined)
                 entry[1].append(cid)
-        ListGlobal.write(target, split, [entry[1] for entry in merged.values()])
+        write_list_global(target, split, [entry[1] for entry in merged.values()])
         i = 0
         for key, entry in merged.items():
             yield i, (key, entry[0])
@@ -78,7 +75,7 @@ def _group_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, 
     for key, (values, chunks) in grouped.items():
         out.append((key, ResultIterable(values[0])))
         sets.append(bitmap64_bytes(_expand(chunks[0])))
-    SetGlobal.write(target, split, sets)
+    write_sets(target, split, sets)
     return out
 
 
@@ -96,7 +93,7 @@ def _cogroup_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget
             out.append((key, tuple(ResultIterable(vs) for vs in values)))
         for side in range(nsides):
             per_side[side].append(bitmap64_bytes(_expand(chunks[side])))
-    Sets.write(target, split, per_side)
+    write_sets_per_parent(target, split, per_side)
     return out
 
 
@@ -117,7 +114,7 @@ def _join_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, s
                 out.append((key, (v, w)))
                 lefts.append(vi)
                 rights.append(wi)
-    Pair.write(target, split, lefts, rights)
+    write_pair(target, split, lefts, rights)
     return out
 
 
@@ -129,7 +126,7 @@ def _subtract_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarge
             for v, vi in zip(values[0], _expand(chunks[0]), strict=True):
                 out.append((key, v) if mode == "subtract_by_key" else key)
                 ids.append(vi)
-    OneGlobal.write(target, split, ids)
+    write_one_global(target, split, ids)
     return out
 
 
@@ -157,7 +154,7 @@ def keyed_renumber_agent(target: TableTarget, sort_key: Callable[[Any], Any] | N
         records = list(iterator)
         if sort_key is not None:
             records.sort(key=lambda r: sort_key(r[0]), reverse=not ascending)
-        OneGlobal.write(target, split, array("q", [r[1][1] for r in records]))
+        write_one_global(target, split, array("q", [r[1][1] for r in records]))
         for i, (key, (value, _)) in enumerate(records):
             yield i, (key, value)
 
@@ -170,7 +167,7 @@ def sort_within_agent(target: TableTarget, sort_key: Callable[[Any], Any], ascen
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
         records = sorted(iterator, key=lambda r: sort_key(r[1][0]), reverse=not ascending)
-        OneLocal.write(target, split, array("I", [r[0] for r in records]))
+        write_one_local(target, split, array("I", [r[0] for r in records]))
         for i, (_, record) in enumerate(records):
             yield i, record
 
@@ -182,7 +179,7 @@ def values_renumber_agent(target: TableTarget) -> Agent:
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
         records = list(iterator)
-        OneGlobal.write(target, split, array("q", [r[0] for r in records]))
+        write_one_global(target, split, array("q", [r[0] for r in records]))
         for i, (_, value) in enumerate(records):
             yield i, value
 
@@ -194,7 +191,7 @@ def cartesian_agent(target: TableTarget) -> Agent:
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
         records = list(iterator)
-        Pair.write(target, split, [r[0][0] for r in records], [r[1][0] for r in records])
+        write_pair(target, split, [r[0][0] for r in records], [r[1][0] for r in records])
         for i, ((_, a), (_, b)) in enumerate(records):
             yield i, (a, b)
 
@@ -233,9 +230,9 @@ def partitions_agent(target: TableTarget, func: Callable[..., Iterable[Any]], wi
         for _ in source():  # a function that stopped early still read what it read
             pass
         if whole_partition:
-            SetPartition.write(target, split, n, pulled)
+            write_set_partition(target, split, n, pulled)
         else:
-            SetLocal.write(target, split, serialized)
+            write_sets(target, split, serialized)
 
     return agent
 
@@ -250,6 +247,6 @@ def stage_capture_agent(target: TableTarget) -> Agent:
             positions.append(pos)
             yield n, value
             n += 1
-        OneLocal.write(target, split, positions)
+        write_one_local(target, split, positions)
 
     return agent

@@ -11,7 +11,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from capture_agent.record.storage.layouts import Rows, Text, Values
+from capture_agent.record.storage.layouts.inputs import write_rows, write_text_input, write_values
 from capture_agent.record.storage.sources import csv_row
 from capture_agent.record.storage.tables import TableTarget
 
@@ -45,7 +45,7 @@ def values_input_agent(target: TableTarget) -> Agent:
             texts.append(short_repr(value))
             yield i, value
             i += 1
-        Values.write(target, split, pickles, texts)
+        write_values(target, split, pickles, texts)
 
     return agent
 
@@ -78,7 +78,7 @@ def parquet_input_agent(target: TableTarget) -> Agent:
             expected = row_index + 1
             yield i, _create_row(fields, row[:-2])
             i += 1
-        Rows.write(target, split, seg_start, seg_file, seg_row, seg_count)
+        write_rows(target, split, seg_start, seg_file, seg_row, seg_count)
 
     return agent
 
@@ -95,6 +95,6 @@ def csv_input_agent(target: TableTarget, bases: list[int], header: bool, columns
             if header and offset == 0:
                 continue
             yield pos, csv_row(line, columns, sep, quote)
-        Text.write(target, split, offsets, True)
+        write_text_input(target, split, offsets, True)
 
     return agent

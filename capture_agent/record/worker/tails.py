@@ -13,7 +13,9 @@ from typing import Any
 from pyroaring import BitMap
 
 from capture_agent.record.storage.ids import SHIFT
-from capture_agent.record.storage.layouts import OneLocal, Save, SetLocal, Single, Text
+from capture_agent.record.storage.layouts.base import write_sets
+from capture_agent.record.storage.layouts.inputs import write_text_input
+from capture_agent.record.storage.layouts.local import write_one_local, write_save, write_single_result
 from capture_agent.record.storage.tables import TableTarget
 
 
@@ -22,22 +24,22 @@ class LimitReached(Exception):
 
 
 def finish_text_input(target: TableTarget, part: int, offsets: array, complete: bool, base: int = 0) -> None:
-    Text.write(target, part, offsets, complete, base)
+    write_text_input(target, part, offsets, complete, base)
 
 
 def finish_one_local(target: TableTarget, part: int, positions: array) -> None:
     """Output/stage table: out_id = (part, i) -> in_id = position i of the stage's input."""
-    OneLocal.write(target, part, positions)
+    write_one_local(target, part, positions)
 
 
 def finish_single(target: TableTarget, part: int, positions: array) -> None:
     """Aggregate output (count, reduce, sum...): the one result record <- every record of the part."""
-    Single.write_single(target, part, positions)
+    write_single_result(target, part, positions)
 
 
 def finish_save(target: TableTarget, part: int, offsets: array, positions: array) -> None:
     """saveAsTextFile: out_id = (part file, byte offset of the line) -> in_id position."""
-    Save.write(target, part, offsets, positions)
+    write_save(target, part, offsets, positions)
 
 
 def positions_by_slot(slots: array, positions: array | None) -> tuple[memoryview, list[int]]:
@@ -74,7 +76,7 @@ def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values
         bm.run_optimize()
         serialized.append(bm.serialize())
         start += count
-    SetLocal.write(target, part, serialized)
+    write_sets(target, part, serialized)
     hi = part << SHIFT
     for key, slot in keys.items():
         yield key, (values[slot], hi | slot)

@@ -56,7 +56,7 @@ class Run:
         return self.store.new_point(kind, "op", layout, parents, parts)
 
     def target(self, point: CapturePoint) -> TableTarget:
-        return TableTarget(self.store.fs, point.location, point.capture_id)
+        return TableTarget.of(self.store.fs, point.location, point.capture_id)
 
     def values_input(self, partitions: list[list[Any]]) -> CapturePoint:
         point = self.point("input", Values(), [], len(partitions))
@@ -246,7 +246,7 @@ def test_write_failures_are_reported_not_raised(run, tmp_path):
         def add(self, items: list[Any]) -> None:
             reported.extend(items)
 
-    target = TableTarget(run.store.fs, out.location, out.capture_id, Collect())
+    target = TableTarget.of(run.store.fs, out.location, out.capture_id, Collect())
     OneLocal.write(target, 0, array("I", [0]))
     [(capture_id, part, reason)] = reported
     assert (capture_id, part) == (out.capture_id, 0) and "Error" in reason

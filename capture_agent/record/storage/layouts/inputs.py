@@ -37,7 +37,15 @@ from capture_agent.record.storage.layouts.base import (
     u32_column,
 )
 from capture_agent.record.storage.sources import csv_parser, source_status, text_unit
-from capture_agent.record.storage.tables import TableTarget, num_rows, read_rows, take_rows, write_partial
+from capture_agent.record.storage.tables import (
+    TableTarget,
+    partial_rows,
+    read_rows,
+    remove_partial,
+    table_exists,
+    take_rows,
+    write_partial,
+)
 
 TEXT_UNIT_COST = 4096  # a sparse line costs about a page read
 
@@ -62,6 +70,31 @@ class InputLayout(Layout):
         return [BitMap64()]
 
 
+def write_text_input(target: TableTarget, part: int, offsets: array, complete: bool, base: int = 0) -> None:
+    """Line number -> byte offset from the split's start. ``offsets`` are array('q') file
+    offsets (minus ``base``, the split's start) or array('I') relative offsets. A split read
+    only partly (take) keeps a partial table, replaced by longer prefixes and by the full one."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if offsets.typecode == "q":
+        relative = pc.cast(pc.subtract(i64_column(offsets), pa.scalar(base, pa.int64())), pa.uint32())
+    else:
+        relative = u32_column(offsets)
+    columns = {"out_id": dense_out_ids(part, len(offsets)), "offset": relative}
+    try:
+        if complete:
+            target.write(part, columns)
+            remove_partial(target, part)
+            return
+        if table_exists(target, part) or partial_rows(target, part) >= len(offsets):
+            return
+    except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
+        target.report(part, exc)
+        return
+    write_partial(target, part, columns)
+
+
 @dataclass
 class Text(InputLayout):
     """textFile and csv: ids (split, line number); each line's byte offset from its split's start."""
@@ -78,35 +111,7 @@ class Text(InputLayout):
     quote: str = '"'
     fields: list[str] = field(default_factory=list)  # CSV column names
 
-    # ------------------------------------------------------------------ capture (task side)
-    @staticmethod
-    def write(target: TableTarget, part: int, offsets: array, complete: bool, base: int = 0) -> None:
-        """Line number -> byte offset from the split's start. ``offsets`` are array('q') file
-        offsets (minus ``base``, the split's start) or array('I') relative offsets. A split read
-        only partly (take) keeps a partial table, replaced by longer prefixes and by the full one."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        if offsets.typecode == "q":
-            relative = pc.cast(pc.subtract(i64_column(offsets), pa.scalar(base, pa.int64())), pa.uint32())
-        else:
-            relative = u32_column(offsets)
-        columns = {"out_id": dense_out_ids(part, len(offsets)), "offset": relative}
-        store = target.store
-        try:
-            if complete:
-                target.write(part, columns)
-                store.delete_file(target.partial_path(part))
-                return
-            if store.exists(target.path(part)):
-                return
-            partial = target.partial_path(part)
-            if store.exists(partial) and num_rows(store, partial) >= len(offsets):
-                return
-        except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
-            target.report(part, exc)
-            return
-        write_partial(target, part, columns)
+    write = staticmethod(write_text_input)  # task side
 
     # ------------------------------------------------------------------ lines
     def line_offsets(self, store: StoreFS, point: CapturePoint, part: int, positions: list[int]) -> list[int]:
@@ -195,6 +200,13 @@ def _save_prefix(save: CapturePoint) -> str:
     return str(getattr(save.layout, "path", "")).rstrip("/") + "/"
 
 
+def write_values(target: TableTarget, part: int, pickles: list[bytes], texts: list[str]) -> None:
+    import pyarrow as pa
+
+    target.write(part, {"out_id": dense_out_ids(part, len(pickles)), "value": pa.array(pickles, type=pa.binary()),
+                        "text": pa.array(texts, type=pa.string())})
+
+
 @dataclass
 class Values(InputLayout):
     """parallelize: ids (partition, index); each task keeps its partition's values (pickled)."""
@@ -204,12 +216,7 @@ class Values(InputLayout):
 
     format: str = "collection"
 
-    @staticmethod
-    def write(target: TableTarget, part: int, pickles: list[bytes], texts: list[str]) -> None:
-        import pyarrow as pa
-
-        target.write(part, {"out_id": dense_out_ids(part, len(pickles)), "value": pa.array(pickles, type=pa.binary()),
-                            "text": pa.array(texts, type=pa.string())})
+    write = staticmethod(write_values)
 
     def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
                predicate: Predicate) -> list[tuple[int, Any]] | None:
@@ -220,6 +227,14 @@ class Values(InputLayout):
             hi = part << SHIFT
             out.extend((hi | r, pickle.loads(b)) for r, b in zip(rows, blobs, strict=True))
         return filtered(out, predicate)
+
+
+def write_rows(target: TableTarget, part: int, starts: list[int], files: list[str], rows: list[int],
+          counts: list[int]) -> None:
+    import pyarrow as pa
+
+    target.write(part, {"local_start": pa.array(starts, type=pa.int64()), "file": pa.array(files, type=pa.string()),
+                        "row_start": pa.array(rows, type=pa.int64()), "count": pa.array(counts, type=pa.int64())})
 
 
 @dataclass
@@ -234,13 +249,7 @@ class Rows(InputLayout):
     paths: list[str] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
 
-    @staticmethod
-    def write(target: TableTarget, part: int, starts: list[int], files: list[str], rows: list[int],
-              counts: list[int]) -> None:
-        import pyarrow as pa
-
-        target.write(part, {"local_start": pa.array(starts, type=pa.int64()), "file": pa.array(files, type=pa.string()),
-                            "row_start": pa.array(rows, type=pa.int64()), "count": pa.array(counts, type=pa.int64())})
+    write = staticmethod(write_rows)
 
     def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:
         out = BitMap64()

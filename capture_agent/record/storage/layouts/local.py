@@ -40,6 +40,10 @@ from capture_agent.record.storage.sources import read_lines
 from capture_agent.record.storage.tables import TableTarget, read_rows
 
 
+def write_one_local(target: TableTarget, part: int, positions: array) -> None:
+    target.write(part, {"out_id": dense_out_ids(part, len(positions)), "in_id": u32_column(positions)})
+
+
 @dataclass
 class OneLocal(Layout):
     """Row i of partition p <- position in_id of partition p at the parent (stage, collect, take)."""
@@ -50,9 +54,7 @@ class OneLocal(Layout):
 
     limit: int = -1  # take(n): a deletion lets later records in
 
-    @staticmethod
-    def write(target: TableTarget, part: int, positions: array) -> None:
-        target.write(part, {"out_id": dense_out_ids(part, len(positions)), "in_id": u32_column(positions)})
+    write = staticmethod(write_one_local)
 
     def deletion(self, kind: str) -> DeletionRule:
         return Copy(appears=self.limit >= 0)
@@ -95,18 +97,20 @@ class SetLocal(Layout):
         return [i for i, blob in enumerate(blobs) if BitMap.deserialize(blob).intersect(local)]
 
 
+def write_single_result(target: TableTarget, part: int, positions: array) -> None:
+    import pyarrow as pa
+
+    target.write(part, {"out_id": pa.array([0], type=pa.int64()),
+                        "in_ids": pa.array([bitmap_bytes(positions)], type=pa.binary())})
+
+
 @dataclass
 class Single(SetLocal):
     """One result record (id 0) from every record of every partition: count, reduce, sum, foreach."""
 
     name: ClassVar[str] = "single"
 
-    @staticmethod
-    def write_single(target: TableTarget, part: int, positions: array) -> None:
-        import pyarrow as pa
-
-        target.write(part, {"out_id": pa.array([0], type=pa.int64()),
-                            "in_ids": pa.array([bitmap_bytes(positions)], type=pa.binary())})
+    write_single = staticmethod(write_single_result)
 
     def backward_parts(self, point: CapturePoint, ids: BitMap64) -> list[tuple[int, bytes | None]]:
         return [(p, None) for p in range(point.num_partitions)]
@@ -120,6 +124,13 @@ class Single(SetLocal):
         return BitMap64([0])
 
 
+def write_set_partition(target: TableTarget, part: int, count: int, positions: array) -> None:
+    import pyarrow as pa
+
+    target.write(part, {"out_count": pa.array([count], type=pa.int64()),
+                        "in_ids": pa.array([bitmap_bytes(positions)], type=pa.binary())})
+
+
 @dataclass
 class SetPartition(Layout):
     """Every output of a partition <- every input it pulled (mapPartitions(lineage="partition"), pipe)."""
@@ -129,12 +140,7 @@ class SetPartition(Layout):
     local: ClassVar[bool] = True
     id_sets: ClassVar[bool] = True
 
-    @staticmethod
-    def write(target: TableTarget, part: int, count: int, positions: array) -> None:
-        import pyarrow as pa
-
-        target.write(part, {"out_count": pa.array([count], type=pa.int64()),
-                            "in_ids": pa.array([bitmap_bytes(positions)], type=pa.binary())})
+    write = staticmethod(write_set_partition)
 
     def deletion(self, kind: str) -> DeletionRule:
         return Sum()
@@ -161,6 +167,12 @@ class SetPartition(Layout):
         return out
 
 
+def write_save(target: TableTarget, part: int, offsets: array, positions: array) -> None:
+    hi = part << SHIFT
+    out = array("q", [hi | o for o in offsets])
+    target.write(part, {"out_id": i64_column(out), "in_id": u32_column(positions)})
+
+
 @dataclass
 class Save(Layout):
     """saveAsTextFile: out_id = (part file, byte offset of the line) <- a position at the parent."""
@@ -171,11 +183,7 @@ class Save(Layout):
 
     path: str = ""  # the output folder, qualified (file:/..., hdfs://...)
 
-    @staticmethod
-    def write(target: TableTarget, part: int, offsets: array, positions: array) -> None:
-        hi = part << SHIFT
-        out = array("q", [hi | o for o in offsets])
-        target.write(part, {"out_id": i64_column(out), "in_id": u32_column(positions)})
+    write = staticmethod(write_save)
 
     def backward_parts(self, point: CapturePoint, ids: BitMap64) -> list[tuple[int, bytes | None]]:
         # rows are found by out_id (a byte offset), not by row number: the table is read whole

@@ -46,6 +46,10 @@ def _rows_meeting(blobs: list[bytes], ids: bytes) -> list[int]:
     return [i for i, blob in enumerate(blobs) if BitMap64.deserialize(blob).intersect(wanted)]
 
 
+def write_one_global(target: TableTarget, part: int, ids: array) -> None:
+    target.write(part, {"out_id": dense_out_ids(part, len(ids)), "in_id": i64_column(ids)})
+
+
 @dataclass
 class OneGlobal(Layout):
     """Row i <- one id of the parent (after partitionBy, sortByKey, repartition; top; subtract)."""
@@ -55,9 +59,7 @@ class OneGlobal(Layout):
 
     num: int = -1  # top/takeOrdered: how many were taken
 
-    @staticmethod
-    def write(target: TableTarget, part: int, ids: array) -> None:
-        target.write(part, {"out_id": dense_out_ids(part, len(ids)), "in_id": i64_column(ids)})
+    write = staticmethod(write_one_global)
 
     def deletion(self, kind: str) -> DeletionRule:
         if self.mode in ("subtract", "subtract_by_key"):
@@ -71,6 +73,13 @@ class OneGlobal(Layout):
         return _rows_in(read_rows(store, path, ["in_id"]).column("in_id"), ids)
 
 
+def write_list_global(target: TableTarget, part: int, lists: list[list[int]]) -> None:
+    import pyarrow as pa
+
+    target.write(part, {"out_id": dense_out_ids(part, len(lists)),
+                        "in_ids": pa.array(lists, type=pa.list_(pa.int64()))})
+
+
 @dataclass
 class ListGlobal(Layout):
     """Row i <- the combiner ids merged into it (reduceByKey and friends, countByValue)."""
@@ -79,12 +88,7 @@ class ListGlobal(Layout):
     columns: ClassVar[tuple[str, ...]] = ("out_id", "in_ids")
     id_sets: ClassVar[bool] = True
 
-    @staticmethod
-    def write(target: TableTarget, part: int, lists: list[list[int]]) -> None:
-        import pyarrow as pa
-
-        target.write(part, {"out_id": dense_out_ids(part, len(lists)),
-                            "in_ids": pa.array(lists, type=pa.list_(pa.int64()))})
+    write = staticmethod(write_list_global)
 
     def deletion(self, kind: str) -> DeletionRule:
         return Exists() if self.mode == "distinct" else Sum()
@@ -124,6 +128,15 @@ class SetGlobal(Layout):
         return _rows_meeting(read_rows(store, path, ["in_ids"]).column("in_ids").to_pylist(), ids)
 
 
+def write_sets_per_parent(target: TableTarget, part: int, per_side: list[list[bytes]]) -> None:
+    import pyarrow as pa
+
+    columns: dict[str, Any] = {"out_id": dense_out_ids(part, len(per_side[0]) if per_side else 0)}
+    for side, sets in enumerate(per_side):
+        columns[f"in_ids_{side}"] = pa.array(sets, type=pa.binary())
+    target.write(part, columns)
+
+
 @dataclass
 class Sets(Layout):
     """Row i <- one set of ids per parent (cogroup, groupWith, intersection)."""
@@ -132,14 +145,7 @@ class Sets(Layout):
     columns: ClassVar[tuple[str, ...]] = ("out_id", "in_ids_0", "in_ids_1")  # in_ids_N: one per parent
     id_sets: ClassVar[bool] = True
 
-    @staticmethod
-    def write(target: TableTarget, part: int, per_side: list[list[bytes]]) -> None:
-        import pyarrow as pa
-
-        columns: dict[str, Any] = {"out_id": dense_out_ids(part, len(per_side[0]) if per_side else 0)}
-        for side, sets in enumerate(per_side):
-            columns[f"in_ids_{side}"] = pa.array(sets, type=pa.binary())
-        target.write(part, columns)
+    write = staticmethod(write_sets_per_parent)
 
     def deletion(self, kind: str) -> DeletionRule:
         return Intersection() if self.mode == "intersection" else Sum()
@@ -159,6 +165,13 @@ class Sets(Layout):
         return _rows_meeting(read_rows(store, path, [name]).column(name).to_pylist(), ids)
 
 
+def write_pair(target: TableTarget, part: int, lefts: list[int | None], rights: list[int | None]) -> None:
+    import pyarrow as pa
+
+    target.write(part, {"out_id": dense_out_ids(part, len(lefts)), "left_id": pa.array(lefts, type=pa.int64()),
+                        "right_id": pa.array(rights, type=pa.int64())})
+
+
 @dataclass
 class Pair(Layout):
     """Row i <- (left id, right id), either None for an outer join's missing side (joins, cartesian)."""
@@ -166,12 +179,7 @@ class Pair(Layout):
     name: ClassVar[str] = "pair"
     columns: ClassVar[tuple[str, ...]] = ("out_id", "left_id", "right_id")
 
-    @staticmethod
-    def write(target: TableTarget, part: int, lefts: list[int | None], rights: list[int | None]) -> None:
-        import pyarrow as pa
-
-        target.write(part, {"out_id": dense_out_ids(part, len(lefts)), "left_id": pa.array(lefts, type=pa.int64()),
-                            "right_id": pa.array(rights, type=pa.int64())})
+    write = staticmethod(write_pair)
 
     def deletion(self, kind: str) -> DeletionRule:
         kept = {"left": (0,), "right": (1,), "full": ()}.get(self.mode)
