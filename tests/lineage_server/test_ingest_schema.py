@@ -105,6 +105,7 @@ REJECTED_BY_BOTH: dict[str, Callable[[], Body]] = {
     "time past 2**62": one(time=2**62 + 1),
     "no job_id": one(job_id=DROP),
     "job_id past 2**62": one(job_id=2**70),
+    "job_id past a Java int": one(job_id=2**31),
     "null description": one(description=None),
     "description with a NUL character": one(description="a\x00b"),
     "stage ids not a list": one(stage_ids=3),
@@ -135,7 +136,7 @@ REJECTED_BY_BOTH: dict[str, Callable[[], Body]] = {
 ACCEPTED_BY_BOTH: dict[str, Callable[[], Body]] = {
     "the fixture events": lambda: {"events": fixture_events()},
     "500 events": lambda: {"events": [event("job_start", job_id=i) for i in range(500)]},
-    "event_id of 128 characters and the largest ids": one(event_id="j" * 128, job_id=2**62, time=0),
+    "event_id of 128 characters and the largest ids": one(event_id="j" * 128, job_id=2**31 - 1, time=0),
     "nullable fields null": lambda: {"events": [
         event("application_start", name="a", attempt_id=None),
         event("job_start", job_id=1, sql_execution_id=None, job_group=None),

@@ -13,6 +13,7 @@ from lineage_server.catalog.models import CaptureKind, IODirection
 
 STATUS_CHOICES = ["succeeded", "failed"]
 _BIG = 2**62
+MAX_SPARK_ID = 2**31 - 1
 MAX_TIME_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: later times have no datetime
 MAX_MISSING_TABLES = 10_000  # entries of a capture point's `missing` list
 MAX_MISSING_REASON = 1000  # characters of one entry's reason
@@ -21,6 +22,11 @@ MAX_MISSING_REASON = 1000  # characters of one entry's reason
 def _int(**kwargs: Any) -> serializers.IntegerField:
     return serializers.IntegerField(min_value=kwargs.pop("min_value", 0), max_value=kwargs.pop("max_value", _BIG),
                                     **kwargs)
+
+
+def _id(**kwargs: Any) -> serializers.IntegerField:
+    """A Spark id or count held in a Java int (job, stage, RDD ids, attempts, tasks, partitions)."""
+    return _int(max_value=MAX_SPARK_ID, **kwargs)
 
 
 def _text(max_length: int = 4096, **kwargs: Any) -> serializers.CharField:
@@ -34,13 +40,13 @@ class MetricsSerializer(serializers.Serializer):
 
 
 class OperatorSerializer(serializers.Serializer):
-    rdd_id = _int()
+    rdd_id = _id()
     name = _text(1024)
-    parent_ids = serializers.ListField(child=_int(), max_length=10_000, default=list)
+    parent_ids = serializers.ListField(child=_id(), max_length=10_000, default=list)
     scope_id = _text(64, required=False, default="")
     scope_name = _text(256, required=False, default="")
     call_site = _text(required=False, default="")
-    num_partitions = _int(required=False, default=0)
+    num_partitions = _id(required=False, default=0)
     cached = serializers.BooleanField(required=False, default=False)
 
 
@@ -63,8 +69,8 @@ class ApplicationEndSerializer(serializers.Serializer):
 
 
 class JobStartSerializer(serializers.Serializer):
-    job_id = _int()
-    stage_ids = serializers.ListField(child=_int(), max_length=100_000, default=list)
+    job_id = _id()
+    stage_ids = serializers.ListField(child=_id(), max_length=100_000, default=list)
     description = _text(required=False, default="")
     call_site = _text(required=False, default="")
     sql_execution_id = _int(required=False, allow_null=True, default=None)
@@ -72,18 +78,18 @@ class JobStartSerializer(serializers.Serializer):
 
 
 class JobEndSerializer(serializers.Serializer):
-    job_id = _int()
+    job_id = _id()
     status = serializers.ChoiceField(choices=STATUS_CHOICES)
     error = _text(65536, required=False, default="", allow_null=True)
 
 
 class StageSubmittedSerializer(serializers.Serializer):
-    stage_id = _int()
-    attempt = _int(required=False, default=0)
+    stage_id = _id()
+    attempt = _id(required=False, default=0)
     name = _text(512, required=False, default="")
-    num_tasks = _int(required=False, default=0)
-    parent_stage_ids = serializers.ListField(child=_int(), max_length=100_000, default=list)
-    job_id = _int(required=False, allow_null=True, default=None)
+    num_tasks = _id(required=False, default=0)
+    parent_stage_ids = serializers.ListField(child=_id(), max_length=100_000, default=list)
+    job_id = _id(required=False, allow_null=True, default=None)
     call_site = _text(65536, required=False, default="")
     operators = OperatorSerializer(many=True, required=False, default=list)
 
@@ -99,13 +105,13 @@ class DatasetIOSerializer(serializers.Serializer):
     direction = serializers.ChoiceField(choices=IODirection.choices)
     format = _text(64, required=False, default="")
     size_bytes = _int(required=False, allow_null=True, default=None)
-    job_id = _int(required=False, allow_null=True, default=None)
+    job_id = _id(required=False, allow_null=True, default=None)
     sql_execution_id = _int(required=False, allow_null=True, default=None)
-    rdd_id = _int(required=False, allow_null=True, default=None)
+    rdd_id = _id(required=False, allow_null=True, default=None)
 
 
 class PythonOperatorsSerializer(serializers.Serializer):
-    rdd_id = _int()
+    rdd_id = _id()
     operators: serializers.ListSerializer[Any] = serializers.ListSerializer(
         child=PythonOperatorSerializer(), max_length=10_000
     )
@@ -114,7 +120,7 @@ class PythonOperatorsSerializer(serializers.Serializer):
 class MissingTableSerializer(serializers.Serializer):
     """One per-partition table of a capture point that the agent could not write."""
 
-    partition = _int()
+    partition = _id()
     reason = _text(MAX_MISSING_REASON)
 
 
@@ -129,8 +135,8 @@ def _distinct_partitions(missing: list[dict[str, Any]]) -> None:
 class CapturePointSerializer(serializers.Serializer):
     capture_id = serializers.CharField(max_length=128)
     kind = serializers.ChoiceField(choices=CaptureKind.choices)
-    stage_id = _int(required=False, allow_null=True, default=None)
-    rdd_id = _int(required=False, allow_null=True, default=None)
+    stage_id = _id(required=False, allow_null=True, default=None)
+    rdd_id = _id(required=False, allow_null=True, default=None)
     location = serializers.CharField(max_length=4096)
     rows = _int(required=False, default=0)
     bytes = _int(required=False, default=0)
