@@ -17,7 +17,7 @@ from capture_agent.record.capture.compiler import Compiler
 from capture_agent.record.capture.outputs import OutputRun, dense_ids, store_values, trim_partitions
 from capture_agent.record.capture.pipeline import Branch, Pipeline, Tail
 from capture_agent.record.capture.plan import NarrowOp, Node
-from capture_agent.record.storage.layouts import ListGlobal, OneGlobal, OneLocal, Save, SetLocal, Single
+from capture_agent.record.storage.layouts import ListGlobal, ListLocal, OneGlobal, OneLocal, Save, Single
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.worker.functions import identity_partition, pair_with_one
 
@@ -107,7 +107,7 @@ class Actions:
         if merge is None:
             pipe = Pipeline(pipe.point, [Branch(b.head, [*b.ops, NarrowOp(op, "map", pair_with_one)], b.offset)
                                          for b in pipe.branches], pipe.num_partitions)
-        combiner, target = self.compiler.new_point("combiner", op, SetLocal(), [pipe.point], pipe.num_partitions)
+        combiner, target = self.compiler.new_point("combiner", op, ListLocal(), [pipe.point], pipe.num_partitions)
         rdd = self.compiler.sink(pipe, Tail("combine", target=target, merge=merge or operator.add))
         self.compiler.replay[combiner.capture_id] = (rdd, "combined")
         counts: dict[Any, Any] = defaultdict(int) if merge is None else {}
@@ -120,7 +120,10 @@ class Actions:
             sources.setdefault(key, []).append(cid)
         combiner.rdd_id = rdd.id()
         point, target = self.compiler.new_point("output", op, ListGlobal(), [combiner], 1)
-        ListGlobal.write(target, 0, [sources[k] for k in counts])  # computed on the driver: partition 0
+        import pyarrow as pa
+
+        # computed on the driver: partition 0
+        ListGlobal.write(target, 0, pa.array([sources[k] for k in counts], type=pa.list_(pa.int64())))
         self.finish(owner or node, point, rdd, values=list(counts.items()), ids=list(range(len(counts))))
         return counts
 

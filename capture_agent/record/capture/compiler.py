@@ -30,6 +30,7 @@ from capture_agent.record.capture.plan import (
 from capture_agent.record.storage.layouts import (
     Layout,
     ListGlobal,
+    ListLocal,
     OneGlobal,
     OneLocal,
     Pair,
@@ -164,7 +165,7 @@ class Compiler:
 
     def _combine(self, node: CombineNode) -> Head:
         pipe = self.pipeline(node.parents[0])
-        combiner, target = self.new_point("combiner", node.op, SetLocal(mode=node.mode), [pipe.point],
+        combiner, target = self.new_point("combiner", node.op, ListLocal(mode=node.mode), [pipe.point],
                                           pipe.num_partitions)
         tail = Tail("combine", target=target, create=node.create, merge=node.merge_value)
         map_side = self.sink(pipe, tail)

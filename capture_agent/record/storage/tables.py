@@ -155,6 +155,8 @@ def write_parquet(sink: Any, columns: dict[str, Any]) -> None:
     for name, column in zip(table.column_names, table.columns, strict=True):
         if pa.types.is_integer(column.type):
             encodings[name] = _INT_ENCODING
+        elif pa.types.is_list(column.type) and pa.types.is_integer(column.type.value_type):
+            encodings[f"{name}.list.element"] = _INT_ENCODING  # sorted ids: small deltas
         compression[name] = "NONE" if pa.types.is_binary(column.type) and name.startswith("in_ids") else "SNAPPY"
     has_sets = any(pa.types.is_binary(c.type) or pa.types.is_list(c.type) for c in table.columns)
     pq.write_table(table, sink, row_group_size=ROW_GROUP_SETS if has_sets else ROW_GROUP, use_dictionary=False,

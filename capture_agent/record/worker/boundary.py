@@ -21,6 +21,7 @@ from capture_agent.record.storage.layouts.shuffled import (
     write_sets_per_parent,
 )
 from capture_agent.record.storage.tables import TableTarget
+from capture_agent.record.worker.tails import lists_by_slot
 
 Agent = Callable[[int, Iterable[Any]], Iterator[tuple[int, Any]]]
 
@@ -30,19 +31,23 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
     """Reduce side of reduceByKey/combineByKey/...: out id -> list of combiner ids."""
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
-        merged: dict = {}
+        # like the map side: a slot per key, and flat arrays of (slot, combiner id) grouped once
+        index: dict[Any, int] = {}
+        get = index.get
+        values: list[Any] = []
+        slots = array("I")
+        cids = array("q")
         for key, (combined, cid) in iterator:
-            entry = merged.get(key)
-            if entry is None:
-                merged[key] = [combined, [cid]]
+            j = get(key)
+            if j is None:
+                j = index[key] = len(values)
+                values.append(combined)
             else:
-                entry[0] = merge_combiners(entry[0], combined)
-                entry[1].append(cid)
-        write_list_global(target, split, [entry[1] for entry in merged.values()])
-        i = 0
-        for key, entry in merged.items():
-            yield i, (key, entry[0])
-            i += 1
+                values[j] = merge_combiners(values[j], combined)
+            slots.append(j)
+            cids.append(cid)
+        write_list_global(target, split, lists_by_slot(slots, cids))
+        yield from enumerate(zip(index, values, strict=True))
 
     return agent
 

@@ -10,12 +10,14 @@ from array import array
 from collections.abc import Iterator
 from typing import Any
 
-from pyroaring import BitMap
-
 from capture_agent.record.storage.ids import SHIFT
-from capture_agent.record.storage.layouts.base import write_sets
 from capture_agent.record.storage.layouts.inputs import write_text_input
-from capture_agent.record.storage.layouts.local import write_one_local, write_save, write_single_result
+from capture_agent.record.storage.layouts.local import (
+    write_list_local,
+    write_one_local,
+    write_save,
+    write_single_result,
+)
 from capture_agent.record.storage.tables import TableTarget
 
 
@@ -42,41 +44,43 @@ def finish_save(target: TableTarget, part: int, offsets: array, positions: array
     write_save(target, part, offsets, positions)
 
 
-def positions_by_slot(slots: array, positions: array | None) -> tuple[memoryview, list[int]]:
-    """The positions of each key, grouped by key slot (0, 1, ...), with one C++ sort.
+def lists_by_slot(slots: array, values: array | None) -> Any:
+    """``values`` (record i's value; None: i itself) grouped by key slot (0, 1, ...) into one list
+    per slot, as a pyarrow ListArray built with one C++ sort (no Python object per key).
 
-    Returns the grouped positions (uint32) and how many each slot has. Slots are numbered in
-    first-seen order, so value_counts (first-seen order) lists the counts in slot order.
+    Slots are numbered in first-seen order, so value_counts (first-seen order) lists the counts in
+    slot order; the sort is stable, so each list keeps the records' order.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    value_type = pa.uint32() if values is None or values.typecode == "I" else pa.int64()
     n = len(slots)
     if n == 0:
-        return memoryview(array("I")), []
+        return pa.ListArray.from_arrays(pa.array([0], pa.int32()), pa.array([], value_type))
     slot_array = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(slots)])
-    order = pc.sort_indices(slot_array)  # stable
-    if positions is None:  # record i has position i
+    order = pc.sort_indices(slot_array)
+    if values is None:
         grouped = pc.cast(order, pa.uint32())
     else:
-        grouped = pc.take(pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(positions)]), order)
-    counts = pc.value_counts(slot_array).field("counts").to_pylist()
-    view = memoryview(grouped.buffers()[1]).cast("B").cast("I")[grouped.offset: grouped.offset + n]
-    return view, counts
+        grouped = pc.take(pa.Array.from_buffers(value_type, n, [None, pa.py_buffer(values)]), order)
+    counts = pc.value_counts(slot_array).field("counts")
+    offsets = pc.cast(pc.cumulative_sum(pa.concat_arrays([pa.array([0], pa.int64()), counts])), pa.int32())
+    return pa.ListArray.from_arrays(offsets, grouped)
+
+
+def positions_by_slot(slots: array, positions: array | None) -> tuple[memoryview, list[int]]:
+    """The positions of each key grouped by key slot: one flat uint32 view and each slot's count."""
+    lists = lists_by_slot(slots, positions)
+    flat = lists.values
+    view = memoryview(flat.buffers()[1]).cast("B").cast("I")[flat.offset: flat.offset + len(flat)]
+    return view, lists.value_lengths().to_pylist()
 
 
 def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values: list[Any], slots: array,
                     positions: array | None) -> Iterator[tuple[Any, tuple[Any, int]]]:
-    """Map-side combine: writes combiner id -> bitmap of input positions, yields shuffle records."""
-    grouped, counts = positions_by_slot(slots, positions)
-    serialized = []
-    start = 0
-    for count in counts:
-        bm = BitMap(grouped[start:start + count])
-        bm.run_optimize()
-        serialized.append(bm.serialize())
-        start += count
-    write_sets(target, part, serialized)
+    """Map-side combine: writes combiner id -> list of input positions, yields shuffle records."""
+    write_list_local(target, part, lists_by_slot(slots, positions))
     hi = part << SHIFT
     for key, slot in keys.items():
         yield key, (values[slot], hi | slot)

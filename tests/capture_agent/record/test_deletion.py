@@ -11,6 +11,7 @@ import pytest
 from capture_agent.record.storage.deletion import Fate
 from capture_agent.record.storage.layouts import (
     ListGlobal,
+    ListLocal,
     OneGlobal,
     OneLocal,
     Pair,
@@ -36,6 +37,8 @@ CASES = [
     (Union(ranges=[]), "union", [1], [1], D, "a union record is its input"),
     (SetLocal(), "combiner", [1], [3], C, "a partial sum loses one of three values"),
     (SetLocal(), "combiner", [3], [3], D, "a partial sum loses all its values"),
+    (ListLocal(), "combiner", [1], [3], C, "a map-side combine loses one of three values"),
+    (ListLocal(mode="distinct"), "combiner", [1], [3], U, "distinct's map side: the value still occurs"),
     (ListGlobal(mode="combine"), "reducer", [1], [2], C, "reduceByKey: one of two combiners gone"),
     (ListGlobal(mode="distinct"), "reducer", [1], [2], U, "distinct: the value still occurs"),
     (ListGlobal(mode="distinct"), "reducer", [2], [2], D, "distinct: every occurrence gone"),

@@ -9,6 +9,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyroaring import BitMap64
 
@@ -17,6 +18,7 @@ from capture_agent.record.query.session import TraceSession
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.layouts import (
     ListGlobal,
+    ListLocal,
     OneGlobal,
     OneLocal,
     Pair,
@@ -102,6 +104,16 @@ def test_set_local_rows_hold_sets_of_positions(run):
     assert run.forward(comb, inp, ids((0, 3), (0, 1))) == ids((0, 0), (0, 1))
 
 
+def test_list_local_rows_hold_lists_of_positions(run):
+    inp = run.values_input([list("abcd"), list("xy")])
+    comb = run.point("combiner", ListLocal(), [inp], 2)
+    ListLocal.write(run.target(comb), 0, pa.array([[0, 3], [1], [2]], pa.list_(pa.uint32())))
+    ListLocal.write(run.target(comb), 1, pa.array([[0, 1]], pa.list_(pa.uint32())))
+    assert run.back(comb, ids((0, 0), (0, 2), (1, 0))) == {inp.capture_id: ids((0, 0), (0, 3), (0, 2), (1, 0), (1, 1))}
+    assert run.forward(comb, inp, ids((0, 3), (0, 1), (1, 1))) == ids((0, 0), (0, 1), (1, 0))
+    assert list(run.engine.all_ids(comb)) == [rid(0, 0), rid(0, 1), rid(0, 2), rid(1, 0)]
+
+
 def test_single_result_comes_from_every_partition(run):
     inp = run.values_input([["a", "b"], ["c"]])
     out = run.point("output", Single(), [inp], 2)
@@ -142,7 +154,7 @@ def test_global_layouts_point_at_ids_of_any_partition(run):
     assert run.back(moved, ids((0, 1))) == {inp.capture_id: ids((0, 1))}
     assert run.forward(moved, inp, ids((1, 0))) == ids((0, 0))
     red = run.point("reducer", ListGlobal(), [inp], 1)
-    ListGlobal.write(run.target(red), 0, [[rid(0, 0), rid(1, 0)], [rid(0, 1)]])
+    ListGlobal.write(run.target(red), 0, pa.array([[rid(0, 0), rid(1, 0)], [rid(0, 1)]], pa.list_(pa.int64())))
     assert run.back(red, ids((0, 0))) == {inp.capture_id: ids((0, 0), (1, 0))}
     assert run.forward(red, inp, ids((1, 0), (0, 1))) == ids((0, 0), (0, 1))
     grp = run.point("reducer", SetGlobal(mode="group"), [inp], 1)

@@ -57,7 +57,7 @@ def tiny_store(tmp_path):
 
 
 def test_a_full_disk_leaves_the_job_whole_and_the_lineage_marked_incomplete(spark, sc, tiny_store, write_text):
-    lines = [" ".join(f"w{(i * 7 + j) % 5000}" for j in range(12)) for i in range(6000)]
+    lines = [" ".join(f"w{(i * 7 + j) % 5000}" for j in range(12)) for i in range(40000)]
     path = write_text("big.txt", lines)
     lc = LineageContext(spark, store=str(tiny_store))
     counts = word_count(lc, path)

@@ -9,14 +9,14 @@ from typing import Any
 
 from capture_agent.record.storage.layouts.base import CapturePoint, Layout, MissingTable, Position, StepContext
 from capture_agent.record.storage.layouts.inputs import Rows, Text, Values, check_files
-from capture_agent.record.storage.layouts.local import OneLocal, Save, SetLocal, SetPartition, Single
+from capture_agent.record.storage.layouts.local import ListLocal, OneLocal, Save, SetLocal, SetPartition, Single
 from capture_agent.record.storage.layouts.shuffled import ListGlobal, OneGlobal, Pair, SetGlobal, Sets
 from capture_agent.record.storage.layouts.union import Union
 
 LAYOUTS: dict[str, type[Layout]] = {
     cls.name: cls
-    for cls in (Text, Values, Rows, OneLocal, SetLocal, Single, SetPartition, Save, OneGlobal, ListGlobal, SetGlobal,
-                Sets, Pair, Union)
+    for cls in (Text, Values, Rows, OneLocal, ListLocal, SetLocal, Single, SetPartition, Save, OneGlobal, ListGlobal,
+                SetGlobal, Sets, Pair, Union)
 }
 
 
@@ -34,6 +34,7 @@ __all__ = [
     "CapturePoint",
     "Layout",
     "ListGlobal",
+    "ListLocal",
     "MissingTable",
     "OneGlobal",
     "OneLocal",

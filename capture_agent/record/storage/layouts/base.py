@@ -102,6 +102,16 @@ def i64_column(values: array) -> Any:
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
+def uint32_values(column: Any) -> array:
+    """A pyarrow uint32 array (no nulls) as array('I'), copied in C (pyroaring reads it fast)."""
+    out = array("I")
+    column = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    if len(column):
+        data = column.buffers()[1]
+        out.frombytes(memoryview(data)[column.offset * 4:(column.offset + len(column)) * 4])
+    return out
+
+
 def bitmap_bytes(positions: Any) -> bytes:
     bm = BitMap(positions)
     bm.run_optimize()

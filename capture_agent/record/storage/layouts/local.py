@@ -3,6 +3,7 @@
 | layout | columns | meaning |
 |---|---|---|
 | one_local | out_id, in_id (uint32) | in id = (same partition, in_id) at the parent |
+| list_local | out_id, in_pos (list<uint32>) | in ids = (same partition, each) at the parent |
 | set_local | out_id, in_ids (BitMap) | in ids = (same partition, each) at the parent |
 | single | out_id (0), in_ids (BitMap) | one result record <- every listed record of every partition |
 | set_partition | out_count, in_ids (BitMap) | every output of the partition <- all of in_ids |
@@ -17,7 +18,7 @@ from typing import Any, ClassVar
 
 from pyroaring import BitMap, BitMap64
 
-from capture_agent.record.storage.deletion import Copy, DeletionRule, Sum
+from capture_agent.record.storage.deletion import Copy, DeletionRule, Exists, Sum
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, lift, split_by_partition
 from capture_agent.record.storage.layouts.base import (
@@ -34,6 +35,7 @@ from capture_agent.record.storage.layouts.base import (
     require,
     serialize_all,
     u32_column,
+    uint32_values,
     write_sets,
 )
 from capture_agent.record.storage.sources import read_lines
@@ -69,6 +71,43 @@ class OneLocal(Layout):
         column = read_rows(store, path, ["in_id"]).column("in_id")
         mask = pc.is_in(column, value_set=pa.array(list(BitMap.deserialize(ids)), pa.uint32()))
         return list(pc.indices_nonzero(mask).to_pylist())
+
+
+def write_list_local(target: TableTarget, part: int, in_pos: Any) -> None:
+    """``in_pos``: a pyarrow ListArray of uint32 positions, one list per output row."""
+    target.write(part, {"out_id": dense_out_ids(part, len(in_pos)), "in_pos": in_pos})
+
+
+@dataclass
+class ListLocal(Layout):
+    """Row i <- a sorted list of positions of the same partition (the map-side combiner).
+
+    Built in C++ from one flat array of positions grouped by key: no object per key, so millions
+    of keys with a record or two each cost what their positions cost (delta-encoded)."""
+
+    name: ClassVar[str] = "list_local"
+    columns: ClassVar[tuple[str, ...]] = ("out_id", "in_pos")
+    local: ClassVar[bool] = True
+    id_sets: ClassVar[bool] = True
+
+    write = staticmethod(write_list_local)
+
+    def deletion(self, kind: str) -> DeletionRule:
+        return Exists() if self.mode == "distinct" else Sum()
+
+    def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
+        import pyarrow.compute as pc
+
+        return [lift(part, BitMap(uint32_values(pc.list_flatten(table.column("in_pos")))))]
+
+    def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        column = read_rows(store, path, ["in_pos"]).column("in_pos").combine_chunks()
+        wanted = pa.array(list(BitMap.deserialize(ids)), pa.uint32())
+        hits = pc.is_in(pc.list_flatten(column), value_set=wanted)
+        return sorted(set(pc.list_parent_indices(column).filter(hits).to_pylist()))
 
 
 @dataclass

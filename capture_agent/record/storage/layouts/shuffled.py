@@ -73,11 +73,9 @@ class OneGlobal(Layout):
         return _rows_in(read_rows(store, path, ["in_id"]).column("in_id"), ids)
 
 
-def write_list_global(target: TableTarget, part: int, lists: list[list[int]]) -> None:
-    import pyarrow as pa
-
-    target.write(part, {"out_id": dense_out_ids(part, len(lists)),
-                        "in_ids": pa.array(lists, type=pa.list_(pa.int64()))})
+def write_list_global(target: TableTarget, part: int, in_ids: Any) -> None:
+    """``in_ids``: a pyarrow ListArray of int64 ids, one list per output row."""
+    target.write(part, {"out_id": dense_out_ids(part, len(in_ids)), "in_ids": in_ids})
 
 
 @dataclass
