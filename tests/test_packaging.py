@@ -41,7 +41,7 @@ def test_the_wheel_holds_the_agent_and_its_java_listener_only(wheel: Path) -> No
     sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "capture_agent").rglob("*.py")}
     sources |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "capture_agent" / "java").rglob("*.java")}
     assert sources <= set(names), sorted(sources - set(names))
-    assert "capture_agent/record/context.py" in names and "capture_agent/sinks/http.py" in names
+    assert "capture_agent/record/capture/context.py" in names and "capture_agent/sinks/http.py" in names
     if (ROOT / "capture_agent" / "_jars" / "lineage-listener.jar").exists():
         assert "capture_agent/_jars/lineage-listener.jar" in names
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
