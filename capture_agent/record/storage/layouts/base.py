@@ -112,6 +112,15 @@ def uint32_values(column: Any) -> array:
     return out
 
 
+def list_rows_meeting(column: Any, wanted: Any) -> list[int]:
+    """Rows of a list column that hold any of ``wanted`` (a pyarrow array of the lists' value type)."""
+    import pyarrow.compute as pc
+
+    column = column.combine_chunks()
+    hits = pc.is_in(pc.list_flatten(column), value_set=wanted)
+    return sorted(set(pc.list_parent_indices(column).filter(hits).to_pylist()))
+
+
 def bitmap_bytes(positions: Any) -> bytes:
     bm = BitMap(positions)
     bm.run_optimize()

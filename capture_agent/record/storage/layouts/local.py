@@ -32,6 +32,7 @@ from capture_agent.record.storage.layouts.base import (
     dense_out_ids,
     filtered,
     i64_column,
+    list_rows_meeting,
     require,
     serialize_all,
     u32_column,
@@ -102,12 +103,9 @@ class ListLocal(Layout):
 
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         import pyarrow as pa
-        import pyarrow.compute as pc
 
-        column = read_rows(store, path, ["in_pos"]).column("in_pos").combine_chunks()
-        wanted = pa.array(list(BitMap.deserialize(ids)), pa.uint32())
-        hits = pc.is_in(pc.list_flatten(column), value_set=wanted)
-        return sorted(set(pc.list_parent_indices(column).filter(hits).to_pylist()))
+        column = read_rows(store, path, ["in_pos"]).column("in_pos")
+        return list_rows_meeting(column, pa.array(list(BitMap.deserialize(ids)), pa.uint32()))
 
 
 @dataclass

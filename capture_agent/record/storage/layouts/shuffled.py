@@ -29,7 +29,13 @@ from capture_agent.record.storage.deletion import (
 )
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import union_all
-from capture_agent.record.storage.layouts.base import Layout, dense_out_ids, i64_column, write_sets
+from capture_agent.record.storage.layouts.base import (
+    Layout,
+    dense_out_ids,
+    i64_column,
+    list_rows_meeting,
+    write_sets,
+)
 from capture_agent.record.storage.tables import TableTarget, read_rows
 
 
@@ -98,12 +104,9 @@ class ListGlobal(Layout):
 
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         import pyarrow as pa
-        import pyarrow.compute as pc
 
-        column = read_rows(store, path, ["in_ids"]).column("in_ids").combine_chunks()
-        wanted = pa.array(list(BitMap64.deserialize(ids)), pa.int64())
-        hits = pc.is_in(pc.list_flatten(column), value_set=wanted)
-        return sorted(set(pc.list_parent_indices(column).filter(hits).to_pylist()))
+        column = read_rows(store, path, ["in_ids"]).column("in_ids")
+        return list_rows_meeting(column, pa.array(list(BitMap64.deserialize(ids)), pa.int64()))
 
 
 @dataclass
