@@ -3,8 +3,8 @@
 Each layout reads what it keeps (``Layout.values`` / ``Layout.positions``): input lines by
 seeking to their byte offset (after checking that the file still has the size and modification
 time recorded at capture), Parquet rows by (file, row index), parallelized values from the input
-table, ``saveAsTextFile`` lines by offset in the part file. Here: a union's records from its
-parents, action results from memory or the point's ``values.parquet``, and records at
+table, ``saveAsTextFile`` lines by offset in the part file, a union's records from its parents.
+Here: action results from memory or the point's ``values.parquet``, and records at
 intermediate points by replaying the partitions that hold them (only in the process that ran the
 job, through ``replay``).
 """
@@ -19,8 +19,8 @@ from pyroaring import BitMap64
 
 from capture_agent.record.errors import ValuesNotAvailable
 from capture_agent.record.query.engine import TraceEngine
-from capture_agent.record.storage.layouts import Position, Text
-from capture_agent.record.storage.layouts.union import Union, shift
+from capture_agent.record.storage.fs import StoreFS
+from capture_agent.record.storage.layouts import Position
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.storage.tables import read_rows
 
@@ -49,9 +49,7 @@ class ValueReader:
         """(id, value) pairs sorted by id; with a predicate only those whose value satisfies it."""
         if not ids:
             return []
-        if isinstance(point.layout, Union):
-            return self._union_values(point.layout, point, ids, predicate)
-        kept = point.layout.values(self.engine, point, ids, predicate)
+        kept = point.layout.values(self, point, ids, predicate)
         if kept is not None:
             return kept
         if point.kind == "output":
@@ -73,24 +71,24 @@ class ValueReader:
         pairs = [(i, by_id[i]) for i in ids if i in by_id]
         return pairs if predicate is None else [(i, v) for i, v in pairs if predicate(v)]
 
-    def _union_values(self, layout: Union, point: CapturePoint, ids: BitMap64,
-                      predicate: Predicate) -> list[tuple[int, Any]]:
-        out: list[tuple[int, Any]] = []
-        for parent, picked, first in layout.in_parents(point, ids):
-            out.extend((shift(record_id, first), value)
-                       for record_id, value in self.values(self.engine.point(parent), picked, predicate))
-        out.sort(key=lambda t: t[0])
-        return out
-
     def text_units(self, point: CapturePoint, ids: BitMap64) -> list[tuple[Any, ...]] | None:
         """Units reading the lines behind ids at a text input, for a Spark job (None: not text)."""
-        if not isinstance(point.layout, Text):
-            return None
         return point.layout.text_units(self.engine.fs, point, ids, None)
+
+    # ------------------------------------------------------------------ the context layouts read values in
+    @property
+    def fs(self) -> StoreFS:
+        return self.engine.fs
+
+    def run_units(self, fn: Callable[..., Any], units: list[tuple[Any, ...]], cost: int) -> list[Any]:
+        return self.engine.run_units(fn, units, cost)
+
+    def point(self, capture_id: str) -> CapturePoint:
+        return self.engine.point(capture_id)
 
     # ------------------------------------------------------------------ positions
     def positions(self, point: CapturePoint, ids: BitMap64) -> list[Position]:
-        known = point.layout.positions(self.engine, point, ids)
+        known = point.layout.positions(self, point, ids)
         if known is not None:
             return known
         run = self.outputs.get(point.capture_id)

@@ -35,6 +35,27 @@ def local_path(uri: str) -> str:
     return _strip_file_scheme(uri)
 
 
+def file_exists(fs: Any, local: bool, path: str) -> bool:
+    """Whether a path exists (``local``: through ``os``, without pyarrow's round trip)."""
+    if local:
+        return os.path.exists(path)
+    from pyarrow.fs import FileType
+
+    return bool(fs.get_file_info(path).type != FileType.NotFound)
+
+
+def replace_file(fs: Any, local: bool, path: str, data: bytes) -> None:
+    """Replaces a file's content atomically (a rename locally; one object write remotely)."""
+    if local:
+        tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        return
+    with fs.open_output_stream(path) as out:
+        out.write(data)
+
+
 @dataclass(frozen=True)
 class StoreFS:
     """A pyarrow file system and the store root's path in it."""
@@ -84,11 +105,7 @@ class StoreFS:
 
     # ------------------------------------------------------------------ files and folders
     def exists(self, path: str) -> bool:
-        if self.is_local:
-            return os.path.exists(path)
-        from pyarrow.fs import FileType
-
-        return bool(self.fs.get_file_info(path).type != FileType.NotFound)
+        return file_exists(self.fs, self.is_local, path)
 
     def is_dir(self, path: str) -> bool:
         if self.is_local:
@@ -151,14 +168,7 @@ class StoreFS:
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Replaces a file's content atomically (a rename locally; one object write remotely)."""
-        if self.is_local:
-            tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-            return
-        with self.fs.open_output_stream(path) as out:
-            out.write(data)
+        replace_file(self.fs, self.is_local, path, data)
 
     def describe(self) -> str:
         return self.uri(self.root)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from capture_agent.record.storage.fs import StoreFS
+from capture_agent.record.storage.fs import StoreFS, file_exists, replace_file
 
 ROW_GROUP = 16384
 ROW_GROUP_SETS = 1024  # rows holding id sets: a trace of one record reads one small row group
@@ -97,14 +97,6 @@ class TableTarget:
             return False
 
 
-def _exists(fs: Any, local: bool, path: str) -> bool:
-    if local:
-        return os.path.exists(path)
-    from pyarrow.fs import FileType
-
-    return bool(fs.get_file_info(path).type != FileType.NotFound)
-
-
 def write_once(fs: Any, local: bool, path: str, write: Any) -> bool:
     """Writes a file unless it exists, atomically; ``write(dest)`` writes the content to a local path
     (local stores) or into an open binary stream (others).
@@ -113,7 +105,7 @@ def write_once(fs: Any, local: bool, path: str, write: Any) -> bool:
     temporary file and a hard link (which fails when the name exists); on object stores one
     object write is atomic; elsewhere (HDFS) a rename.
     """
-    if _exists(fs, local, path):
+    if file_exists(fs, local, path):
         return False
     folder = path.rsplit("/", 1)[0]
     tmp = f"{folder}/.tmp-{uuid.uuid4().hex}"
@@ -137,7 +129,7 @@ def write_once(fs: Any, local: bool, path: str, write: Any) -> bool:
     fs.create_dir(folder, recursive=True)
     with fs.open_output_stream(tmp) as out:
         write(out)
-    if _exists(fs, local, path):
+    if file_exists(fs, local, path):
         fs.delete_file(tmp)
         return False
     fs.move(tmp, path)
@@ -212,16 +204,9 @@ def write_partial(target: TableTarget, part: int, columns: dict[str, Any]) -> No
     try:
         buffer = io.BytesIO()
         write_parquet(buffer, columns)
-        path = target.partial_path(part)
         if target.local:
             os.makedirs(target.location, exist_ok=True)
-            tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(buffer.getvalue())
-            os.replace(tmp, path)
-        else:
-            with target.fs.open_output_stream(path) as out:
-                out.write(buffer.getvalue())
+        replace_file(target.fs, target.local, target.partial_path(part), buffer.getvalue())
     except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
         target.report(part, exc)
 
@@ -231,19 +216,19 @@ def partial_rows(target: TableTarget, part: int) -> int:
     import pyarrow.parquet as pq
 
     path = target.partial_path(part)
-    if not _exists(target.fs, target.local, path):
+    if not file_exists(target.fs, target.local, path):
         return 0
     source = path if target.local else target.fs.open_input_file(path)
     return int(pq.ParquetFile(source).metadata.num_rows)
 
 
 def table_exists(target: TableTarget, part: int) -> bool:
-    return _exists(target.fs, target.local, target.path(part))
+    return file_exists(target.fs, target.local, target.path(part))
 
 
 def remove_partial(target: TableTarget, part: int) -> None:
     path = target.partial_path(part)
-    if _exists(target.fs, target.local, path):
+    if file_exists(target.fs, target.local, path):
         if target.local:
             os.unlink(path)
         else:

@@ -71,7 +71,11 @@ class StepContext(Protocol):
     def point(self, capture_id: str) -> CapturePoint: ...
 
 
-ValueContext = StepContext  # reading values runs units like a trace step
+class ValueContext(StepContext, Protocol):
+    """What reading values needs beyond a step: the values at another point (a union's parents)."""
+
+    # ``point``: a point ``point()`` returned (the reader reads fields of the full CapturePoint)
+    def values(self, point: Any, ids: BitMap64, predicate: Predicate = None) -> list[tuple[int, Any]]: ...
 
 
 class MissingTable(FileNotFoundError):
@@ -283,6 +287,12 @@ class Layout:
 
     def positions(self, ctx: ValueContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
         """Where the records live, when this layout knows; None otherwise."""
+        return None
+
+    def text_units(self, store: StoreFS, point: CapturePoint, ids: BitMap64,
+                   predicate: Predicate) -> list[tuple[Any, ...]] | None:
+        """Units that read the records behind ids from text files, for a Spark job; None when the
+        records are not lines of text files."""
         return None
 
 

@@ -13,7 +13,7 @@ from pyroaring import BitMap64
 
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, lift, split_by_partition
-from capture_agent.record.storage.layouts.base import CapturePoint, Layout, Position, Predicate, StepContext
+from capture_agent.record.storage.layouts.base import CapturePoint, Layout, Predicate, StepContext, ValueContext
 
 
 @dataclass
@@ -63,12 +63,15 @@ class Union(Layout):
                 out.append((point.parents[parent_index], picked, first))
         return out
 
-    def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
+    def values(self, ctx: ValueContext, point: CapturePoint, ids: BitMap64,
                predicate: Predicate) -> list[tuple[int, Any]] | None:
-        return None  # read from the parents by the value reader (``in_parents``)
-
-    def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
-        return None
+        """A union's records are its parents' records, renumbered."""
+        out: list[tuple[int, Any]] = []
+        for parent, picked, first in self.in_parents(point, ids):
+            out.extend((shift(record_id, first), value)
+                       for record_id, value in ctx.values(ctx.point(parent), picked, predicate))
+        out.sort(key=lambda t: t[0])
+        return out
 
 
 def shift(record_id: int, first: int) -> int:
