@@ -14,6 +14,8 @@ spill threshold for its own aggregations) for both variants.
 
     .venv/bin/python bench/record_highcard.py                          # ~128 MB words, 1M customers
     .venv/bin/python bench/record_highcard.py --size-mb 1024 --runs 2  # the 1 GB figures
+    .venv/bin/python bench/record_highcard.py --size-mb 1024 --one-partition --worker-memory 512m \
+        --workloads wordcount --runs 1                                 # a 1 GB partition that must spill
 """
 
 from __future__ import annotations
@@ -122,12 +124,17 @@ def main() -> None:
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--worker-memory", default="", help="spark.python.worker.memory (e.g. 512m)")
     parser.add_argument("--workloads", default="wordcount,join,distinct,skew")
+    parser.add_argument("--one-partition", action="store_true",
+                        help="read each input as ONE partition (the spill test: --size-mb 1024 --worker-memory 512m)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 
     os.makedirs(args.data_dir, exist_ok=True)
     workloads = args.workloads.split(",")
     conf = {"spark.python.worker.memory": args.worker_memory} if args.worker_memory else {}
+    if args.one_partition:  # one input split per file, however large
+        conf["spark.hadoop.mapreduce.input.fileinputformat.split.minsize"] = str(1 << 40)
+    splits = 1 if args.one_partition else None
     inputs: dict[str, Any] = {}
     if "wordcount" in workloads:
         inputs["wordcount"] = words_text(args.data_dir, args.size_mb, args.seed)
@@ -145,7 +152,7 @@ def main() -> None:
             text = inputs["wordcount"]
 
             def word_count(ctx: Any) -> Any:
-                return ctx.textFile(text).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
+                return ctx.textFile(text, splits).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
 
             bench.compare("wordcount", os.path.getsize(text), lambda: word_count(bench.sc).count(),
                           lambda lc: word_count(lc).count())
@@ -153,8 +160,8 @@ def main() -> None:
             orders, customers = inputs["join"]
 
             def per_country(ctx: Any) -> Any:
-                amounts = ctx.textFile(orders).map(lambda s: s.split(",")).map(lambda f: (f[1], int(f[2])))
-                countries = ctx.textFile(customers).map(lambda s: s.split(","))
+                amounts = ctx.textFile(orders, splits).map(lambda s: s.split(",")).map(lambda f: (f[1], int(f[2])))
+                countries = ctx.textFile(customers, splits).map(lambda s: s.split(","))
                 return amounts.join(countries).map(lambda kv: (kv[1][1], kv[1][0])).reduceByKey(add)
 
             size = os.path.getsize(orders) + os.path.getsize(customers)
@@ -162,13 +169,14 @@ def main() -> None:
                           lambda lc: per_country(lc).collect())
         if "distinct" in workloads:
             values = inputs["distinct"]
-            bench.compare("distinct", os.path.getsize(values), lambda: bench.sc.textFile(values).distinct().count(),
-                          lambda lc: lc.textFile(values).distinct().count())
+            bench.compare("distinct", os.path.getsize(values),
+                          lambda: bench.sc.textFile(values, splits).distinct().count(),
+                          lambda lc: lc.textFile(values, splits).distinct().count())
         if "skew" in workloads:
             pairs = inputs["skew"]
 
             def group_sizes(ctx: Any) -> Any:
-                keyed = ctx.textFile(pairs).map(lambda s: s.split(",")).map(lambda f: (f[0], int(f[1])))
+                keyed = ctx.textFile(pairs, splits).map(lambda s: s.split(",")).map(lambda f: (f[0], int(f[1])))
                 return keyed.groupByKey().mapValues(len).filter(lambda kv: kv[1] > 30)
 
             bench.compare("skew", os.path.getsize(pairs), lambda: group_sizes(bench.sc).collect(),

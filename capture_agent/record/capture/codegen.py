@@ -12,13 +12,23 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from capture_agent.record.capture.pipeline import Head, Tail
 from capture_agent.record.capture.plan import NarrowOp
-from capture_agent.record.worker import tails
+from capture_agent.record.worker import spill, tails
 
 ONE_TO_ONE = ("map", "mapValues", "keyBy", "keys", "values")
+
+
+class TailCode(NamedTuple):
+    """The lines a tail adds: before the loop, at the top of each input record (``check``), for
+    each record reaching the tail (``body``), and after the loop."""
+
+    prologue: list[str]
+    check: list[str]
+    body: list[str]
+    epilogue: list[str]
 
 _TAIL_NAMES = {
     "array": array,
@@ -29,11 +39,15 @@ _TAIL_NAMES = {
     "finish_combiner": tails.finish_combiner,
     "finish_group": tails.finish_group,
     "finish_text_input": tails.finish_text_input,
+    "spill_keyed": tails.spill_keyed,
+    "MemoryBudget": spill.MemoryBudget,
+    "Runs": spill.Runs,
+    "CHECK_EVERY": spill.CHECK_EVERY,
 }
 
 
-def tail_code(tail: Tail, v: str) -> tuple[list[str], list[str], list[str]]:
-    """(prologue, body, epilogue) lines of a tail; ``v`` is the record, ``pos`` its position."""
+def tail_code(tail: Tail, v: str) -> TailCode:
+    """The lines of a tail; ``v`` is the record, ``pos`` its position."""
     kind = tail.kind
     if kind == "records":
         pro = ["poss = array('I')", "ap = poss.append", "n = 0"]
@@ -43,32 +57,44 @@ def tail_code(tail: Tail, v: str) -> tuple[list[str], list[str], list[str]]:
             body = ["if n < LIMIT:", "    ap(pos)", "    n += 1", f"    yield {v}"]
         else:
             body = ["if n == LIMIT:", "    raise LimitReached()", "ap(pos)", "n += 1", f"yield {v}"]
-        return pro, body, ["finish_one_local(LOC, tpart, poss)"]
+        return TailCode(pro, [], body, ["finish_one_local(LOC, tpart, poss)"])
     if kind == "count":
-        return (["poss = array('I')", "ap = poss.append"], ["ap(pos)"],
-                ["finish_single(LOC, tpart, poss)", "yield len(poss)"])
+        return TailCode(["poss = array('I')", "ap = poss.append"], [], ["ap(pos)"],
+                        ["finish_single(LOC, tpart, poss)", "yield len(poss)"])
     if kind == "consume":
-        return (["poss = array('I')", "ap = poss.append"], ["ap(pos)", f"yield {v}"],
-                ["finish_single(LOC, tpart, poss)"])
+        return TailCode(["poss = array('I')", "ap = poss.append"], [], ["ap(pos)", f"yield {v}"],
+                        ["finish_single(LOC, tpart, poss)"])
     if kind == "save":
         pro = ["offs = array('q')", "poss = array('I')", "ao = offs.append", "ap = poss.append", "o = 0"]
         body = [f"x = {v}",
                 "if not isinstance(x, bytes):",
                 "    x = x.encode('utf-8') if isinstance(x, str) else str(x).encode('utf-8')",
                 "ao(o)", "ap(pos)", "o += len(x) + 1", "yield x"]
-        return pro, body, ["finish_save(LOC, tpart, offs, poss)"]
+        return TailCode(pro, [], body, ["finish_save(LOC, tpart, offs, poss)"])
     if kind == "pairs":
-        return [], [f"yield (pos, {v})"], []
+        return TailCode([], [], [f"yield (pos, {v})"], [])
     if kind == "gid":
-        return ["hi = tpart << 32"], [f"yield (hi | pos, {v})"], []
+        return TailCode(["hi = tpart << 32"], [], [f"yield (hi | pos, {v})"], [])
     if kind == "keyed_gid":
-        return ["hi = tpart << 32"], [f"kk, xx = {v}", "yield (kk, (xx, hi | pos))"], []
+        return TailCode(["hi = tpart << 32"], [], [f"kk, xx = {v}", "yield (kk, (xx, hi | pos))"], [])
     # combine and group: each record appends its key's slot (first-seen order) and its position to
     # two flat arrays; the positions of each key are grouped once, at the end (appending to one
-    # array per key costs more: 50,000 keys' arrays are scattered in memory).
+    # array per key costs more: 50,000 keys' arrays are scattered in memory). Every CHECK_EVERY
+    # positions the memory is checked, and past the budget the state goes to disk (worker.spill).
     dense = tail.dense
     keep = [] if dense else ["keep_pos(pos)"]
     poss = "None" if dense else "poss"
+    fresh = ["d = {}", "get = d.get", "vals = []", "new_key = vals.append", "slots = array('I')",
+             "keep_slot = slots.append", "poss = array('I')", "keep_pos = poss.append"]
+    prologue = [*fresh, "run_base = 0", "budget = MemoryBudget(MEMORY)", "runs = Runs(budget)",
+                "next_check = 0"]
+    check = ["if pos >= next_check:",
+             "    next_check = pos + CHECK_EVERY",
+             "    if budget.over():",
+             f"        spill_keyed(runs, d, vals, slots, {poss}, run_base)",
+             *("        " + line for line in fresh),
+             "        budget.spilled()",
+             "        run_base = pos"]
     if kind == "combine":
         first = "create(xx)" if tail.create is not None else "xx"
         body = [f"kk, xx = {v}",
@@ -79,10 +105,9 @@ def tail_code(tail: Tail, v: str) -> tuple[list[str], list[str], list[str]]:
                 "else:",
                 "    vals[j] = merge(vals[j], xx)",
                 "keep_slot(j)", *keep]
-        prologue = ["d = {}", "get = d.get", "vals = []", "new_key = vals.append", "slots = array('I')",
-                    "keep_slot = slots.append", "poss = array('I')", "keep_pos = poss.append", "merge = MERGE",
-                    "create = CREATE"]
-        return prologue, body, [f"yield from finish_combiner(LOC, tpart, d, vals, slots, {poss})"]
+        prologue += ["merge = MERGE", "create = CREATE"]
+        end = f"yield from finish_combiner(LOC, tpart, d, vals, slots, {poss}, run_base, runs, MERGE_COMBINERS)"
+        return TailCode(prologue, check, body, [end])
     if kind == "group":
         body = [f"kk, xx = {v}",
                 "j = get(kk)",
@@ -92,9 +117,8 @@ def tail_code(tail: Tail, v: str) -> tuple[list[str], list[str], list[str]]:
                 "else:",
                 "    vals[j].append(xx)",
                 "keep_slot(j)", *keep]
-        prologue = ["d = {}", "get = d.get", "vals = []", "new_key = vals.append", "slots = array('I')",
-                    "keep_slot = slots.append", "poss = array('I')", "keep_pos = poss.append"]
-        return prologue, body, [f"yield from finish_group(tpart, SIDE, d, vals, slots, {poss})"]
+        end = f"yield from finish_group(tpart, SIDE, d, vals, slots, {poss}, run_base, runs)"
+        return TailCode(prologue, check, body, [end])
     raise ValueError(f"unknown tail {kind}")
 
 
@@ -102,7 +126,8 @@ def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: in
     """Generates the fused stage function of one branch (see the module docstring)."""
     ns: dict[str, Any] = dict(_TAIL_NAMES)
     ns.update(OFFSET=offset, BASES=head.bases, LOC=tail.target, LIMIT=tail.limit, SIDE=tail.side,
-              CREATE=tail.create, MERGE=tail.merge, INPUT_LOC=head.input_target)
+              CREATE=tail.create, MERGE=tail.merge, INPUT_LOC=head.input_target, MEMORY=tail.memory_mb,
+              MERGE_COMBINERS=tail.merge_combiners)
     lines: list[str] = ["def stage(split, iterator):", "    tpart = split + OFFSET"]
 
     def emit(level: int, text: str) -> None:
@@ -120,7 +145,7 @@ def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: in
         ns[f"F{i}"] = op.func
         emit(1, f"f{i} = F{i}(split)" if op.bound else f"f{i} = F{i}")
     cur = "v0"
-    prologue, body, epilogue = tail_code(tail, "{v}")
+    prologue, check, body, epilogue = tail_code(tail, "{v}")
     for line in prologue:
         emit(1, line)
     top = 2 if text else 1
@@ -135,6 +160,8 @@ def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: in
             emit(top + 2, "v0 = v0.encode('utf-8')")
     else:
         emit(top + 1, "for pos, v0 in iterator:")
+    for line in check:
+        emit(top + 2, line)
     level = top + 2
     for i, op in enumerate(ops):
         nxt = f"v{i + 1}"

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.core.rdd import RDD
+from pyspark.util import _parse_memory
 
 from capture_agent.record.capture.codegen import ONE_TO_ONE, build_stage_function
 from capture_agent.record.capture.pipeline import Branch, Head, Pipeline, Tail
@@ -42,7 +43,7 @@ from capture_agent.record.storage.layouts import (
 )
 from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 from capture_agent.record.storage.tables import TableTarget
-from capture_agent.record.worker import boundary
+from capture_agent.record.worker import boundary, spill
 
 Replay = dict[str, tuple[RDD, str]]
 
@@ -58,6 +59,12 @@ class Compiler:
         self._unions: dict[int, CapturePoint] = {}
         # capture_id -> (rdd, reader kind) used to replay a point's values in this process
         self.replay: Replay = {}
+
+    @property
+    def worker_memory_mb(self) -> float:
+        """The budget PySpark's own mergers keep to and spill past: the same setting, read when an
+        operator is compiled (as PySpark reads it when the operator is called), the same parser."""
+        return float(_parse_memory(self.sc.getConf().get("spark.python.worker.memory", "512m")))
 
     # ------------------------------------------------------------------ pipelines
     def pipeline(self, node: Node) -> Pipeline:
@@ -167,14 +174,16 @@ class Compiler:
         pipe = self.pipeline(node.parents[0])
         combiner, target = self.new_point("combiner", node.op, ListLocal(mode=node.mode), [pipe.point],
                                           pipe.num_partitions)
-        tail = Tail("combine", target=target, create=node.create, merge=node.merge_value)
+        tail = Tail("combine", target=target, create=node.create, merge=node.merge_value,
+                    memory_mb=self.worker_memory_mb * spill.MAP_SIDE, merge_combiners=node.merge_combiners)
         map_side = self.sink(pipe, tail)
         combiner.rdd_id = map_side.id()
         self.replay[combiner.capture_id] = (map_side, "combined")
         shuffled = map_side.partitionBy(node.num_partitions, node.partition_func)
         reducer, target = self.new_point("reducer", node.op, ListGlobal(mode=node.mode), [combiner],
                                          node.num_partitions)
-        rdd = shuffled.mapPartitionsWithIndex(boundary.combine_reducer(target, node.merge_combiners))
+        rdd = shuffled.mapPartitionsWithIndex(boundary.combine_reducer(target, node.merge_combiners,
+                                                                                self.worker_memory_mb))
         return self.finish_head(Head(rdd, "pairs", reducer))
 
     # the capture kind and table layout of each family of group operators
@@ -185,13 +194,15 @@ class Compiler:
 
     def _group(self, node: GroupNode) -> Head:
         pipes = [self.pipeline(p) for p in node.parents]
-        map_sides = [self.sink(pipe, Tail("group", side=i)) for i, pipe in enumerate(pipes)]
+        memory = self.worker_memory_mb * spill.MAP_SIDE
+        map_sides = [self.sink(pipe, Tail("group", side=i, memory_mb=memory)) for i, pipe in enumerate(pipes)]
         combined = map_sides[0] if len(map_sides) == 1 else self.sc.union(map_sides)
         shuffled = combined.partitionBy(node.num_partitions, node.partition_func)
         kind, layout = self._GROUP_LAYOUT[node.mode]
         point, target = self.new_point(kind, node.op, layout(mode=node.mode), [p.point for p in pipes],
                                        node.num_partitions)
-        rdd = shuffled.mapPartitionsWithIndex(boundary.group_reducer(target, node.mode, len(pipes)))
+        rdd = shuffled.mapPartitionsWithIndex(boundary.group_reducer(target, node.mode, len(pipes),
+                                                                              self.worker_memory_mb))
         return self.finish_head(Head(rdd, "pairs", point))
 
     def _shuffle(self, node: ShuffleNode) -> Head:

@@ -61,4 +61,6 @@ class Tail:
     create: Callable[[Any], Any] | None = None
     merge: Callable[[Any, Any], Any] | None = None
     dense: bool = False  # position == record index: no position array needed
+    memory_mb: float = float("inf")  # combine and group: spill past this much worker memory (worker.spill)
+    merge_combiners: Callable[[Any, Any], Any] | None = None  # combine: merges spilled runs
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 import bisect
 import os
 import sys
+import tempfile
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from capture_agent.record.storage.fs import StoreFS, file_exists, replace_file
 
@@ -42,6 +43,12 @@ def part_of(name: str) -> int | None:
     if name.startswith("part-") and name.endswith(".parquet"):
         return int(name[5:10])
     return None
+
+
+class TableSink(Protocol):
+    """Where a layout's writer puts a partition's rows: a ``TableTarget`` or a ``TableStream``."""
+
+    def write(self, part: int, columns: dict[str, Any]) -> bool: ...
 
 
 class FailureList:
@@ -142,17 +149,110 @@ def write_parquet(sink: Any, columns: dict[str, Any]) -> None:
     import pyarrow.parquet as pq
 
     table = pa.table(columns)
+    options = parquet_options(table.schema)
+    pq.write_table(table, sink, row_group_size=options.pop("row_group_size"), **options)
+
+
+def parquet_options(schema: Any) -> dict[str, Any]:
+    """Our encodings of a table's columns (delta integers, uncompressed id sets, no dictionary),
+    and its row group size."""
+    import pyarrow as pa
+
     encodings: dict[str, str] = {}
     compression: dict[str, str] = {}
-    for name, column in zip(table.column_names, table.columns, strict=True):
-        if pa.types.is_integer(column.type):
+    for field in schema:
+        name, kind = field.name, field.type
+        if pa.types.is_integer(kind):
             encodings[name] = _INT_ENCODING
-        elif pa.types.is_list(column.type) and pa.types.is_integer(column.type.value_type):
+        elif pa.types.is_list(kind) and pa.types.is_integer(kind.value_type):
             encodings[f"{name}.list.element"] = _INT_ENCODING  # sorted ids: small deltas
-        compression[name] = "NONE" if pa.types.is_binary(column.type) and name.startswith("in_ids") else "SNAPPY"
-    has_sets = any(pa.types.is_binary(c.type) or pa.types.is_list(c.type) for c in table.columns)
-    pq.write_table(table, sink, row_group_size=ROW_GROUP_SETS if has_sets else ROW_GROUP, use_dictionary=False,
-                   column_encoding=encodings, compression=compression)
+        compression[name] = "NONE" if pa.types.is_binary(kind) and name.startswith("in_ids") else "SNAPPY"
+    has_sets = any(pa.types.is_binary(f.type) or pa.types.is_list(f.type) for f in schema)
+    return {"row_group_size": ROW_GROUP_SETS if has_sets else ROW_GROUP, "use_dictionary": False,
+            "column_encoding": encodings, "compression": compression}
+
+
+class TableStream:
+    """A partition's table written in pieces (by a task that spilled): each ``write`` appends row
+    groups to a local temporary file, and ``close`` publishes it once, like ``TableTarget.write``.
+
+    Duck-types ``TableTarget.write``, so the layouts' writers write pieces unchanged: a piece's
+    ``out_id`` column (dense ids from 0) is shifted by the rows written before it.
+    """
+
+    def __init__(self, target: TableTarget, part: int) -> None:
+        self.target = target
+        self.part = part
+        self.rows = 0
+        self.failed = False
+        self._writer: Any = None
+        folder = target.location if target.local else None
+        if folder is not None:
+            os.makedirs(folder, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(prefix=".tmp-stream-", dir=folder)
+        os.close(fd)
+
+    def write(self, part: int, columns: dict[str, Any]) -> bool:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        if self.failed:
+            return False
+        try:
+            if self.rows and "out_id" in columns:
+                columns = {**columns, "out_id": pc.add(columns["out_id"], pa.scalar(self.rows, pa.int64()))}
+            table = pa.table(columns)
+            if self._writer is None:
+                options = parquet_options(table.schema)
+                self._size = options.pop("row_group_size")
+                self._writer = pq.ParquetWriter(self._tmp, table.schema, **options)
+            self._writer.write_table(table, row_group_size=self._size)
+            self.rows += table.num_rows
+            return True
+        except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
+            self._fail(exc)
+            return False
+
+    def close(self) -> bool:
+        """Publishes the table (unless a piece failed or it exists); True when this call wrote it."""
+        import shutil
+
+        try:
+            if self.failed or self._writer is None:
+                return False
+            self._writer.close()
+
+            def publish(dest: Any) -> None:
+                if isinstance(dest, str):
+                    os.replace(self._tmp, dest)
+                else:
+                    with open(self._tmp, "rb") as f:
+                        shutil.copyfileobj(f, dest, 1 << 20)
+
+            return write_once(self.target.fs, self.target.local, self.target.path(self.part), publish)
+        except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
+            self._fail(exc)
+            return False
+        finally:
+            self._discard()
+
+    def _fail(self, exc: BaseException) -> None:
+        self.failed = True
+        self.target.report(self.part, exc)
+        self._discard()
+
+    def _discard(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except Exception:  # noqa: BLE001 - already failing or closed
+                pass
+            self._writer = None
+        try:
+            os.unlink(self._tmp)
+        except FileNotFoundError:
+            pass
 
 
 def parquet_file(store: StoreFS, path: str) -> Any:

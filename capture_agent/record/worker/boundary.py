@@ -20,15 +20,17 @@ from capture_agent.record.storage.layouts.shuffled import (
     write_pair,
     write_sets_per_parent,
 )
-from capture_agent.record.storage.tables import TableTarget
-from capture_agent.record.worker.tails import lists_by_slot
+from capture_agent.record.storage.tables import TableSink, TableStream, TableTarget
+from capture_agent.record.worker.spill import CHECK_EVERY, MemoryBudget, Runs
+from capture_agent.record.worker.tails import list_array, lists_by_slot, merging_combiners, spill_keyed
 
 Agent = Callable[[int, Iterable[Any]], Iterator[tuple[int, Any]]]
 
 
-def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], Any],
+def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], Any], memory_mb: float,
                     ) -> Agent:
-    """Reduce side of reduceByKey/combineByKey/...: out id -> list of combiner ids."""
+    """Reduce side of reduceByKey/combineByKey/...: out id -> list of combiner ids (spilling past
+    ``memory_mb`` as ``worker.spill`` says)."""
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
         # like the map side: a slot per key, and flat arrays of (slot, combiner id) grouped once
@@ -37,6 +39,8 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
         values: list[Any] = []
         slots = array("I")
         cids = array("q")
+        runs = Runs(MemoryBudget(memory_mb))
+        c = next_check = 0
         for key, (combined, cid) in iterator:
             j = get(key)
             if j is None:
@@ -46,8 +50,30 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
                 values[j] = merge_combiners(values[j], combined)
             slots.append(j)
             cids.append(cid)
-        write_list_global(target, split, lists_by_slot(slots, cids))
-        yield from enumerate(zip(index, values, strict=True))
+            c += 1
+            if c >= next_check:  # the first record, then every CHECK_EVERY
+                next_check = c + CHECK_EVERY
+                if runs.budget.over():
+                    spill_keyed(runs, index, values, slots, cids)
+                    index, values, slots, cids = {}, [], array("I"), array("q")
+                    get = index.get
+                    runs.budget.spilled()
+        if not runs.count:
+            write_list_global(target, split, lists_by_slot(slots, cids))
+            yield from enumerate(zip(index, values, strict=True))
+            return
+        spill_keyed(runs, index, values, slots, cids)
+        del index, values, slots, cids
+        stream = TableStream(target, split)
+        n = 0
+        for bucket in runs.buckets(merging_combiners(merge_combiners)):
+            chunks = []
+            for key, (value, chunk) in bucket.items():
+                yield n, (key, value)
+                chunks.append(chunk)
+                n += 1
+            write_list_global(stream, split, list_array(chunks, "q"))
+        stream.close()
 
     return agent
 
@@ -59,20 +85,36 @@ def _expand(chunks: list[tuple[int, array]]) -> list[int]:
 Gathered = dict[Any, tuple[list[list[Any]], list[list[tuple[int, array]]]]]
 
 
-def _gather(iterator: Iterable[Any], nsides: int) -> Gathered:
+def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
     """Shuffled (key, (side, values, positions, map partition)) -> per key, per side: the values
-    and the (partition << 32, positions) chunks they came with."""
+    and the (partition << 32, positions) chunks they came with. Past the budget, what is gathered
+    goes to disk as a run (``runs``) and gathering starts again."""
     grouped: Gathered = {}
+    c = next_check = 0
     for key, (side, values, positions, part) in iterator:
         entry = grouped.get(key)
         if entry is None:
             entry = grouped[key] = ([[] for _ in range(nsides)], [[] for _ in range(nsides)])
         entry[0][side].extend(values)
         entry[1][side].append((part << SHIFT, positions))
+        c += 1
+        if c >= next_check:  # the first record, then every CHECK_EVERY
+            next_check = c + CHECK_EVERY
+            if runs.budget.over():
+                runs.spill(grouped.items())
+                grouped = {}
+                runs.budget.spilled()
     return grouped
 
 
-def _group_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, split: int) -> list[Any]:
+def _merge_gathered(a: Any, b: Any) -> Any:
+    for side in range(len(a[0])):
+        a[0][side].extend(b[0][side])
+        a[1][side].extend(b[1][side])
+    return a
+
+
+def _group_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, split: int) -> list[Any]:
     from pyspark.resultiterable import ResultIterable
 
     out: list[Any] = []
@@ -84,7 +126,7 @@ def _group_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, 
     return out
 
 
-def _cogroup_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, split: int) -> list[Any]:
+def _cogroup_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, split: int) -> list[Any]:
     from pyspark.resultiterable import ResultIterable
 
     out: list[Any] = []
@@ -102,7 +144,7 @@ def _cogroup_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget
     return out
 
 
-def _join_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, split: int) -> list[Any]:
+def _join_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, split: int) -> list[Any]:
     out: list[Any] = []
     lefts: list[int | None] = []
     rights: list[int | None] = []
@@ -123,7 +165,7 @@ def _join_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, s
     return out
 
 
-def _subtract_rows(grouped: Gathered, mode: str, nsides: int, target: TableTarget, split: int) -> list[Any]:
+def _subtract_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, split: int) -> list[Any]:
     out: list[Any] = []
     ids = array("q")
     for key, (values, chunks) in grouped.items():
@@ -141,12 +183,26 @@ _REDUCERS = {"group": _group_rows, "cogroup": _cogroup_rows, "intersection": _co
 GROUP_MODES = tuple(_REDUCERS)
 
 
-def group_reducer(target: TableTarget, mode: str, nsides: int) -> Agent:
-    """Reduce side of groupByKey, cogroup, the joins, subtract and intersection (``mode``)."""
+def group_reducer(target: TableTarget, mode: str, nsides: int, memory_mb: float) -> Agent:
+    """Reduce side of groupByKey, cogroup, the joins, subtract and intersection (``mode``),
+    spilling past ``memory_mb`` as ``worker.spill`` says."""
     rows = _REDUCERS[mode]
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
-        yield from enumerate(rows(_gather(iterator, nsides), mode, nsides, target, split))
+        runs = Runs(MemoryBudget(memory_mb))
+        grouped = _gather(iterator, nsides, runs)
+        if not runs.count:
+            yield from enumerate(rows(grouped, mode, nsides, target, split))
+            return
+        runs.spill(grouped.items())
+        del grouped
+        stream = TableStream(target, split)
+        n = 0
+        for bucket in runs.buckets(_merge_gathered):
+            for record in rows(bucket, mode, nsides, stream, split):
+                yield n, record
+                n += 1
+        stream.close()
 
     return agent
 

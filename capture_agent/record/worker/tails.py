@@ -7,7 +7,7 @@ the end of the partition, through its layout's writer. Shipped to executors by v
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from capture_agent.record.storage.ids import SHIFT
@@ -18,7 +18,8 @@ from capture_agent.record.storage.layouts.local import (
     write_save,
     write_single_result,
 )
-from capture_agent.record.storage.tables import TableTarget
+from capture_agent.record.storage.tables import TableStream, TableTarget
+from capture_agent.record.worker.spill import Runs
 
 
 class LimitReached(Exception):
@@ -44,9 +45,9 @@ def finish_save(target: TableTarget, part: int, offsets: array, positions: array
     write_save(target, part, offsets, positions)
 
 
-def lists_by_slot(slots: array, values: array | None) -> Any:
-    """``values`` (record i's value; None: i itself) grouped by key slot (0, 1, ...) into one list
-    per slot, as a pyarrow ListArray built with one C++ sort (no Python object per key).
+def lists_by_slot(slots: array, values: array | None, base: int = 0) -> Any:
+    """``values`` (record i's value; None: ``base`` + i) grouped by key slot (0, 1, ...) into one
+    list per slot, as a pyarrow ListArray built with one C++ sort (no Python object per key).
 
     Slots are numbered in first-seen order, so value_counts (first-seen order) lists the counts in
     slot order; the sort is stable, so each list keeps the records' order.
@@ -62,6 +63,8 @@ def lists_by_slot(slots: array, values: array | None) -> Any:
     order = pc.sort_indices(slot_array)
     if values is None:
         grouped = pc.cast(order, pa.uint32())
+        if base:
+            grouped = pc.add(grouped, pa.scalar(base, pa.uint32()))
     else:
         grouped = pc.take(pa.Array.from_buffers(value_type, n, [None, pa.py_buffer(values)]), order)
     counts = pc.value_counts(slot_array).field("counts")
@@ -69,30 +72,99 @@ def lists_by_slot(slots: array, values: array | None) -> Any:
     return pa.ListArray.from_arrays(offsets, grouped)
 
 
-def positions_by_slot(slots: array, positions: array | None) -> tuple[memoryview, list[int]]:
-    """The positions of each key grouped by key slot: one flat uint32 view and each slot's count."""
-    lists = lists_by_slot(slots, positions)
+def arrays_by_slot(slots: array, values: array | None, base: int = 0) -> Iterator[array]:
+    """``lists_by_slot`` as one array per slot, in slot order (for the few paths that need them)."""
+    lists = lists_by_slot(slots, values, base)
     flat = lists.values
-    view = memoryview(flat.buffers()[1]).cast("B").cast("I")[flat.offset: flat.offset + len(flat)]
-    return view, lists.value_lengths().to_pylist()
+    typecode = "I" if str(flat.type) == "uint32" else "q"
+    width = 4 if typecode == "I" else 8
+    data = memoryview(flat.buffers()[1])[flat.offset * width:]
+    start = 0
+    for n in lists.value_lengths().to_pylist():
+        chunk = array(typecode)
+        chunk.frombytes(data[start:start + n * width])
+        start += n * width
+        yield chunk
+
+
+def list_array(chunks: list[array], typecode: str) -> Any:
+    """Arrays of ``typecode`` ("I" or "q") as a pyarrow ListArray (one list per array)."""
+    import pyarrow as pa
+
+    value_type = pa.int64() if typecode == "q" else pa.uint32()
+    offsets = array("i", [0])
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        offsets.append(total)
+    flat = b"".join(chunk.tobytes() for chunk in chunks)
+    values = pa.Array.from_buffers(value_type, total, [None, pa.py_buffer(flat)])
+    return pa.ListArray.from_arrays(pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)]),
+                                    values)
+
+
+def spill_keyed(runs: Runs, keys: dict[Any, int], values: list[Any], slots: array, ids: array | None,
+                base: int = 0) -> None:
+    """Sends a task's keyed state to disk as one run: per key, (its value, the ids it came from)."""
+    runs.spill(zip(keys, zip(values, arrays_by_slot(slots, ids, base), strict=True), strict=True))
+
+
+def merge_lists(a: tuple[list[Any], array], b: tuple[list[Any], array]) -> tuple[list[Any], array]:
+    """Merges two spilled group states: values and ids, in run order."""
+    a[0].extend(b[0])
+    a[1].extend(b[1])
+    return a
+
+
+def merging_combiners(merge: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """Merges two spilled combine states with the operator's mergeCombiners; ids in run order."""
+
+    def merged(a: tuple[Any, array], b: tuple[Any, array]) -> tuple[Any, array]:
+        a[1].extend(b[1])
+        return merge(a[0], b[0]), a[1]
+
+    return merged
 
 
 def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values: list[Any], slots: array,
-                    positions: array | None) -> Iterator[tuple[Any, tuple[Any, int]]]:
-    """Map-side combine: writes combiner id -> list of input positions, yields shuffle records."""
-    write_list_local(target, part, lists_by_slot(slots, positions))
+                    positions: array | None, base: int = 0, runs: Runs | None = None,
+                    merge: Callable[[Any, Any], Any] | None = None) -> Iterator[tuple[Any, tuple[Any, int]]]:
+    """Map-side combine: writes combiner id -> list of input positions, yields shuffle records.
+
+    A task that spilled (``runs``) merges its runs bucket by bucket (``worker.spill``)."""
     hi = part << SHIFT
-    for key, slot in keys.items():
-        yield key, (values[slot], hi | slot)
+    if runs is None or not runs.count:
+        write_list_local(target, part, lists_by_slot(slots, positions))
+        for key, slot in keys.items():
+            yield key, (values[slot], hi | slot)
+        return
+    assert merge is not None
+    spill_keyed(runs, keys, values, slots, positions, base)
+    keys.clear()
+    values.clear()
+    stream = TableStream(target, part)
+    n = 0
+    for bucket in runs.buckets(merging_combiners(merge)):
+        chunks = []
+        for key, (value, chunk) in bucket.items():
+            yield key, (value, hi | n)
+            chunks.append(chunk)
+            n += 1
+        write_list_local(stream, part, list_array(chunks, "I"))
+    stream.close()
 
 
 def finish_group(part: int, side: int, keys: dict[Any, int], values: list[Any], slots: array,
-                 positions: array | None) -> Iterator[tuple[Any, tuple[int, list[Any], array, int]]]:
+                 positions: array | None, base: int = 0, runs: Runs | None = None,
+                 ) -> Iterator[tuple[Any, tuple[int, list[Any], array, int]]]:
     """Map side of groupByKey/join/cogroup: values and their positions travel per key, aligned."""
-    grouped, counts = positions_by_slot(slots, positions)
-    start = 0
-    for key, slot in keys.items():
-        chunk = array("I")
-        chunk.frombytes(grouped[start:start + counts[slot]].tobytes())
-        start += counts[slot]
-        yield key, (side, values[slot], chunk, part)
+    if runs is None or not runs.count:
+        for (key, slot), chunk in zip(keys.items(), arrays_by_slot(slots, positions), strict=True):
+            yield key, (side, values[slot], chunk, part)
+        return
+    spill_keyed(runs, keys, values, slots, positions, base)
+    keys.clear()
+    values.clear()
+    for bucket in runs.buckets(merge_lists):
+        for key, (vals, chunk) in bucket.items():
+            yield key, (side, vals, chunk, part)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterator
 from operator import add
 from typing import Any
 
@@ -146,6 +147,17 @@ def captured(op: str, rdd: Any, other: Any) -> Any:
     raise AssertionError(op)
 
 
+@pytest.fixture
+def tiny_worker_memory(lc: Any) -> Iterator[None]:
+    """spark.python.worker.memory=1m: every combine and group spills (its first memory check finds
+    the worker over it) and merges its runs."""
+    conf = lc.sc._conf
+    old = conf.get("spark.python.worker.memory", "512m")
+    conf.set("spark.python.worker.memory", "1m")
+    yield
+    conf.set("spark.python.worker.memory", old)
+
+
 pairs = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9)), max_size=10)
 
 
@@ -155,6 +167,22 @@ pairs = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9)), max_size=10)
        n_left=st.integers(1, 3), n_right=st.integers(1, 2))
 @example(left=[(0, 6)], right=[(1, 9)], ops=["subtractByKey", "union"], n_left=1, n_right=1)
 def test_random_pipelines_trace_like_the_brute_force_interpreter(lc, left, right, ops, n_left, n_right):
+    check_pipeline(lc, left, right, ops, n_left, n_right)
+
+
+# spilling costs a spill and a merge of 59 buckets per task: fewer examples
+@settings(max_examples=int(os.environ.get("LINEAGE_PROPERTY_SPILL_EXAMPLES", "6")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(left=pairs, right=pairs, ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=3),
+       n_left=st.integers(1, 3), n_right=st.integers(1, 2))
+@example(left=[(0, 6), (1, 2), (0, 3)], right=[(1, 9), (0, 1)], ops=["join", "reduceByKey"], n_left=2, n_right=1)
+def test_random_pipelines_that_spill_trace_like_the_interpreter(lc, tiny_worker_memory, left, right, ops,
+                                                                n_left, n_right):
+    check_pipeline(lc, left, right, ops, n_left, n_right)
+
+
+def check_pipeline(lc: Any, left: list[tuple[int, int]], right: list[tuple[int, int]], ops: list[str],
+                   n_left: int, n_right: int) -> None:
     a = lc.parallelize([("a", i, k, v) for i, (k, v) in enumerate(left)], n_left).map(lambda r: (r[2], r[3]))
     b = lc.parallelize([("b", i, k, v) for i, (k, v) in enumerate(right)], n_right).map(lambda r: (r[2], r[3]))
     ref_a: list[Rec] = [((k, v), frozenset({("a", i)})) for i, (k, v) in enumerate(left)]

@@ -24,7 +24,7 @@ from pyroaring import BitMap, BitMap64
 from capture_agent.record.storage.deletion import Copy, DeletionRule, Product, Sum, Token
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, split_by_partition, union_all
-from capture_agent.record.storage.tables import ROW_GROUP, ROW_GROUP_SETS, TableTarget, read_rows
+from capture_agent.record.storage.tables import ROW_GROUP, ROW_GROUP_SETS, TableSink, read_rows
 
 Unit = tuple[Any, ...]
 Predicate = Callable[[Any], bool] | None
@@ -137,7 +137,7 @@ def bitmap64_bytes(ids: Any) -> bytes:
     return bytes(bm.serialize())
 
 
-def write_sets(target: TableTarget, part: int, sets: list[bytes]) -> None:
+def write_sets(target: TableSink, part: int, sets: list[bytes]) -> None:
     """A table of out_id and one serialized id set per row (``in_ids``)."""
     import pyarrow as pa
 

@@ -40,10 +40,10 @@ from capture_agent.record.storage.layouts.base import (
     write_sets,
 )
 from capture_agent.record.storage.sources import read_lines
-from capture_agent.record.storage.tables import TableTarget, read_rows
+from capture_agent.record.storage.tables import TableSink, TableTarget, read_rows
 
 
-def write_one_local(target: TableTarget, part: int, positions: array) -> None:
+def write_one_local(target: TableSink, part: int, positions: array) -> None:
     target.write(part, {"out_id": dense_out_ids(part, len(positions)), "in_id": u32_column(positions)})
 
 
@@ -74,7 +74,7 @@ class OneLocal(Layout):
         return list(pc.indices_nonzero(mask).to_pylist())
 
 
-def write_list_local(target: TableTarget, part: int, in_pos: Any) -> None:
+def write_list_local(target: TableSink, part: int, in_pos: Any) -> None:
     """``in_pos``: a pyarrow ListArray of uint32 positions, one list per output row."""
     target.write(part, {"out_id": dense_out_ids(part, len(in_pos)), "in_pos": in_pos})
 

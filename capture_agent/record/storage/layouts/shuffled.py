@@ -36,7 +36,7 @@ from capture_agent.record.storage.layouts.base import (
     list_rows_meeting,
     write_sets,
 )
-from capture_agent.record.storage.tables import TableTarget, read_rows
+from capture_agent.record.storage.tables import TableSink, read_rows
 
 
 def _rows_in(column: Any, ids: bytes) -> list[int]:
@@ -52,7 +52,7 @@ def _rows_meeting(blobs: list[bytes], ids: bytes) -> list[int]:
     return [i for i, blob in enumerate(blobs) if BitMap64.deserialize(blob).intersect(wanted)]
 
 
-def write_one_global(target: TableTarget, part: int, ids: array) -> None:
+def write_one_global(target: TableSink, part: int, ids: array) -> None:
     target.write(part, {"out_id": dense_out_ids(part, len(ids)), "in_id": i64_column(ids)})
 
 
@@ -79,7 +79,7 @@ class OneGlobal(Layout):
         return _rows_in(read_rows(store, path, ["in_id"]).column("in_id"), ids)
 
 
-def write_list_global(target: TableTarget, part: int, in_ids: Any) -> None:
+def write_list_global(target: TableSink, part: int, in_ids: Any) -> None:
     """``in_ids``: a pyarrow ListArray of int64 ids, one list per output row."""
     target.write(part, {"out_id": dense_out_ids(part, len(in_ids)), "in_ids": in_ids})
 
@@ -129,7 +129,7 @@ class SetGlobal(Layout):
         return _rows_meeting(read_rows(store, path, ["in_ids"]).column("in_ids").to_pylist(), ids)
 
 
-def write_sets_per_parent(target: TableTarget, part: int, per_side: list[list[bytes]]) -> None:
+def write_sets_per_parent(target: TableSink, part: int, per_side: list[list[bytes]]) -> None:
     import pyarrow as pa
 
     columns: dict[str, Any] = {"out_id": dense_out_ids(part, len(per_side[0]) if per_side else 0)}
@@ -166,7 +166,7 @@ class Sets(Layout):
         return _rows_meeting(read_rows(store, path, [name]).column(name).to_pylist(), ids)
 
 
-def write_pair(target: TableTarget, part: int, lefts: list[int | None], rights: list[int | None]) -> None:
+def write_pair(target: TableSink, part: int, lefts: list[int | None], rights: list[int | None]) -> None:
     import pyarrow as pa
 
     target.write(part, {"out_id": dense_out_ids(part, len(lefts)), "left_id": pa.array(lefts, type=pa.int64()),
