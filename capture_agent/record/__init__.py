@@ -30,15 +30,17 @@ materialised per operator. Capture points (``storage/layouts`` holds one class p
 
 saveAsTextFile output ids are (part file, byte offset of the line), like a text input's position.
 Every other RDD method raises ``UnsupportedOperation`` naming it (``.plain()`` runs a captured
-RDD's computation as plain PySpark). Traces read only the partition tables their ids point to;
-``LineageRun`` opens a finished run's lineage from its folder alone.
+RDD's computation as plain PySpark). Combine, group, the joins, cogroup and distinct spill to local
+disk past ``spark.python.worker.memory``, as PySpark's merger does (``worker/spill.py``). Traces
+read only the partition tables their ids point to; ``LineageRun`` opens a finished run's lineage
+from its folder alone.
 
 The package by role (a change has one place to go):
 
 | subpackage | holds | runs in |
 |---|---|---|
 | ``storage`` | ids, the store's file system, tables, run manifest, layouts, deletion rules | driver and tasks |
-| ``worker`` | stage ends, boundary agents, input agents, the start-up check | tasks only |
+| ``worker`` | stage ends, boundary agents, input agents, spilling, the start-up check | tasks only |
 | ``capture`` | plan, captured RDDs, code generation, compiler, inputs, actions, outputs, context | the job's driver |
 | ``query`` | trace engine, record values, ``LineageRDD``, ``LineageRun`` | driver or trace worker |
 

@@ -11,7 +11,6 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.layouts.base import bitmap64_bytes, bitmap_bytes, write_sets
 from capture_agent.record.storage.layouts.local import write_one_local, write_set_partition
 from capture_agent.record.storage.layouts.shuffled import (
@@ -78,31 +77,32 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
     return agent
 
 
-def _expand(chunks: list[tuple[int, array]]) -> list[int]:
-    return [hi | pos for hi, positions in chunks for pos in positions]
-
-
-Gathered = dict[Any, tuple[list[list[Any]], list[list[tuple[int, array]]]]]
+Gathered = dict[Any, tuple[list[list[Any]], list[array]]]
 
 
 def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
-    """Shuffled (key, (side, values, positions, map partition)) -> per key, per side: the values
-    and the (partition << 32, positions) chunks they came with. Past the budget, what is gathered
-    goes to disk as a run (``runs``) and gathering starts again."""
+    """Shuffled (key, (side, values, ids)) -> per key, per side: the values and their global ids
+    (``ids``: one id, or an array('q') of them). Past the budget, what is gathered goes to disk as
+    a run (``runs``) and gathering starts again."""
     grouped: Gathered = {}
+    get = grouped.get
     c = next_check = 0
-    for key, (side, values, positions, part) in iterator:
-        entry = grouped.get(key)
+    for key, (side, values, ids) in iterator:
+        entry = get(key)
         if entry is None:
-            entry = grouped[key] = ([[] for _ in range(nsides)], [[] for _ in range(nsides)])
+            entry = grouped[key] = ([[] for _ in range(nsides)], [array("q") for _ in range(nsides)])
         entry[0][side].extend(values)
-        entry[1][side].append((part << SHIFT, positions))
+        if type(ids) is int:
+            entry[1][side].append(ids)
+        else:
+            entry[1][side].extend(ids)
         c += 1
         if c >= next_check:  # the first record, then every CHECK_EVERY
             next_check = c + CHECK_EVERY
             if runs.budget.over():
                 runs.spill(grouped.items())
                 grouped = {}
+                get = grouped.get
                 runs.budget.spilled()
     return grouped
 
@@ -119,9 +119,9 @@ def _group_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, sp
 
     out: list[Any] = []
     sets = []
-    for key, (values, chunks) in grouped.items():
+    for key, (values, ids) in grouped.items():
         out.append((key, ResultIterable(values[0])))
-        sets.append(bitmap64_bytes(_expand(chunks[0])))
+        sets.append(bitmap64_bytes(ids[0]))
     write_sets(target, split, sets)
     return out
 
@@ -131,7 +131,7 @@ def _cogroup_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, 
 
     out: list[Any] = []
     per_side: list[list[bytes]] = [[] for _ in range(nsides)]
-    for key, (values, chunks) in grouped.items():
+    for key, (values, ids) in grouped.items():
         if mode == "intersection":
             if not (values[0] and values[1]):
                 continue
@@ -139,7 +139,7 @@ def _cogroup_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, 
         else:
             out.append((key, tuple(ResultIterable(vs) for vs in values)))
         for side in range(nsides):
-            per_side[side].append(bitmap64_bytes(_expand(chunks[side])))
+            per_side[side].append(bitmap64_bytes(ids[side]))
     write_sets_per_parent(target, split, per_side)
     return out
 
@@ -148,10 +148,10 @@ def _join_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, spl
     out: list[Any] = []
     lefts: list[int | None] = []
     rights: list[int | None] = []
-    for key, (values, chunks) in grouped.items():
+    for key, (values, ids) in grouped.items():
         lv, rv = values
-        lid: list[int | None] = list(_expand(chunks[0]))
-        rid: list[int | None] = list(_expand(chunks[1]))
+        lid: list[int | None] = list(ids[0])
+        rid: list[int | None] = list(ids[1])
         if not lv and mode in ("right", "full"):
             lv, lid = [None], [None]
         if not rv and mode in ("left", "full"):
@@ -167,13 +167,13 @@ def _join_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, spl
 
 def _subtract_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, split: int) -> list[Any]:
     out: list[Any] = []
-    ids = array("q")
-    for key, (values, chunks) in grouped.items():
+    kept = array("q")
+    for key, (values, ids) in grouped.items():
         if values[0] and not values[1]:
-            for v, vi in zip(values[0], _expand(chunks[0]), strict=True):
+            for v, vi in zip(values[0], ids[0], strict=True):
                 out.append((key, v) if mode == "subtract_by_key" else key)
-                ids.append(vi)
-    write_one_global(target, split, ids)
+                kept.append(vi)
+    write_one_global(target, split, kept)
     return out
 
 

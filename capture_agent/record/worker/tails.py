@@ -72,19 +72,39 @@ def lists_by_slot(slots: array, values: array | None, base: int = 0) -> Any:
     return pa.ListArray.from_arrays(offsets, grouped)
 
 
-def arrays_by_slot(slots: array, values: array | None, base: int = 0) -> Iterator[array]:
-    """``lists_by_slot`` as one array per slot, in slot order (for the few paths that need them)."""
+def arrays_by_slot(slots: array, values: array | None, base: int = 0, hi: int = -1) -> Iterator[array]:
+    """``lists_by_slot`` as one array per slot, in slot order: positions (array('I')), ids
+    (array('q')), or, given ``hi`` (a partition's ``part << 32``), positions as global ids."""
+    yield from (chunk for chunk in _slices(slots, values, base, hi, False))
+
+
+def ids_by_slot(slots: array, positions: array | None, hi: int) -> Iterator[int | array]:
+    """The global ids of each slot's records, in slot order: an int for a slot of one record (most
+    of them when keys are nearly unique: cheaper to build and to pickle), else an array('q')."""
+    yield from _slices(slots, positions, 0, hi, True)
+
+
+def _slices(slots: array, values: array | None, base: int, hi: int, scalars: bool) -> Iterator[Any]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     lists = lists_by_slot(slots, values, base)
     flat = lists.values
-    typecode = "I" if str(flat.type) == "uint32" else "q"
+    if hi >= 0:
+        flat = pc.add(pc.cast(flat, pa.int64()), pa.scalar(hi, pa.int64()))
+    typecode = "I" if flat.type == pa.uint32() else "q"
     width = 4 if typecode == "I" else 8
-    data = memoryview(flat.buffers()[1])[flat.offset * width:]
+    data = memoryview(flat.buffers()[1])[flat.offset * width:(flat.offset + len(flat)) * width]
+    items = data.cast("q") if typecode == "q" else data.cast("I")
     start = 0
     for n in lists.value_lengths().to_pylist():
-        chunk = array(typecode)
-        chunk.frombytes(data[start:start + n * width])
-        start += n * width
-        yield chunk
+        if n == 1 and scalars:
+            yield items[start]
+        else:
+            chunk = array(typecode)
+            chunk.frombytes(data[start * width:(start + n) * width])
+            yield chunk
+        start += n
 
 
 def list_array(chunks: list[array], typecode: str) -> Any:
@@ -104,9 +124,10 @@ def list_array(chunks: list[array], typecode: str) -> Any:
 
 
 def spill_keyed(runs: Runs, keys: dict[Any, int], values: list[Any], slots: array, ids: array | None,
-                base: int = 0) -> None:
-    """Sends a task's keyed state to disk as one run: per key, (its value, the ids it came from)."""
-    runs.spill(zip(keys, zip(values, arrays_by_slot(slots, ids, base), strict=True), strict=True))
+                base: int = 0, hi: int = -1) -> None:
+    """Sends a task's keyed state to disk as one run: per key, (its value, the ids it came from:
+    positions, or global ids given ``hi``)."""
+    runs.spill(zip(keys, zip(values, arrays_by_slot(slots, ids, base, hi), strict=True), strict=True))
 
 
 def merge_lists(a: tuple[list[Any], array], b: tuple[list[Any], array]) -> tuple[list[Any], array]:
@@ -156,15 +177,17 @@ def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values
 
 def finish_group(part: int, side: int, keys: dict[Any, int], values: list[Any], slots: array,
                  positions: array | None, base: int = 0, runs: Runs | None = None,
-                 ) -> Iterator[tuple[Any, tuple[int, list[Any], array, int]]]:
-    """Map side of groupByKey/join/cogroup: values and their positions travel per key, aligned."""
+                 ) -> Iterator[tuple[Any, tuple[int, list[Any], int | array]]]:
+    """Map side of groupByKey/join/cogroup: per key, its values and their global ids, aligned
+    (one id as an int, several as an array('q'))."""
+    hi = part << SHIFT
     if runs is None or not runs.count:
-        for (key, slot), chunk in zip(keys.items(), arrays_by_slot(slots, positions), strict=True):
-            yield key, (side, values[slot], chunk, part)
+        for (key, slot), ids in zip(keys.items(), ids_by_slot(slots, positions, hi), strict=True):
+            yield key, (side, values[slot], ids)
         return
-    spill_keyed(runs, keys, values, slots, positions, base)
+    spill_keyed(runs, keys, values, slots, positions, base, hi)
     keys.clear()
     values.clear()
     for bucket in runs.buckets(merge_lists):
         for key, (vals, chunk) in bucket.items():
-            yield key, (side, vals, chunk, part)
+            yield key, (side, vals, chunk[0] if len(chunk) == 1 else chunk)

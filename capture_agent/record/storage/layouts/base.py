@@ -132,6 +132,10 @@ def bitmap_bytes(positions: Any) -> bytes:
 
 
 def bitmap64_bytes(ids: Any) -> bytes:
+    if isinstance(ids, array) and ids.typecode == "q":  # ids are >= 0: read as uint64 (BitMap64 takes the buffer)
+        unsigned = array("Q")
+        unsigned.frombytes(ids.tobytes())
+        ids = unsigned
     bm = BitMap64(ids)
     bm.run_optimize()
     return bytes(bm.serialize())
