@@ -184,7 +184,8 @@ class Compiler:
                                          node.num_partitions)
         rdd = shuffled.mapPartitionsWithIndex(boundary.combine_reducer(target, node.merge_combiners,
                                                                                 self.worker_memory_mb))
-        return self.finish_head(Head(rdd, "pairs", reducer))
+        # a task that spilled yields records before its table is whole: take() drains it
+        return self.finish_head(Head(rdd, "pairs", reducer, eager=False))
 
     # the capture kind and table layout of each family of group operators
     _GROUP_LAYOUT: dict[str, tuple[str, type[Layout]]] = {
@@ -203,7 +204,7 @@ class Compiler:
                                        node.num_partitions)
         rdd = shuffled.mapPartitionsWithIndex(boundary.group_reducer(target, node.mode, len(pipes),
                                                                               self.worker_memory_mb))
-        return self.finish_head(Head(rdd, "pairs", point))
+        return self.finish_head(Head(rdd, "pairs", point, eager=False))  # as _combine: spilled tasks stream
 
     def _shuffle(self, node: ShuffleNode) -> Head:
         pipe = self.pipeline(node.parents[0])

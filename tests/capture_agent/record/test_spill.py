@@ -164,3 +164,16 @@ def test_runs_merge_by_key_in_run_order_and_leave_nothing(tmp_path, monkeypatch)
         merged.update(bucket)
     assert merged == {"a": ([1, 3], [10, 30]), "b": ([2], [20]), "c": ([4], [40])}
     assert leftover_files(tmp_path) == []
+
+
+def test_take_from_spilled_reducers_leaves_their_tables_whole(lc, words, tiny_memory):
+    """A spilled reducer yields records before its table is written: take() must not stop it early."""
+    counts = lc.textFile(words, 2).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
+    grouped = lc.textFile(words, 2).map(lambda s: (s.split()[0], s)).groupByKey()
+    first = counts.take(2)
+    assert first and grouped.take(1)
+    lin = counts.getLineage()
+    for record_id, (word, _) in zip(lin.ids(), first, strict=True):
+        assert trace_back(lc.lineage(lin.points()[0], [record_id])) == lines_with(words, word), word
+    [(key, _)] = grouped.getLineage().collect()
+    assert trace_back(grouped.getLineage()) == positions_of(words, lambda line: line.split()[0] == key)
