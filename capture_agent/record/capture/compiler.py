@@ -212,7 +212,8 @@ class Compiler:
         shuffled = map_side.partitionBy(node.num_partitions, node.partition_func)
         point, target = self.new_point(node.capture_kind, node.op, OneGlobal(), [pipe.point], node.num_partitions)
         agent = boundary.keyed_renumber_agent(target, node.sort_key, node.ascending)
-        return self.finish_head(Head(shuffled.mapPartitionsWithIndex(agent), "pairs", point))
+        eager = node.sort_key is not None  # partitionBy streams its records (its table comes last)
+        return self.finish_head(Head(shuffled.mapPartitionsWithIndex(agent), "pairs", point, eager=eager))
 
     def _regroup(self, node: Node) -> Head:
         pipe = self.pipeline(node.parents[0])
@@ -223,7 +224,7 @@ class Compiler:
             moved = map_side.coalesce(node.num_partitions)
         point, target = self.new_point("stage", node.op, OneGlobal(), [pipe.point], moved.getNumPartitions())
         rdd = moved.mapPartitionsWithIndex(boundary.values_renumber_agent(target))
-        return self.finish_head(Head(rdd, "pairs", point))
+        return self.finish_head(Head(rdd, "pairs", point, eager=False))  # streams: its table comes last
 
     def _cartesian(self, node: CartesianNode) -> Head:
         left, right = (self.pipeline(p) for p in node.parents)
@@ -231,7 +232,7 @@ class Compiler:
         point, target = self.new_point("join", node.op, Pair(mode="cartesian"), [left.point, right.point],
                                        node.num_partitions)
         rdd = pairs.mapPartitionsWithIndex(boundary.cartesian_agent(target))
-        return self.finish_head(Head(rdd, "pairs", point))
+        return self.finish_head(Head(rdd, "pairs", point, eager=False))  # streams: its table comes last
 
     def _partitions(self, node: PartitionsNode) -> Head:
         pipe = self.pipeline(node.parents[0])

@@ -209,12 +209,22 @@ def group_reducer(target: TableTarget, mode: str, nsides: int, memory_mb: float)
 
 def keyed_renumber_agent(target: TableTarget, sort_key: Callable[[Any], Any] | None = None, ascending: bool = True,
                          ) -> Agent:
-    """After partitionBy/sortByKey shuffles: (k, (v, gid)) -> records (i, (k, v)), table i -> gid."""
+    """After partitionBy/sortByKey shuffles: (k, (v, gid)) -> records (i, (k, v)), table i -> gid.
+
+    Without a sort the records stream through (only their ids are kept, 8 bytes each): the table
+    is whole once the partition is, so the head is not eager."""
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        if sort_key is None:
+            ids = array("q")
+            keep = ids.append
+            for i, (key, (value, gid)) in enumerate(iterator):
+                keep(gid)
+                yield i, (key, value)
+            write_one_global(target, split, ids)
+            return
         records = list(iterator)
-        if sort_key is not None:
-            records.sort(key=lambda r: sort_key(r[0]), reverse=not ascending)
+        records.sort(key=lambda r: sort_key(r[0]), reverse=not ascending)
         write_one_global(target, split, array("q", [r[1][1] for r in records]))
         for i, (key, (value, _)) in enumerate(records):
             yield i, (key, value)
@@ -236,25 +246,30 @@ def sort_within_agent(target: TableTarget, sort_key: Callable[[Any], Any], ascen
 
 
 def values_renumber_agent(target: TableTarget) -> Agent:
-    """After repartition/coalesce: (gid, v) -> (i, v), table i -> gid."""
+    """After repartition/coalesce: (gid, v) -> (i, v), table i -> gid; records stream through."""
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
-        records = list(iterator)
-        write_one_global(target, split, array("q", [r[0] for r in records]))
-        for i, (_, value) in enumerate(records):
+        ids = array("q")
+        keep = ids.append
+        for i, (gid, value) in enumerate(iterator):
+            keep(gid)
             yield i, value
+        write_one_global(target, split, ids)
 
     return agent
 
 
 def cartesian_agent(target: TableTarget) -> Agent:
-    """cartesian: ((gid_l, a), (gid_r, b)) -> (i, (a, b)), table i -> (gid_l, gid_r)."""
+    """cartesian: ((gid_l, a), (gid_r, b)) -> (i, (a, b)), table i -> (gid_l, gid_r); streams."""
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
-        records = list(iterator)
-        write_pair(target, split, [r[0][0] for r in records], [r[1][0] for r in records])
-        for i, ((_, a), (_, b)) in enumerate(records):
+        lefts: list[int | None] = []
+        rights: list[int | None] = []
+        for i, ((left, a), (right, b)) in enumerate(iterator):
+            lefts.append(left)
+            rights.append(right)
             yield i, (a, b)
+        write_pair(target, split, lefts, rights)
 
     return agent
 
