@@ -84,14 +84,16 @@ def tail_code(tail: Tail, v: str) -> TailCode:
     dense = tail.dense
     keep = [] if dense else ["keep_pos(pos)"]
     poss = "None" if dense else "poss"
+    hi = "" if kind == "combine" else ", tpart << 32"
     fresh = ["d = {}", "get = d.get", "vals = []", "new_key = vals.append", "slots = array('I')",
              "keep_slot = slots.append", "poss = array('I')", "keep_pos = poss.append"]
     prologue = [*fresh, "run_base = 0", "budget = MemoryBudget(MEMORY)", "runs = Runs(budget)",
-                "next_check = 0"]
+                "next_check = 1"]  # the second record (the first is in the state), then every CHECK_EVERY
     check = ["if pos >= next_check:",
              "    next_check = pos + CHECK_EVERY",
              "    if budget.over():",
-             f"        spill_keyed(runs, d, vals, slots, {poss}, run_base)",
+             # combine spills positions (its table's), group global ids (what it sends)
+             f"        spill_keyed(runs, d, vals, slots, {poss}, run_base{hi})",
              *("        " + line for line in fresh),
              "        budget.spilled()",
              "        run_base = pos"]

@@ -99,7 +99,7 @@ def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
         c += 1
         if c >= next_check:  # the first record, then every CHECK_EVERY
             next_check = c + CHECK_EVERY
-            if runs.budget.over():
+            if grouped and runs.budget.over():
                 runs.spill(grouped.items())
                 grouped = {}
                 get = grouped.get
@@ -194,7 +194,8 @@ def group_reducer(target: TableTarget, mode: str, nsides: int, memory_mb: float)
         if not runs.count:
             yield from enumerate(rows(grouped, mode, nsides, target, split))
             return
-        runs.spill(grouped.items())
+        if grouped:
+            runs.spill(grouped.items())
         del grouped
         stream = TableStream(target, split)
         n = 0

@@ -75,13 +75,13 @@ def lists_by_slot(slots: array, values: array | None, base: int = 0) -> Any:
 def arrays_by_slot(slots: array, values: array | None, base: int = 0, hi: int = -1) -> Iterator[array]:
     """``lists_by_slot`` as one array per slot, in slot order: positions (array('I')), ids
     (array('q')), or, given ``hi`` (a partition's ``part << 32``), positions as global ids."""
-    yield from (chunk for chunk in _slices(slots, values, base, hi, False))
+    yield from _slices(slots, values, base, hi, False)
 
 
-def ids_by_slot(slots: array, positions: array | None, hi: int) -> Iterator[int | array]:
+def ids_by_slot(slots: array, positions: array | None, hi: int, base: int = 0) -> Iterator[int | array]:
     """The global ids of each slot's records, in slot order: an int for a slot of one record (most
     of them when keys are nearly unique: cheaper to build and to pickle), else an array('q')."""
-    yield from _slices(slots, positions, 0, hi, True)
+    yield from _slices(slots, positions, base, hi, True)
 
 
 def _slices(slots: array, values: array | None, base: int, hi: int, scalars: bool) -> Iterator[Any]:
@@ -126,7 +126,9 @@ def list_array(chunks: list[array], typecode: str) -> Any:
 def spill_keyed(runs: Runs, keys: dict[Any, int], values: list[Any], slots: array, ids: array | None,
                 base: int = 0, hi: int = -1) -> None:
     """Sends a task's keyed state to disk as one run: per key, (its value, the ids it came from:
-    positions, or global ids given ``hi``)."""
+    positions, or global ids given ``hi``). Nothing to send: no run."""
+    if not keys:
+        return
     runs.spill(zip(keys, zip(values, arrays_by_slot(slots, ids, base, hi), strict=True), strict=True))
 
 
@@ -155,7 +157,7 @@ def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values
     A task that spilled (``runs``) merges its runs bucket by bucket (``worker.spill``)."""
     hi = part << SHIFT
     if runs is None or not runs.count:
-        write_list_local(target, part, lists_by_slot(slots, positions))
+        write_list_local(target, part, lists_by_slot(slots, positions, base))
         for key, slot in keys.items():
             yield key, (values[slot], hi | slot)
         return
@@ -182,7 +184,7 @@ def finish_group(part: int, side: int, keys: dict[Any, int], values: list[Any], 
     (one id as an int, several as an array('q'))."""
     hi = part << SHIFT
     if runs is None or not runs.count:
-        for (key, slot), ids in zip(keys.items(), ids_by_slot(slots, positions, hi), strict=True):
+        for (key, slot), ids in zip(keys.items(), ids_by_slot(slots, positions, hi, base), strict=True):
             yield key, (side, values[slot], ids)
         return
     spill_keyed(runs, keys, values, slots, positions, base, hi)

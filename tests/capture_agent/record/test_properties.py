@@ -149,8 +149,8 @@ def captured(op: str, rdd: Any, other: Any) -> Any:
 
 @pytest.fixture
 def tiny_worker_memory(lc: Any) -> Iterator[None]:
-    """spark.python.worker.memory=1m: every combine and group spills (its first memory check finds
-    the worker over it) and merges its runs."""
+    """spark.python.worker.memory=1m: every combine and group with two records or more spills (its
+    first memory check, at the second record, finds the worker over it) and merges its runs."""
     conf = lc.sc._conf
     old = conf.get("spark.python.worker.memory", "512m")
     conf.set("spark.python.worker.memory", "1m")
