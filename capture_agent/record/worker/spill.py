@@ -54,9 +54,11 @@ class MemoryBudget:
     def spilled(self) -> None:
         """Called once the spilled state is dropped: as ExternalMerger's ``_next_limit``, memory
         not given back raises the bar, so the task spills again only when it grows past it."""
+        import pyarrow as pa
         import pyspark.shuffle as shuffle
 
         gc.collect()
+        pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed pages otherwise
         used = used_memory_mb()
         self.limit = max(self.limit, used * 1.05)
         # the spill counters PySpark's worker reports as the task's metrics (the Spark UI's Spill columns)
