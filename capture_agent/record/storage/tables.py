@@ -186,6 +186,7 @@ class TableStream:
         self.rows = 0
         self.failed = False
         self._writer: Any = None
+        self._size = 0  # rows per row group, from the first piece's schema
         folder = target.location if target.local else None
         if folder is not None:
             os.makedirs(folder, exist_ok=True)

@@ -21,7 +21,7 @@ from capture_agent.record.storage.layouts.shuffled import (
 )
 from capture_agent.record.storage.tables import TableSink, TableStream, TableTarget
 from capture_agent.record.worker.spill import CHECK_EVERY, MemoryBudget, Runs
-from capture_agent.record.worker.tails import list_array, lists_by_slot, merging_combiners, spill_keyed
+from capture_agent.record.worker.tails import lists_by_slot, merged_combiners, spill_keyed
 
 Agent = Callable[[int, Iterable[Any]], Iterator[tuple[int, Any]]]
 
@@ -64,15 +64,8 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
         spill_keyed(runs, index, values, slots, cids)
         del index, values, slots, cids
         stream = TableStream(target, split)
-        n = 0
-        for bucket in runs.buckets(merging_combiners(merge_combiners)):
-            chunks = []
-            for key, (value, chunk) in bucket.items():
-                yield n, (key, value)
-                chunks.append(chunk)
-                n += 1
-            write_list_global(stream, split, list_array(chunks, "q"))
-        stream.close()
+        for n, key, value in merged_combiners(runs, merge_combiners, stream, split, write_list_global, "q"):
+            yield n, (key, value)
 
     return agent
 

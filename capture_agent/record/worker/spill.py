@@ -87,6 +87,8 @@ class Runs:
         self.folder = ""
 
     def spill(self, items: Iterable[tuple[Any, Any]]) -> None:
+        import pyspark.shuffle as shuffle
+
         if not self.folder:
             self.folder = _local_dir()
         path = os.path.join(self.folder, str(self.count))
@@ -111,8 +113,6 @@ class Runs:
             for f in files:
                 f.close()
         self.count += 1
-        import pyspark.shuffle as shuffle
-
         shuffle.DiskBytesSpilled += written
 
     def buckets(self, merge: Callable[[Any, Any], Any]) -> Iterator[dict[Any, Any]]:

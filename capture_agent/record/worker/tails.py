@@ -165,15 +165,22 @@ def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values
     spill_keyed(runs, keys, values, slots, positions, base)
     keys.clear()
     values.clear()
-    stream = TableStream(target, part)
+    for n, key, value in merged_combiners(runs, merge, TableStream(target, part), part, write_list_local, "I"):
+        yield key, (value, hi | n)
+
+
+def merged_combiners(runs: Runs, merge: Callable[[Any, Any], Any], stream: TableStream, part: int,
+                     write: Callable[[Any, int, Any], None], typecode: str) -> Iterator[tuple[int, Any, Any]]:
+    """(n, key, combined value) of a spilled combine task's runs, merged bucket by bucket; each
+    bucket's id lists (``typecode``) go to ``stream`` through the layout's ``write``, then it closes."""
     n = 0
     for bucket in runs.buckets(merging_combiners(merge)):
         chunks = []
         for key, (value, chunk) in bucket.items():
-            yield key, (value, hi | n)
+            yield n, key, value
             chunks.append(chunk)
             n += 1
-        write_list_local(stream, part, list_array(chunks, "I"))
+        write(stream, part, list_array(chunks, typecode))
     stream.close()
 
 
