@@ -11,6 +11,7 @@ could not write stops before it starts, naming the table and why.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -44,6 +45,7 @@ class TraceEngine:
         self.sc = sc
         self.mode = mode
         self.spark_jobs = 0
+        self.spark_seconds = 0.0  # wall time of the steps run as Spark jobs
 
     @property
     def fs(self) -> StoreFS:
@@ -58,7 +60,11 @@ class TraceEngine:
         or more (auto mode)."""
         if self._use_spark(cost, len(units)):
             self.spark_jobs += 1
-            return list(self.sc.parallelize(units, len(units)).map(_run_unit(fn)).collect())
+            started = time.perf_counter()
+            try:
+                return list(self.sc.parallelize(units, len(units)).map(_run_unit(fn)).collect())
+            finally:
+                self.spark_seconds += time.perf_counter() - started
         return [fn(*u) for u in units]
 
     def _use_spark(self, cost: int, nunits: int) -> bool:
