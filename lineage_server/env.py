@@ -123,6 +123,19 @@ class Names(Setting[tuple[str, ...]]):
 
 
 @dataclass(frozen=True)
+class Choice(Setting[str]):
+    """One of ``choices``."""
+
+    choices: tuple[str, ...] = ()
+
+    def parse(self, raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in self.choices:
+            raise ValueError(f"use one of {', '.join(self.choices)}")
+        return value
+
+
+@dataclass(frozen=True)
 class Url(Setting[str]):
     """A URL ``scheme://...``, of one of ``schemes`` when given."""
 
@@ -166,9 +179,33 @@ CELERY_BROKER_URL = Url(
     "Celery broker: filesystem:// keeps messages under var/celery/; or redis://, amqp://.",
     secret=True,
 )
-# Declared for the README; nothing reads it yet (trace jobs will, where they start Spark).
 SPARK_MASTER = Text(
-    "LINEAGE_SPARK_MASTER", "local[*]", "Spark master URL for trace jobs the server schedules (not read yet)."
+    "LINEAGE_SPARK_MASTER",
+    "local[*]",
+    "Spark master the worker's warm Spark session runs trace jobs on: local[*], spark://host:7077, yarn...",
+)
+TRACE_MODE = Choice(
+    "LINEAGE_TRACE_MODE",
+    "auto",
+    "Where trace steps run: auto (a step reading under 256 MB of lineage runs in the worker's process, "
+    "bigger ones as Spark jobs), local (never Spark) or spark (every step a Spark job).",
+    choices=("auto", "local", "spark"),
+)
+TRACE_SPARK_AT_START = Flag(
+    "LINEAGE_TRACE_SPARK_AT_START",
+    True,
+    "The worker starts its Spark session when it starts, so the first trace finds it warm; false starts "
+    "it at the first trace that needs Spark.",
+)
+TRACE_STALE_SECONDS = Integer(
+    "LINEAGE_TRACE_STALE_SECONDS",
+    120,
+    "A running trace whose worker has not reported for this long is retried (3 attempts in all) or failed; "
+    "a queued trace not taken for this long is sent to the broker again.",
+    minimum=5,
+)
+TRACE_SWEEP_SECONDS = Integer(
+    "LINEAGE_TRACE_SWEEP_SECONDS", 30, "How often each worker looks for stale and lost traces.", minimum=1
 )
 STORE = Text(
     "LINEAGE_STORE",
@@ -236,6 +273,10 @@ SETTINGS: dict[str, Setting[Any]] = {
         DATABASE_URL,
         CELERY_BROKER_URL,
         SPARK_MASTER,
+        TRACE_MODE,
+        TRACE_SPARK_AT_START,
+        TRACE_STALE_SECONDS,
+        TRACE_SWEEP_SECONDS,
         STORE,
         SECRET_KEY,
         ALLOWED_HOSTS,

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "lineage_server.accounts",
     "lineage_server.catalog",
+    "lineage_server.tracing",
     "lineage_server.web",
 ]
 
@@ -171,6 +172,11 @@ class LineageSettings(TypedDict):
     INGEST_MAX_EVENTS: int
     PAGE_SIZE: int
     RETENTION_DAYS: int
+    SPARK_MASTER: str
+    TRACE_MODE: str
+    TRACE_SPARK_AT_START: bool
+    TRACE_STALE_SECONDS: int
+    TRACE_SWEEP_SECONDS: int
 
 
 # The lineage server's own settings, in one namespaced dict.
@@ -180,6 +186,11 @@ LINEAGE: LineageSettings = {
     "INGEST_MAX_EVENTS": env.INGEST_MAX_EVENTS.read(),
     "PAGE_SIZE": env.PAGE_SIZE.read(),
     "RETENTION_DAYS": env.RETENTION_DAYS.read(),
+    "SPARK_MASTER": env.SPARK_MASTER.read(),
+    "TRACE_MODE": env.TRACE_MODE.read(),
+    "TRACE_SPARK_AT_START": env.TRACE_SPARK_AT_START.read(),
+    "TRACE_STALE_SECONDS": env.TRACE_STALE_SECONDS.read(),
+    "TRACE_SWEEP_SECONDS": env.TRACE_SWEEP_SECONDS.read(),
 }
 # Django refuses bodies past this before our view sees them; ours answers 413 at the same limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = LINEAGE["INGEST_MAX_BYTES"]

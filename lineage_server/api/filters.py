@@ -6,6 +6,7 @@ import django_filters
 from django.db.models import Q, QuerySet
 
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, Job, Operator, RunStatus, Stage
+from lineage_server.tracing.models import Direction, Trace, TraceStatus
 
 
 class ApplicationFilter(django_filters.FilterSet):
@@ -72,3 +73,34 @@ class CapturePointFilter(django_filters.FilterSet):
         self, queryset: QuerySet[CapturePoint], name: str, value: bool
     ) -> QuerySet[CapturePoint]:
         return queryset.filter(missing_table_count=0) if value else queryset.filter(missing_table_count__gt=0)
+
+
+class PinnedFirstOrdering(django_filters.OrderingFilter):
+    """The order asked for, with pinned traces first."""
+
+    def filter(self, qs: QuerySet[Trace], value: list[str] | None) -> QuerySet[Trace]:
+        ordered = super().filter(qs, value)
+        return ordered.order_by("-pinned", *ordered.query.order_by, "-id") if value else ordered
+
+
+class TraceFilter(django_filters.FilterSet):
+    application = django_filters.CharFilter(field_name="application__app_id", help_text="App id of the application.")
+    user = django_filters.CharFilter(field_name="created_by_label", help_text="Username of who asked.")
+    direction = django_filters.ChoiceFilter(choices=Direction.choices)
+    status = django_filters.ChoiceFilter(choices=TraceStatus.choices)
+    pinned = django_filters.BooleanFilter()
+    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    search = django_filters.CharFilter(method="filter_search", help_text="Text in the name or the note.")
+    ordering = PinnedFirstOrdering(
+        fields=["created_at", "finished_at", "name", "status", "result_count"],
+        help_text="created_at, finished_at, name, status or result_count; a leading - sorts descending. "
+        "Pinned traces come first whatever the order.",
+    )
+
+    class Meta:
+        model = Trace
+        fields = ["direction", "status", "pinned"]
+
+    def filter_search(self, queryset: QuerySet[Trace], name: str, value: str) -> QuerySet[Trace]:
+        return queryset.filter(Q(name__icontains=value) | Q(note__icontains=value))

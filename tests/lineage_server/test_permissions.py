@@ -14,7 +14,8 @@ import pytest
 
 from lineage_server.accounts.models import AgentToken, PersonalToken
 from lineage_server.accounts.services import create_agent_token, create_personal_token, create_team, set_member_role
-from lineage_server.catalog.models import Dataset, DatasetIO, Operator
+from lineage_server.catalog.models import Application, Dataset, DatasetIO, Operator
+from lineage_server.tracing.services import ask_trace
 from tests.lineage_server.events import event, word_count_with_join
 
 pytestmark = pytest.mark.django_db
@@ -62,6 +63,19 @@ TABLE: list[tuple[str, str, tuple[int, ...]]] = [
     ("GET", "/api/v1/teams/{slug}/agent-tokens/{id}/", (401, 404, 403, 403, 200)),
     ("DELETE", "/api/v1/teams/{slug}/agent-tokens/{id}/", (401, 404, 403, 403, 204)),
     ("GET", "/api/v1/teams/{slug}/audit/", (401, 404, 403, 403, 200)),
+    # Traces: viewers read; analysts ask and re-run; the owner (the analyst) or an admin edits, cancels, deletes.
+    # The outsider's POST names an application not in their teams: a 400 saying so.
+    ("GET", "/api/v1/traces/", (401, 200, 200, 200, 200)),
+    ("POST", "/api/v1/traces/", (401, 400, 403, 202, 202)),
+    ("GET", "/api/v1/traces/{trace}/", (401, 404, 200, 200, 200)),
+    ("PATCH", "/api/v1/traces/{trace}/", (401, 404, 403, 200, 200)),
+    ("DELETE", "/api/v1/traces/{trace}/", (401, 404, 403, 204, 204)),
+    ("POST", "/api/v1/traces/{trace}/cancel/", (401, 404, 403, 200, 200)),
+    ("POST", "/api/v1/traces/{trace}/rerun/", (401, 404, 403, 202, 202)),
+    # The trace is still queued: its answer is not there yet (409), for those who may see it.
+    ("GET", "/api/v1/traces/{trace}/records/", (401, 404, 409, 409, 409)),
+    ("GET", "/api/v1/traces/{trace}/graph/", (401, 404, 409, 409, 409)),
+    ("GET", "/api/v1/traces/{trace}/download/{fmt}/", (401, 404, 409, 409, 409)),
 ]
 
 BODIES: dict[tuple[str, str], dict[str, Any]] = {
@@ -71,6 +85,9 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/api/v1/teams/{slug}/members/"): {"username": "newbie", "role": "viewer"},
     ("PATCH", "/api/v1/teams/{slug}/members/{username}/"): {"role": "analyst"},
     ("POST", "/api/v1/teams/{slug}/agent-tokens/"): {"name": "nightly"},
+    ("POST", "/api/v1/traces/"): {"application": "local-1", "capture_point": "cp-in", "direction": "forward",
+                                  "selection": {"ids": [0]}},
+    ("PATCH", "/api/v1/traces/{trace}/"): {"name": "why is error 42", "pinned": True},
 }
 
 
@@ -108,6 +125,8 @@ def world(post_events: Any, team: Any, make_member: Any) -> dict[str, Any]:
     outsider_token = create_agent_token(other, "theirs")[1]
     assert post_events(word_count_with_join("local-2"), token=outsider_token).status_code == 200
     personal = create_personal_token(users["admin"], "admin's")[0]
+    trace = ask_trace(Application.objects.get(app_id="local-1"), by=users["analyst"], direction="forward",
+                      capture_point="cp-in", selection={"ids": [0]})
     return {
         "users": users,
         "values": {
@@ -119,6 +138,8 @@ def world(post_events: Any, team: Any, make_member: Any) -> dict[str, Any]:
             "personal_token": personal.pk,
             "slug": team.slug,
             "username": "sam",
+            "trace": trace.pk,
+            "fmt": "csv",
         },
         "ids": {
             "operators": Operator.objects.filter(application__app_id="local-1").first().pk,
@@ -185,7 +206,7 @@ def test_the_table_covers_every_endpoint_and_method_of_the_schema():
 
     def normalise(template: str) -> str:
         """The schema's spelling of a row's path: nested team routes name the slug {team_slug}."""
-        path = template.replace("{personal_token}", "{id}")
+        path = template.replace("{personal_token}", "{id}").replace("{trace}", "{id}")
         return path if path.endswith("teams/{slug}/") else path.replace("teams/{slug}/", "teams/{team_slug}/")
 
     in_table = {(method, normalise(template)) for method, template, _ in TABLE}

@@ -26,9 +26,9 @@ def test_database_url() -> str:
 
 
 @contextmanager
-def celery_worker(log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """The same worker command `make run` starts, as a child process; stopped on exit."""
-    env = {**os.environ, "DATABASE_URL": test_database_url()}
+def celery_worker(log: Path, **extra_env: str) -> Iterator[subprocess.Popen[bytes]]:
+    """The same worker command `make run` starts, as a child process (with ``extra_env``); stopped on exit."""
+    env = {**os.environ, "DATABASE_URL": test_database_url(), **extra_env}
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [

@@ -14,12 +14,10 @@ per SparkContext and with one tiny task, that the executors' Python can run the 
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Iterable
 from typing import Any
 
 from pyroaring import BitMap64
-from pyspark import cloudpickle
 from pyspark.core.rdd import RDD
 
 from capture_agent.config import ConfigError, Settings, load_settings
@@ -33,6 +31,7 @@ from capture_agent.record.capture.rdd import CapturedRDD
 from capture_agent.record.capture.runtime import CaptureRuntime
 from capture_agent.record.errors import LineageError, NotCaptured, ValuesNotAvailable
 from capture_agent.record.query.engine import TraceEngine
+from capture_agent.record.query.executors import check_executors, ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
 from capture_agent.record.query.session import TraceSession
 from capture_agent.record.query.values import Predicate
@@ -40,42 +39,8 @@ from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, split_by_partition
 from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 from capture_agent.record.storage.tables import FailureList, TableTarget
-from capture_agent.record.worker.checks import REQUIRED, dependency_report
 
 log = logging.getLogger("capture_agent")
-_CHECKED: set[str] = set()  # applications whose executors passed the dependency check
-_TASK_PACKAGES = ("capture_agent.record.storage", "capture_agent.record.worker", "capture_agent.record.errors")
-CLUSTER_HELP = "see the README section 'Running a captured job on a cluster'"
-
-
-def _ship_by_value() -> None:
-    # Executors need not have this package installed (or see the driver's sys.path): the task
-    # code (worker, and the storage layouts it writes through) travels with the tasks.
-    for name in _TASK_PACKAGES:
-        cloudpickle.register_pickle_by_value(sys.modules[name])
-
-
-def check_executors(sc: Any) -> None:
-    """Runs one tiny task: raises LineageError saying how to fix it when the executors' Python
-    lacks what the capture code needs (checked once per application)."""
-    app_id = str(sc.applicationId)
-    if app_id in _CHECKED:
-        return
-    try:
-        [report] = sc.parallelize([0], 1).mapPartitions(dependency_report).collect()
-    except Exception as exc:
-        raise LineageError(f"record-level capture cannot run a task on the executors ({type(exc).__name__}: "
-                           f"{str(exc).splitlines()[0] if str(exc) else ''}); executors run PYSPARK_PYTHON="
-                           f"{sc.pythonExec!r}, which needs {', '.join(REQUIRED)}: {CLUSTER_HELP}") from exc
-    missing = [f"{name} {report[name]}" for name in REQUIRED if report[name].startswith("missing")]
-    if missing:
-        raise LineageError(f"the executors' Python ({report['python']}, Python {report['version']}) lacks what "
-                           f"record-level capture needs: {'; '.join(missing)}. Point PYSPARK_PYTHON at an "
-                           "interpreter that has pyarrow and pyroaring on every node, ship a packed virtualenv "
-                           f"with spark.archives, or install the agent on the nodes ({CLUSTER_HELP})")
-    _CHECKED.add(app_id)
-
-
 class LineageContext:
     """Creates captured RDDs and holds the lineage of their jobs (one run of the lineage store).
 
@@ -119,7 +84,7 @@ class LineageContext:
         except (ValueError, OSError) as exc:
             raise LineageError(f"LINEAGE_STORE={self.settings.store!r} cannot be opened: {exc}") from exc
         self.store = LineageStore.create(fs, self.app_id)
-        _ship_by_value()
+        ship_task_code()
         check_executors(sc)
         self._failures = sc.accumulator([], FailureList())
         self.compiler = Compiler(sc, self.store, self._target)

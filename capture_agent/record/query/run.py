@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from capture_agent.record.query.executors import ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
 from capture_agent.record.query.session import TraceSession
 from capture_agent.record.storage.fs import StoreFS
@@ -24,6 +25,8 @@ class LineageRun:
 
     def __init__(self, run_dir: str, sc: Any = None, trace_mode: str = "auto", store: StoreFS | None = None) -> None:
         self.session = TraceSession(LineageStore.open(run_dir, store), sc, trace_mode)
+        if sc is not None and trace_mode != "local":
+            ship_task_code()  # trace steps run as Spark jobs need the layouts' code on the executors
 
     @property
     def store(self) -> LineageStore:

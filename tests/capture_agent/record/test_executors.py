@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from capture_agent.record import LineageContext, LineageError
-from capture_agent.record.capture import context as context_module
+from capture_agent.record.query import executors as executors_module
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[3]
@@ -69,7 +69,7 @@ def test_executors_without_pyarrow_or_pyroaring_get_an_error_saying_how_to_fix_i
     venv.create(bare, with_pip=False)
     sc = spark.sparkContext
     previous = sc.pythonExec
-    context_module._CHECKED.discard(sc.applicationId)
+    executors_module._CHECKED.discard(sc.applicationId)
     sc.pythonExec = str(bare / "bin" / "python")
     try:
         with pytest.raises(LineageError) as raised:

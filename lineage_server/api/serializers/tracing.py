@@ -1,0 +1,120 @@
+"""Serializers of traces: the question asked, and the answer's summary as history pages show it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from lineage_server.tracing.models import Direction, Trace
+
+SELECTION_HELP = (
+    'Exactly one of: {"ids": [record ids]}; {"predicate": filter} (a declarative filter on the records\' '
+    'values, e.g. {"field": 0, "op": "equals", "value": "error"}; ops: equals, in, contains, prefix, regex, '
+    'range; combined with {"and": [...]}, {"or": [...]}, {"not": ...}); {"trace": id, "capture_point": '
+    'optional} (the records of an earlier trace\'s result); {"all": true} (every record of the point).'
+)
+
+
+class TraceQuestionSerializer(serializers.Serializer[Any]):
+    """What POST /traces/ asks."""
+
+    application = serializers.CharField(help_text="App id of the application to trace.")
+    capture_point = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True,
+        help_text="Capture point to start at (its capture_id); left out: the outputs of the last action. "
+        "Leave it out when selecting an earlier trace's result.",
+    )
+    direction = serializers.ChoiceField(choices=Direction.choices)
+    selection = serializers.JSONField(help_text=SELECTION_HELP)
+    target = serializers.CharField(
+        required=False, allow_blank=True, default="end",
+        help_text="end (the job's inputs backward, its outputs forward), step (one capture point), "
+        "or a capture point's capture_id to stop at.",
+    )
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+    recompute = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Run it even if the same question was answered on unchanged lineage (else that answer is reused).",
+    )
+
+
+class TraceUpdateSerializer(serializers.ModelSerializer[Trace]):
+    class Meta:
+        model = Trace
+        fields = ["name", "note", "pinned"]
+
+
+class TraceSerializer(serializers.ModelSerializer[Trace]):
+    """A trace in the history."""
+
+    application = serializers.CharField(source="application.app_id", read_only=True)
+    team = serializers.CharField(source="application.team.slug", read_only=True)
+    capture_point = serializers.CharField(source="start_capture_id", read_only=True)
+    created_by = serializers.CharField(source="created_by_label", read_only=True)
+    duration_ms = serializers.IntegerField(read_only=True, allow_null=True)
+    reused = serializers.SerializerMethodField(help_text="True when the stored answer of an earlier trace was reused.")
+    progress = serializers.SerializerMethodField()
+    kind = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+    links = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Trace
+        fields = [
+            "id", "kind", "url", "application", "team", "created_by", "created_at", "direction", "capture_point",
+            "selection", "target", "name", "note", "pinned", "status", "started_at", "finished_at",
+            "duration_ms", "error", "progress", "result_count", "reused", "answered_from", "rerun_of", "seed",
+            "links",
+        ]
+        read_only_fields = fields
+
+    def get_kind(self, trace: Trace) -> str:
+        return "trace"
+
+    def get_reused(self, trace: Trace) -> bool:
+        return trace.answered_from_id is not None
+
+    def get_progress(self, trace: Trace) -> dict[str, int]:
+        return {"points_done": trace.points_done, "points_total": trace.points_total,
+                "records": trace.records_so_far}
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+    def get_url(self, trace: Trace) -> str:
+        return self._absolute(reverse("api:trace-detail", kwargs={"pk": trace.pk}))
+
+    def get_links(self, trace: Trace) -> dict[str, str]:
+        names = {"records": "api:trace-records", "graph": "api:trace-graph", "cancel": "api:trace-cancel",
+                 "rerun": "api:trace-rerun"}
+        links = {key: self._absolute(reverse(name, kwargs={"pk": trace.pk})) for key, name in names.items()}
+        for fmt in ("csv", "jsonl"):
+            path = reverse("api:trace-download", kwargs={"pk": trace.pk, "fmt": fmt})
+            links[f"download_{fmt}"] = self._absolute(path)
+        return links
+
+
+class TraceDetailSerializer(TraceSerializer):
+    """A trace with its answer's summary: the capture points crossed, the first records, timings."""
+
+    summary = serializers.JSONField(read_only=True)
+
+    class Meta(TraceSerializer.Meta):
+        fields = [*TraceSerializer.Meta.fields, "summary"]
+        read_only_fields = fields
+
+
+class TraceRecordSerializer(serializers.Serializer[Any]):
+    """One record of a trace's result."""
+
+    capture_id = serializers.CharField()
+    record_id = serializers.IntegerField()
+    partition = serializers.IntegerField()
+    position = serializers.IntegerField()
+    value = serializers.JSONField(allow_null=True, help_text="The record (JSON); null where values are not kept.")
+    file = serializers.CharField(allow_null=True)
+    offset = serializers.IntegerField(allow_null=True, help_text="Byte offset (text) or row (Parquet) in file.")

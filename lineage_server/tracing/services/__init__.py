@@ -1,0 +1,20 @@
+"""Writes on traces, each a verb function inside a transaction; ``run_trace`` is the worker's."""
+
+from lineage_server.tracing.services.ask import RUN_TRACE_TASK, ask_trace, rerun_trace
+from lineage_server.tracing.services.history import TraceStateError, cancel_trace, delete_trace, update_trace
+from lineage_server.tracing.services.questions import TraceQuestionError
+from lineage_server.tracing.services.recovery import recover_traces
+from lineage_server.tracing.services.run import run_trace
+
+__all__ = [
+    "RUN_TRACE_TASK",
+    "TraceQuestionError",
+    "TraceStateError",
+    "ask_trace",
+    "cancel_trace",
+    "delete_trace",
+    "recover_traces",
+    "rerun_trace",
+    "run_trace",
+    "update_trace",
+]

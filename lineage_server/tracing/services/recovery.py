@@ -1,0 +1,59 @@
+"""Traces a worker or the broker lost: found from the database, which knows what is owed.
+
+A running trace whose heartbeat went stale (its worker was killed) goes back to the queue, or
+fails after ``MAX_ATTEMPTS``; so does one left running by a worker that has just restarted. A
+queued trace the broker may have lost (Redis keeps nothing on disk; a restart drops its queue) is
+sent again once it has waited ``LINEAGE_TRACE_STALE_SECONDS``: the claim runs a trace once however
+many messages ask for it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from lineage_server.task_queue import queue_task_on_commit
+from lineage_server.tracing.models import Trace, TraceStatus
+from lineage_server.tracing.services.ask import RUN_TRACE_TASK
+from lineage_server.tracing.services.run import MAX_ATTEMPTS, STOPPED_TOO_OFTEN
+
+
+@transaction.atomic
+def recover_traces(*, restarted_worker: str = "", now: dt.datetime | None = None) -> dict[str, int]:
+    """Re-queues or fails stale running traces and re-sends lost queued ones; returns the counts.
+
+    Args:
+        restarted_worker: a worker that has just started: traces still marked as running on it
+            were cut off, whatever their heartbeat says.
+    """
+    now = now or timezone.now()
+    stale = now - dt.timedelta(seconds=settings.LINEAGE["TRACE_STALE_SECONDS"])
+    cut_off = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True)
+    if restarted_worker:
+        cut_off |= Q(worker=restarted_worker)
+    counts = {"requeued": 0, "failed": 0, "resent": 0}
+    for trace in Trace.objects.select_for_update().filter(Q(status=TraceStatus.RUNNING) & cut_off):
+        if trace.attempts >= MAX_ATTEMPTS:
+            trace.status = TraceStatus.FAILED
+            trace.finished_at = now
+            trace.error = STOPPED_TOO_OFTEN.format(attempts=trace.attempts)
+            counts["failed"] += 1
+        else:
+            trace.status = TraceStatus.QUEUED
+            trace.sent_at = now
+            queue_task_on_commit(RUN_TRACE_TASK, trace.pk)
+            counts["requeued"] += 1
+        trace.save(update_fields=["status", "finished_at", "error", "sent_at"])
+    lost = Trace.objects.select_for_update().filter(
+        Q(status=TraceStatus.QUEUED) & (Q(sent_at__lt=stale) | Q(sent_at__isnull=True))
+    )
+    for trace in lost:
+        trace.sent_at = now
+        trace.save(update_fields=["sent_at"])
+        queue_task_on_commit(RUN_TRACE_TASK, trace.pk)
+        counts["resent"] += 1
+    return counts

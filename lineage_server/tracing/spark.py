@@ -1,0 +1,63 @@
+"""The trace worker's one warm Spark session, on ``LINEAGE_SPARK_MASTER``, shared by every trace it runs.
+
+Started at the first trace that needs Spark, or when the worker starts
+(``LINEAGE_TRACE_SPARK_AT_START``), and stopped when the worker stops. Executors run
+``PYSPARK_PYTHON`` when it is set, else this worker's own interpreter (it has what the trace steps
+need: pyarrow and pyroaring); the steps' code travels with the tasks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from typing import Any
+
+from django.conf import settings
+
+log = logging.getLogger("lineage_server.tracing")
+_lock = threading.Lock()
+_context: Any = None
+
+
+def spark_context() -> Any:
+    """The worker's SparkContext, started on first use."""
+    global _context
+    with _lock:
+        if _context is None or _context._jsc is None:
+            from pyspark import SparkConf, SparkContext
+
+            master = settings.LINEAGE["SPARK_MASTER"]
+            conf = (
+                SparkConf()
+                .setMaster(master)
+                .setAppName("lineage-trace-worker")
+                .set("spark.ui.showConsoleProgress", "false")
+                .set("spark.ui.enabled", "false")
+                .set("spark.pyspark.python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
+            )
+            _context = SparkContext.getOrCreate(conf)
+            _context.setLogLevel("ERROR")
+            log.info("trace worker: Spark session started on %s", master)
+        return _context
+
+
+def warm_up() -> None:
+    """Starts the session in the background (the worker starts taking tasks meanwhile)."""
+
+    def start() -> None:
+        try:
+            spark_context()
+        except Exception as exc:  # noqa: BLE001 - a trace that needs Spark will report it
+            log.warning("trace worker: could not start Spark on %s: %s", settings.LINEAGE["SPARK_MASTER"], exc)
+
+    threading.Thread(target=start, name="spark-warm-up", daemon=True).start()
+
+
+def stop() -> None:
+    global _context
+    with _lock:
+        if _context is not None:
+            _context.stop()
+            _context = None

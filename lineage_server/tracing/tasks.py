@@ -1,0 +1,63 @@
+"""Celery tasks of tracing: they only schedule; the work is in ``services``.
+
+Services queue these by name (``lineage_server.task_queue``) and never import this module. When a
+worker starts it takes back the traces it was running when it stopped, starts its Spark session
+(``LINEAGE_TRACE_SPARK_AT_START``), and every ``LINEAGE_TRACE_SWEEP_SECONDS`` looks for traces
+that other workers or the broker lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from celery import shared_task
+from celery.signals import worker_ready, worker_shutdown
+from django.conf import settings
+from django.db import connection
+
+from lineage_server.tracing import spark
+from lineage_server.tracing.services import RUN_TRACE_TASK, recover_traces, run_trace
+
+log = logging.getLogger(__name__)
+_sweeping = threading.Event()
+
+
+@shared_task(name=RUN_TRACE_TASK, bind=True)
+def run_trace_task(self: Any, trace_pk: int) -> None:
+    run_trace(trace_pk, worker=self.request.hostname or "", spark=spark.spark_context)
+
+
+@worker_ready.connect
+def _on_worker_ready(sender: Any = None, **_: Any) -> None:
+    name = getattr(sender, "hostname", "") or ""
+    counts = recover_traces(restarted_worker=name)
+    connection.close()
+    if any(counts.values()):
+        log.info("traces recovered at start: %s", counts)
+    if settings.LINEAGE["TRACE_SPARK_AT_START"] and settings.LINEAGE["TRACE_MODE"] != "local":
+        spark.warm_up()
+    if not _sweeping.is_set():
+        _sweeping.set()
+        threading.Thread(target=_sweep, name="trace-sweeper", daemon=True).start()
+
+
+def _sweep() -> None:
+    interval = settings.LINEAGE["TRACE_SWEEP_SECONDS"]
+    while _sweeping.is_set():
+        threading.Event().wait(interval)
+        try:
+            counts = recover_traces()
+            if any(counts.values()):
+                log.info("traces recovered: %s", counts)
+        except Exception:
+            log.exception("trace sweep failed")
+        finally:
+            connection.close()
+
+
+@worker_shutdown.connect
+def _on_worker_shutdown(**_: Any) -> None:
+    _sweeping.clear()
+    spark.stop()

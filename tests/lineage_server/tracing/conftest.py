@@ -1,0 +1,20 @@
+"""Fixtures of the tracing tests: a captured job on the live server, and the team's people."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lineage_server.tracing.captured import CapturedJob, capture_word_topics
+from tests.spark_fixtures import sc, spark
+
+__all__ = ["sc", "spark"]
+
+
+@pytest.fixture
+def captured(spark: Any, live_server: Any, agent_token: str, tmp_path: Path) -> CapturedJob:
+    """The word/topic job, captured into the test's own lineage store and registered with the live
+    server (the test session's one SparkContext, so the same application id in every test)."""
+    return capture_word_topics(spark, live_server.url, agent_token, tmp_path / "job")

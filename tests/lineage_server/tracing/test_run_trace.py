@@ -1,0 +1,173 @@
+"""run_trace, the plain function the worker's task calls: answers against oracles from the input
+files, in both directions, by ids, predicate and an earlier result; and what it says when it cannot."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any
+
+import pytest
+
+from lineage_server.catalog.models import CapturePoint
+from lineage_server.tracing.models import Trace
+from lineage_server.tracing.services import TraceQuestionError, ask_trace, run_trace
+from lineage_server.tracing.services.questions import last_output
+from lineage_server.tracing.services.recovery import recover_traces
+from tests.lineage_server.tracing.captured import TOPICS
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+
+
+@pytest.fixture
+def analyst(make_member: Any) -> Any:
+    return make_member("andy", "analyst")
+
+
+def _ask(captured: Any, analyst: Any, **question: Any) -> Trace:
+    from lineage_server.catalog.models import Application
+
+    app = Application.objects.get(app_id=captured.app_id)
+    question.setdefault("seeds", Trace.objects.all())
+    return ask_trace(app, by=analyst, **question)
+
+
+def _run(pk: int) -> Trace:
+    done = run_trace(pk)
+    assert done is not None
+    return done
+
+
+def _records(trace: Trace) -> list[dict[str, Any]]:
+    from capture_agent.record.query.results import iter_records
+    from capture_agent.record.storage.fs import StoreFS
+
+    store = StoreFS.resolve(trace.result_location)
+    return list(iter_records(store, store.root))
+
+
+def _values(trace: Trace) -> list[Any]:
+    return sorted(r["value"] for r in _records(trace))
+
+
+def test_backward_from_a_topic_reaches_the_lines_and_table_rows_behind_it(captured, analyst):
+    trace = _ask(captured, analyst, direction="backward",
+                 selection={"predicate": {"field": 0, "op": "equals", "value": "incident"}})
+    assert trace.status == "queued" and trace.start_capture_id == last_output(trace.application).capture_id
+    done = _run(trace.pk)
+    assert done.status == "succeeded", done.error
+    words = captured.words_of("incident")
+    expected = sorted(captured.lines_with(words) + captured.topic_lines_of("incident"))
+    assert _values(done) == expected
+    assert done.result_count == len(expected) == sum(done.summary["result_points"].values())
+    assert done.points_done == done.points_total == len(done.summary["points"]) >= 5
+    kinds = [p["kind"] for p in done.summary["points"]]
+    assert kinds[0] == "output" and kinds.count("input") == 2
+    assert len(done.summary["first_page"]) == 50 and all(r["file"] for r in done.summary["first_page"])
+    assert {r["file"].rsplit("/", 1)[-1] for r in _records(done)} == {"events.txt", "topics.csv"}
+    assert done.graph["points"] == done.summary["points"]
+    crossed = sum(p["records"] for p in done.summary["points"])
+    assert (done.graph["records"] is None) == (crossed > 300)  # record-level graphs of small traces only
+    timings = done.summary["timings"]
+    assert timings["walk_ms"] >= 0 and timings["store_ms"] >= 0 and timings["spark_jobs"] == 0
+
+
+def test_forward_from_lines_chosen_by_predicate_reaches_their_topics_and_reseeds(captured, analyst):
+    text_point = CapturePoint.objects.get(application__app_id=captured.app_id,
+                                          capture_id__endswith="0001-input-textFile")
+    trace = _ask(captured, analyst, direction="forward", capture_point=text_point.capture_id,
+                 selection={"predicate": {"op": "regex", "value": r"\bdisk\b"}})
+    done = _run(trace.pk)
+    assert done.status == "succeeded", done.error
+    topics = {json.dumps(v) for v in _values(done)}
+    touched = {w for line in captured.lines if "disk" in line.split() for w in line.split()}
+    expected = {t for w, t in TOPICS.items() if w in touched}
+    assert {json.loads(t)[0] for t in topics} == expected
+    # The answer seeds a backward trace: back from those topics to every line of theirs.
+    back = _run(_ask(captured, analyst, direction="backward", selection={"trace": done.pk}).pk)
+    assert back.status == "succeeded", back.error
+    words = {w for t in expected for w in captured.words_of(t)}
+    assert [v for v in _values(back) if "," not in v] == captured.lines_with(words)
+
+
+def test_ids_one_step_and_a_named_point(captured, analyst):
+    app_points = {p.capture_id: p for p in CapturePoint.objects.filter(application__app_id=captured.app_id)}
+    output = max((p for p in app_points.values() if p.kind == "output"), key=lambda p: p.capture_id)
+    step = _run(_ask(captured, analyst, direction="backward", selection={"all": True}, target="step").pk)
+    assert step.status == "succeeded", step.error
+    assert list(step.summary["result_points"]) == output.parent_capture_ids
+    join = next(p for p in app_points.values() if p.kind == "join")
+    named = _run(_ask(captured, analyst, direction="backward", selection={"ids": [0]},
+                           target=join.capture_id).pk)
+    assert named.status == "succeeded", named.error
+    assert list(named.summary["result_points"]) == [join.capture_id]
+    assert named.summary["values_missing"] == [join.capture_id]  # intermediate records keep no values
+    assert "input" not in {p["kind"] for p in named.summary["points"]}  # it stopped there
+
+
+def test_the_same_question_on_unchanged_lineage_reuses_the_answer_unless_asked_to_recompute(captured, analyst):
+    question = {"direction": "backward", "selection": {"predicate": {"field": 0, "op": "equals", "value": "network"}}}
+    first = _run(_ask(captured, analyst, **question).pk)
+    again = _ask(captured, analyst, **question)
+    assert again.status == "succeeded" and again.answered_from_id == first.pk
+    assert again.result_location == first.result_location and again.result_count == first.result_count
+    fresh = _ask(captured, analyst, recompute=True, **question)
+    assert fresh.status == "queued" and fresh.answered_from_id is None
+
+
+def test_bad_questions_are_refused_naming_the_field_and_nothing_is_queued(captured, analyst):
+    bad = [
+        ({"direction": "sideways", "selection": {"ids": [0]}}, "direction"),
+        ({"direction": "backward", "selection": {"ids": [0], "all": True}}, "selection"),
+        ({"direction": "backward", "selection": {"predicate": {"op": "like", "value": "x"}}}, "selection"),
+        ({"direction": "backward", "selection": {"ids": ["zero"]}}, "selection"),
+        ({"direction": "backward", "selection": {"ids": [0]}, "capture_point": "nope"}, "capture_point"),
+        ({"direction": "backward", "selection": {"ids": [0]}, "target": "outputs"}, "target"),
+        ({"direction": "backward", "selection": {"trace": 999}}, "selection"),
+    ]
+    for question, field in bad:
+        with pytest.raises(TraceQuestionError) as err:
+            _ask(captured, analyst, **question)
+        assert err.value.field == field, (question, str(err.value))
+    assert Trace.objects.count() == 0
+
+
+def test_a_changed_input_file_and_a_deleted_store_folder_fail_with_what_to_do(captured, analyst):
+    question = {"direction": "backward", "selection": {"predicate": {"field": 0, "op": "equals", "value": "storage"}}}
+    with captured.text.open("a") as out:
+        out.write("disk disk\n")
+    changed = _run(_ask(captured, analyst, **question).pk)
+    assert changed.status == "failed" and "changed since lineage was captured" in changed.error
+    point = CapturePoint.objects.filter(application__app_id=captured.app_id).first()
+    shutil.rmtree(point.location.rsplit("/", 1)[0])
+    gone = _run(_ask(captured, analyst, recompute=True, **question).pk)
+    assert gone.status == "failed" and "lineage store folder" in gone.error and "missing" in gone.error
+
+
+def test_a_trace_taken_twice_runs_once_and_a_stale_running_trace_is_retried_then_failed(captured, analyst, settings):
+    trace = _ask(captured, analyst, direction="backward", selection={"ids": [0]})
+    assert run_trace(trace.pk) is not None
+    assert run_trace(trace.pk) is None  # a second delivery of the message finds it no longer queued
+    stuck = _ask(captured, analyst, direction="backward", selection={"ids": [0]}, recompute=True)
+    Trace.objects.filter(pk=stuck.pk).update(status="running", attempts=1, heartbeat_at=None, worker="w1")
+    assert recover_traces()["requeued"] == 1
+    assert Trace.objects.get(pk=stuck.pk).status == "queued"
+    Trace.objects.filter(pk=stuck.pk).update(status="running", attempts=3, worker="w1")
+    assert recover_traces(restarted_worker="w1")["failed"] == 1
+    failed = Trace.objects.get(pk=stuck.pk)
+    assert failed.status == "failed" and "stopped 3 times" in failed.error
+
+
+def test_small_traces_keep_their_records_and_edges(captured, analyst):
+    source = CapturePoint.objects.get(application__app_id=captured.app_id, capture_id__endswith="0001-input-textFile")
+    trace = _run(_ask(captured, analyst, direction="forward", selection={"ids": [0]},
+                           capture_point=source.capture_id).pk)
+    assert trace.status == "succeeded", trace.error
+    records = trace.graph["records"]
+    assert records is not None and records["edges"]
+    ids = {(n["capture_id"], n["record_id"]) for n in records["nodes"]}
+    assert all(tuple(e["source"]) in ids and tuple(e["target"]) in ids for e in records["edges"])
+    start = next(n for n in records["nodes"] if n["capture_id"].endswith("0001-input-textFile"))
+    assert start["record_id"] == 0 and start["value"] is None  # values of the result's records only
+    outputs = [n for n in records["nodes"] if n["capture_id"] in trace.summary["result_points"]]
+    assert outputs and all(n["value"] is not None for n in outputs)

@@ -1,0 +1,113 @@
+"""Traces asked through the API, run by a real Celery worker on its warm Spark session, followed to
+the end, and their answers read page by page and downloaded: checked against the input files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lineage_server.tracing.captured import TOPICS
+from tests.lineage_server.worker import celery_worker
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+
+
+def wait_for(client: Any, url: str, worker: Any, log: Path, timeout: float = 240) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = client.get(url).json()
+        if body["status"] not in ("queued", "running"):
+            return body
+        assert worker.poll() is None, log.read_text()
+        time.sleep(0.3)
+    raise AssertionError(f"{url} did not finish: {body}\n{log.read_text()[-3000:]}")
+
+
+def all_records(client: Any, url: str) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    page: str | None = f"{url}?page_size=37"
+    while page:
+        body = client.get(page).json()
+        records.extend(body["results"])
+        page = body["next"]
+    return records
+
+
+def test_traces_run_by_the_worker_answer_like_the_input_files_say(captured, client_as, tmp_path):
+    analyst = client_as("andy", "analyst")
+    log = tmp_path / "worker.log"
+    with celery_worker(log, LINEAGE_TRACE_MODE="spark", LINEAGE_TRACE_SPARK_AT_START="true") as worker:
+        asked = analyst.post("/api/v1/traces/", {
+            "application": captured.app_id, "direction": "backward", "name": "where incidents come from",
+            "selection": {"predicate": {"field": 0, "op": "equals", "value": "incident"}},
+        }, format="json")
+        assert asked.status_code == 202, asked.json()
+        assert asked["Location"] == asked.json()["url"]
+        back = wait_for(analyst, asked.json()["url"], worker, log)
+        assert back["status"] == "succeeded", back["error"]
+        words = captured.words_of("incident")
+        expected = sorted(captured.lines_with(words) + captured.topic_lines_of("incident"))
+        records = all_records(analyst, back["links"]["records"])
+        assert sorted(r["value"] for r in records) == expected
+        assert all(r["file"] and r["offset"] is not None for r in records)
+        for record in records[:5]:  # file and offset point at the record itself
+            with open(record["file"].removeprefix("file:"), "rb") as source:
+                source.seek(record["offset"])
+                assert source.readline().decode().rstrip("\n") == record["value"]
+        assert back["summary"]["timings"]["spark_jobs"] > 0  # the warm session ran the steps
+        assert back["progress"]["points_done"] == back["progress"]["points_total"] > 0
+
+        download = analyst.get(back["links"]["download_csv"])
+        rows = list(csv.DictReader(io.StringIO(b"".join(download.streaming_content).decode())))
+        assert sorted(r["value"] for r in rows) == expected
+        lines = b"".join(analyst.get(back["links"]["download_jsonl"]).streaming_content).decode().splitlines()
+        assert sorted(json.loads(line)["value"] for line in lines) == expected
+
+        # Forward from the lines that hold "disk", then back from that answer (a seeded trace).
+        text_point = next(p["capture_id"] for p in back["summary"]["points"]
+                          if p["capture_id"].endswith("0001-input-textFile"))
+        fwd = wait_for(analyst, analyst.post("/api/v1/traces/", {
+            "application": captured.app_id, "direction": "forward", "capture_point": text_point,
+            "selection": {"predicate": {"op": "contains", "value": "disk"}},
+        }, format="json").json()["url"], worker, log)
+        assert fwd["status"] == "succeeded", fwd["error"]
+        touched = {w for line in captured.lines if "disk" in line for w in line.split()}
+        topics = {t for w, t in TOPICS.items() if w in touched}
+        assert {r["value"][0] for r in all_records(analyst, fwd["links"]["records"])} == topics
+        seeded = wait_for(analyst, analyst.post("/api/v1/traces/", {
+            "application": captured.app_id, "direction": "backward", "selection": {"trace": fwd["id"]},
+        }, format="json").json()["url"], worker, log)
+        assert seeded["status"] == "succeeded", seeded["error"]
+        every = {w for t in topics for w in captured.words_of(t)}
+        lines_back = [r["value"] for r in all_records(analyst, seeded["links"]["records"]) if "," not in r["value"]]
+        assert sorted(lines_back) == captured.lines_with(every)
+
+        # Cancelling a trace queued behind another: it ends cancelled, without an answer.
+        first = analyst.post("/api/v1/traces/", {"application": captured.app_id, "direction": "backward",
+                                                 "selection": {"all": True}, "recompute": True}, format="json")
+        second = analyst.post("/api/v1/traces/", {"application": captured.app_id, "direction": "backward",
+                                                  "selection": {"ids": [0]}, "recompute": True}, format="json")
+        cancelled = analyst.post(second.json()["links"]["cancel"])
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        assert wait_for(analyst, first.json()["url"], worker, log)["status"] == "succeeded"
+        time.sleep(1)
+        final = analyst.get(second.json()["url"]).json()
+        assert final["status"] == "cancelled" and final["result_count"] is None
+        assert analyst.post(second.json()["links"]["cancel"]).status_code == 409
+
+    # The history: filtered, searched, and another team sees none of it.
+    history = analyst.get("/api/v1/traces/", {"application": captured.app_id, "direction": "backward"}).json()
+    assert history["count"] == 4
+    named = analyst.get("/api/v1/traces/", {"search": "incidents"}).json()["results"]
+    assert [t["id"] for t in named] == [back["id"]]
+    from lineage_server.accounts.services import create_team
+
+    outsider = client_as("otto", "admin", create_team("other", "Other team"))
+    assert outsider.get("/api/v1/traces/").json()["count"] == 0
+    assert outsider.get(back["url"]).status_code == 404
