@@ -1,7 +1,8 @@
 """The example job `make run` runs: a word count joined with a word -> topic table, written out.
 
 It shows both kinds of job the agent understands: RDD operations (textFile, flatMap, reduceByKey,
-join, saveAsTextFile) and DataFrame operations (read and write Parquet).
+join, saveAsTextFile), captured record by record through a LineageContext (its lineage goes to
+LINEAGE_STORE, default var/lineage), and DataFrame operations (read and write Parquet).
 
     LINEAGE_SERVER_URL=http://127.0.0.1:8000 LINEAGE_TOKEN=lat_... python examples/word_count_join.py
 """
@@ -59,13 +60,14 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     capture_agent.enable(spark)
     sc = spark.sparkContext
+    lc = capture_agent.LineageContext(spark)  # record-level lineage of the RDD part
 
-    counts = sc.textFile(str(text)).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
-    topics = sc.textFile(str(topics_csv)).map(lambda line: (line.split(",", 1)[0], line.split(",", 1)[1]))
+    counts = lc.textFile(str(text)).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
+    topics = lc.textFile(str(topics_csv)).map(lambda line: (line.split(",", 1)[0], line.split(",", 1)[1]))
     by_topic = counts.join(topics).map(lambda kv: (kv[1][1], kv[1][0])).reduceByKey(add)
     by_topic.map(lambda kv: f"{kv[0]}\t{kv[1]}").saveAsTextFile(str(folder / "counts_by_topic"))
 
-    totals = spark.createDataFrame(by_topic, ["topic", "words"])
+    totals = spark.createDataFrame(by_topic.collect(), ["topic", "words"])
     totals.write.parquet(str(folder / "topic_totals.parquet"))
     top = spark.read.parquet(str(folder / "topic_totals.parquet")).orderBy("words", ascending=False).limit(3).collect()
 
@@ -74,6 +76,7 @@ def main() -> None:
     print("Top topics:", ", ".join(f"{row.topic}={row.words}" for row in top))
     server = os.environ.get("LINEAGE_SERVER_URL", "http://127.0.0.1:8000").rstrip("/")
     print(f"Lineage of this run: {server}/applications/{app_id}/")
+    print(f"Application id: {app_id}")
 
 
 if __name__ == "__main__":

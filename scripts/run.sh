@@ -55,7 +55,14 @@ else
 fi
 echo "Running the example job (examples/word_count_join.py) with the capture agent..."
 LINEAGE_SERVER_URL="http://127.0.0.1:$PORT" LINEAGE_TOKEN="$(cat "$TOKEN_FILE")" \
-  "$PY" examples/word_count_join.py --out "$VAR/example"
+  "$PY" examples/word_count_join.py --out "$VAR/example" | tee "$VAR/log/example.out"
+APP_ID="$(sed -n 's/^Application id: //p' "$VAR/log/example.out")"
+
+echo
+echo "Tracing one output record back to the input lines behind it, through the worker..."
+"$PY" manage.py trace "$APP_ID" --user admin --direction backward --name "example: where 'incident' came from" \
+  --predicate '{"field": 0, "op": "equals", "value": "incident"}' --base-url "http://127.0.0.1:$PORT" \
+  || echo "The trace did not finish; see $VAR/log/worker.log" >&2
 
 echo
 echo "Browse the example job's lineage at the URL above. Press Ctrl-C to stop."

@@ -5,6 +5,7 @@ tracker and status store), and against the data the job read and wrote.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
@@ -14,10 +15,13 @@ from operator import add
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 import capture_agent
 from lineage_server.catalog.models import Application, DatasetIO, IngestedEvent, Job, Operator, Stage
+from lineage_server.tracing.models import Trace
 from tests.integration.spark_truth import jobs_of_group, stages_that_ran
+from tests.lineage_server.worker import celery_worker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,10 +121,12 @@ def test_dataframe_job_reading_and_writing_parquet(spark, sc, agent, tmp_path):
     assert written.first().dataset.size_bytes == sum(f.stat().st_size for f in data_files)
 
 
-def test_example_job_end_to_end(live_server, agent_token, tmp_path):
-    """The job `make run` runs, in its own process, reporting to the live server."""
+def test_example_job_end_to_end(live_server, agent_token, make_member, tmp_path):
+    """The job `make run` runs, in its own process, reporting to the live server; then `make run`'s
+    trace of its "incident" output, through a real worker, reaches exactly the lines behind it."""
     env = {**os.environ, "LINEAGE_SERVER_URL": live_server.url, "LINEAGE_TOKEN": agent_token,
-           "LINEAGE_SPOOL_DIR": str(tmp_path / "spool"), "PYSPARK_PYTHON": sys.executable, "SPARK_MASTER": "local[2]"}
+           "LINEAGE_SPOOL_DIR": str(tmp_path / "spool"), "PYSPARK_PYTHON": sys.executable, "SPARK_MASTER": "local[2]",
+           "LINEAGE_STORE": str(tmp_path / "store")}
     run = subprocess.run([sys.executable, "examples/word_count_join.py", "--out", str(tmp_path / "example")],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -133,6 +139,22 @@ def test_example_job_end_to_end(live_server, agent_token, tmp_path):
     assert {("events.txt", "read"), ("topics.csv", "read"), ("counts_by_topic", "written"),
             ("topic_totals.parquet", "written")} <= ios
     assert not list((tmp_path / "spool").glob("*.json*")), "everything was delivered, nothing spooled"
+    assert {"input", "combiner", "reducer", "join", "output"} <= set(app.capture_points.values_list("kind", flat=True))
+
+    make_member("ana", "analyst")
+    out = io.StringIO()
+    with celery_worker(tmp_path / "worker.log", LINEAGE_TRACE_SPARK_AT_START="false") as worker:
+        call_command("trace", app_id, user="ana", predicate='{"field": 0, "op": "equals", "value": "incident"}',
+                     wait=120, stdout=out)
+        assert worker.poll() is None
+    assert "succeeded" in out.getvalue() and "Trace URL: /api/v1/traces/" in out.getvalue()
+    trace = Trace.objects.get(application=app)
+    lines = (tmp_path / "example" / "input" / "events.txt").read_text().splitlines()
+    behind = [line for line in lines if {"error", "warning"} & set(line.split())]
+    topics = [line for line in (tmp_path / "example" / "input" / "topics.csv").read_text().splitlines()
+              if line.endswith(",incident")]
+    assert trace.result_count == len(behind) + len(topics)
+    assert sorted(trace.summary["result_points"].values()) == sorted([len(behind), len(topics)])
 
 
 def _closed_port() -> int:

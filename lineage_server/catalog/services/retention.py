@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -32,6 +33,9 @@ def plan_deletion(app: Application) -> ApplicationDeletion:
     """The store paths deleting ``app`` would remove, and the locations it would leave alone."""
     plan = ApplicationDeletion(app_id=app.app_id)
     locations = list(app.capture_points.values_list("location", flat=True))
+    # The traces' answers (in the run folders, but a run folder outside the store root is kept).
+    locations += apps.get_model("tracing", "Trace").objects.filter(application=app).exclude(result_location="") \
+        .values_list("result_location", flat=True)
     root = store_files.local_root(settings.LINEAGE["STORE"])
     if root is None:
         return _plan_remote(plan, app.app_id, locations)

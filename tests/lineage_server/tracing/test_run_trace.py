@@ -171,3 +171,16 @@ def test_small_traces_keep_their_records_and_edges(captured, analyst):
     assert start["record_id"] == 0 and start["value"] is None  # values of the result's records only
     outputs = [n for n in records["nodes"] if n["capture_id"] in trace.summary["result_points"]]
     assert outputs and all(n["value"] is not None for n in outputs)
+
+
+def test_deleting_the_application_deletes_its_traces_and_their_result_files(captured, analyst, settings, tmp_path):
+    from capture_agent.record.storage.fs import StoreFS
+    from lineage_server.catalog.models import Application
+    from lineage_server.catalog.services import delete_application
+
+    settings.LINEAGE = {**settings.LINEAGE, "STORE": str(tmp_path / "job" / "store")}
+    done = _run(_ask(captured, analyst, direction="backward", selection={"ids": [0]}).pk)
+    store = StoreFS.resolve(done.result_location)
+    assert done.status == "succeeded" and store.exists(store.root)
+    delete_application(Application.objects.get(app_id=captured.app_id), by="test")
+    assert not Trace.objects.exists() and not store.exists(store.root)
