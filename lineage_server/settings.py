@@ -160,6 +160,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Choice sets that share a field name get names of their own (not a hash suffix).
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "lineage_server.catalog.models.application.RunStatus",
+        "IODirectionEnum": "lineage_server.catalog.models.dataset.IODirection",
+        "TraceStatusEnum": "lineage_server.tracing.models.trace.TraceStatus",
+        "TraceDirectionEnum": "lineage_server.tracing.models.trace.Direction",
+    },
 }
 
 

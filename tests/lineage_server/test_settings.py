@@ -108,7 +108,7 @@ def test_importing_settings_creates_no_folder_and_writes_no_file(tmp_path):
     assert done.returncode == 0, done.stderr
     assert not var.exists(), list(var.rglob("*"))
     assert "uses a temporary key" in done.stderr
-    assert "SPARK_MASTER" not in done.stdout  # declared for the README, read by nothing yet
+    assert "SPARK_MASTER" in done.stdout  # read for the trace worker's Spark session
 
 
 def test_ensure_local_setup_keeps_one_key_that_every_later_process_shares(tmp_path):
