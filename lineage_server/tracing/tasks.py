@@ -32,28 +32,29 @@ def run_trace_task(self: Any, trace_pk: int) -> None:
 @worker_ready.connect
 def _on_worker_ready(sender: Any = None, **_: Any) -> None:
     name = getattr(sender, "hostname", "") or ""
-    counts = recover_traces(restarted_worker=name)
-    connection.close()
-    if any(counts.values()):
-        log.info("traces recovered at start: %s", counts)
     if settings.LINEAGE["TRACE_SPARK_AT_START"] and settings.LINEAGE["TRACE_MODE"] != "local":
         spark.warm_up()
     if not _sweeping.is_set():
+        # In a thread, the first sweep at once: the worker takes tasks even while the database is busy.
         _sweeping.set()
-        threading.Thread(target=_sweep, name="trace-sweeper", daemon=True).start()
+        threading.Thread(target=_sweep, args=(name,), name="trace-sweeper", daemon=True).start()
 
 
-def _sweep() -> None:
+def _sweep(restarted_worker: str) -> None:
     interval = settings.LINEAGE["TRACE_SWEEP_SECONDS"]
+    first = True
     while _sweeping.is_set():
-        threading.Event().wait(interval)
+        if not first:
+            threading.Event().wait(interval)
         try:
-            counts = recover_traces()
+            # The first sweep also takes back what this worker was running when it stopped.
+            counts = recover_traces(restarted_worker=restarted_worker if first else "")
             if any(counts.values()):
                 log.info("traces recovered: %s", counts)
         except Exception:
             log.exception("trace sweep failed")
         finally:
+            first = False
             connection.close()
 
 

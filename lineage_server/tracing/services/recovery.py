@@ -22,7 +22,6 @@ from lineage_server.tracing.services.ask import RUN_TRACE_TASK
 from lineage_server.tracing.services.run import MAX_ATTEMPTS, STOPPED_TOO_OFTEN
 
 
-@transaction.atomic
 def recover_traces(*, restarted_worker: str = "", now: dt.datetime | None = None) -> dict[str, int]:
     """Re-queues or fails stale running traces and re-sends lost queued ones; returns the counts.
 
@@ -35,8 +34,18 @@ def recover_traces(*, restarted_worker: str = "", now: dt.datetime | None = None
     cut_off = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True)
     if restarted_worker:
         cut_off |= Q(worker=restarted_worker)
+    running = Q(status=TraceStatus.RUNNING) & cut_off
+    lost = Q(status=TraceStatus.QUEUED) & (Q(sent_at__lt=stale) | Q(sent_at__isnull=True))
+    # A read first: with nothing owed, no write lock is taken (SQLite's is the whole database's).
+    if not Trace.objects.filter(running | lost).exists():
+        return {"requeued": 0, "failed": 0, "resent": 0}
+    with transaction.atomic():
+        return _recover(running, lost, now)
+
+
+def _recover(running: Q, lost: Q, now: dt.datetime) -> dict[str, int]:
     counts = {"requeued": 0, "failed": 0, "resent": 0}
-    for trace in Trace.objects.select_for_update().filter(Q(status=TraceStatus.RUNNING) & cut_off):
+    for trace in Trace.objects.select_for_update().filter(running):
         if trace.attempts >= MAX_ATTEMPTS:
             trace.status = TraceStatus.FAILED
             trace.finished_at = now
@@ -48,10 +57,7 @@ def recover_traces(*, restarted_worker: str = "", now: dt.datetime | None = None
             queue_task_on_commit(RUN_TRACE_TASK, trace.pk)
             counts["requeued"] += 1
         trace.save(update_fields=["status", "finished_at", "error", "sent_at"])
-    lost = Trace.objects.select_for_update().filter(
-        Q(status=TraceStatus.QUEUED) & (Q(sent_at__lt=stale) | Q(sent_at__isnull=True))
-    )
-    for trace in lost:
+    for trace in Trace.objects.select_for_update().filter(lost):
         trace.sent_at = now
         trace.save(update_fields=["sent_at"])
         queue_task_on_commit(RUN_TRACE_TASK, trace.pk)
