@@ -96,6 +96,17 @@ def generate_pigmix(folder: str, size_mb: float, seed: int) -> tuple[str, str]:
     return views, users
 
 
+def zipf_text(data_dir: str, size_mb: float, seed: int) -> tuple[str, list[str]]:
+    """The Zipf text of ``size_mb`` under ``data_dir`` (generated once) and its vocabulary."""
+    os.makedirs(data_dir, exist_ok=True)
+    vocabulary, cumulative = zipf_vocabulary(8000, seed)
+    text = os.path.join(data_dir, f"zipf-{size_mb:g}mb.txt")
+    if not os.path.exists(text):
+        print(f"generating {text} ...", flush=True)
+        generate_text(text, size_mb, vocabulary, cumulative, seed)
+    return text, vocabulary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=float, default=64.0, help="text input size (default 64)")
@@ -107,12 +118,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 
-    os.makedirs(args.data_dir, exist_ok=True)
-    vocabulary, cumulative = zipf_vocabulary(8000, args.seed)
-    text = os.path.join(args.data_dir, f"zipf-{args.size_mb:g}mb.txt")
-    if not os.path.exists(text):
-        print(f"generating {text} ...", flush=True)
-        generate_text(text, args.size_mb, vocabulary, cumulative, args.seed)
+    text, vocabulary = zipf_text(args.data_dir, args.size_mb, args.seed)
     text_bytes = os.path.getsize(text)
     bench = Bench(args)
     rng = random.Random(args.seed)

@@ -216,6 +216,8 @@ def _celery_broker() -> tuple[str, dict[str, Any]]:
             "processed_folder": str(processed),
             "control_folder": str(control),
             "store_processed": False,
+            # kombu polls the folder once a second by default: a trace would wait ~1 s in the queue.
+            "polling_interval": 0.1,
         }
     return url, {}
 

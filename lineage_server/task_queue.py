@@ -20,9 +20,12 @@ def queue_task_on_commit(name: str, *args: object) -> None:
     """Send task ``name`` with ``args`` when the transaction commits (at once outside one).
 
     A rolled-back transaction sends nothing. What a task does must be owed in the database too
-    (as ``Application.finalize_pending``): a broker may lose a message that was sent.
+    (as ``Application.finalize_pending``, or a trace's ``sent_at``): a broker may lose a message
+    that was sent, and one that is down refuses it. Either way the request that asked has done
+    its part (its transaction committed), so a failed send is logged, not raised; the owed work is
+    sent again by the worker's sweep or ``manage.py requeue_pending``.
     """
-    transaction.on_commit(lambda: send_task(name, *args))
+    transaction.on_commit(lambda: send_task(name, *args), robust=True)
 
 
 def send_task(name: str, *args: object) -> None:

@@ -1,7 +1,8 @@
 """Traces a worker or the broker lost: found from the database, which knows what is owed.
 
 A running trace whose heartbeat went stale (its worker was killed) goes back to the queue, or
-fails after ``MAX_ATTEMPTS``; so does one left running by a worker that has just restarted. A
+fails after ``MAX_ATTEMPTS``; so does one left running by a worker that has just restarted (one
+whose last heartbeat predates the restart: the traces it has taken since are its own). A
 queued trace the broker may have lost (Redis keeps nothing on disk; a restart drops its queue) is
 sent again once it has waited ``LINEAGE_TRACE_STALE_SECONDS``: the claim runs a trace once however
 many messages ask for it.
@@ -22,18 +23,20 @@ from lineage_server.tracing.services.ask import RUN_TRACE_TASK
 from lineage_server.tracing.services.run import MAX_ATTEMPTS, STOPPED_TOO_OFTEN
 
 
-def recover_traces(*, restarted_worker: str = "", now: dt.datetime | None = None) -> dict[str, int]:
+def recover_traces(*, restarted_worker: str = "", started_at: dt.datetime | None = None,
+                   now: dt.datetime | None = None) -> dict[str, int]:
     """Re-queues or fails stale running traces and re-sends lost queued ones; returns the counts.
 
     Args:
-        restarted_worker: a worker that has just started: traces still marked as running on it
-            were cut off, whatever their heartbeat says.
+        restarted_worker: a worker that has just started (at ``started_at``, default now): the
+            traces still marked as running on it with a heartbeat from before then were cut off,
+            however recent that heartbeat.
     """
     now = now or timezone.now()
     stale = now - dt.timedelta(seconds=settings.LINEAGE["TRACE_STALE_SECONDS"])
     cut_off = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True)
     if restarted_worker:
-        cut_off |= Q(worker=restarted_worker)
+        cut_off |= Q(worker=restarted_worker, heartbeat_at__lt=started_at or now)
     running = Q(status=TraceStatus.RUNNING) & cut_off
     lost = Q(status=TraceStatus.QUEUED) & (Q(sent_at__lt=stale) | Q(sent_at__isnull=True))
     # A read first: with nothing owed, no write lock is taken (SQLite's is the whole database's).

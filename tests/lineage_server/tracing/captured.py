@@ -3,11 +3,16 @@ computed from its input files (which lines hold a word, which topics a word has)
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 from dataclasses import dataclass
 from operator import add
 from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parents[3]
 
 VOCABULARY = ["error", "warning", "timeout", "retry", "ok", "info", "debug", "cache", "disk", "auth"]
 TOPICS = {"error": "incident", "warning": "incident", "timeout": "network", "retry": "network", "disk": "storage",
@@ -33,20 +38,41 @@ class CapturedJob:
         return sorted(line for line in self.topic_lines if line.split(",")[1] == topic)
 
 
+def input_lines(seed: int) -> tuple[list[str], list[str]]:
+    """The job's input records for ``seed``: lines of words, and the word -> topic table's lines."""
+    rng = random.Random(seed)
+    lines = [" ".join(rng.choices(VOCABULARY, k=rng.randint(1, 6))) for _ in range(400)]
+    return lines, [f"{w},{t}" for w, t in TOPICS.items()]
+
+
+def write_inputs(folder: Path, seed: int = 3) -> tuple[list[str], list[str], Path, Path]:
+    """The job's two input files under ``folder``; returns (lines, topic lines, text path, topics path)."""
+    lines, topic_lines = input_lines(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    text = folder / "events.txt"
+    text.write_text("".join(line + "\n" for line in lines))
+    topics = folder / "topics.csv"
+    topics.write_text("".join(line + "\n" for line in topic_lines))
+    return lines, topic_lines, text, topics
+
+
+def topic_totals(lines: list[str]) -> dict[str, int]:
+    """The job's answer computed from its input lines: topic -> words counted."""
+    expected: dict[str, int] = {}
+    for line in lines:
+        for word in line.split():
+            if word in TOPICS:
+                expected[TOPICS[word]] = expected.get(TOPICS[word], 0) + 1
+    return expected
+
+
 def capture_word_topics(spark: Any, server_url: str, token: str, folder: Path, seed: int = 3) -> CapturedJob:
     """Word count joined with a word -> topic table, summed per topic, collected: captured with a
     LineageContext, registered with the server at ``server_url``."""
     import capture_agent
     from capture_agent import LineageContext
 
-    rng = random.Random(seed)
-    lines = [" ".join(rng.choices(VOCABULARY, k=rng.randint(1, 6))) for _ in range(400)]
-    folder.mkdir(parents=True, exist_ok=True)
-    text = folder / "events.txt"
-    text.write_text("".join(line + "\n" for line in lines))
-    topic_lines = [f"{w},{t}" for w, t in TOPICS.items()]
-    topics = folder / "topics.csv"
-    topics.write_text("".join(line + "\n" for line in topic_lines))
+    lines, topic_lines, text, topics = write_inputs(folder, seed)
     agent = capture_agent.enable(spark, server_url=server_url, token=token, spool_dir=str(folder / "spool"))
     try:
         lc = LineageContext(spark, store=str(folder / "store"))
@@ -57,10 +83,33 @@ def capture_word_topics(spark: Any, server_url: str, token: str, folder: Path, s
         agent.flush(30)
     finally:
         capture_agent.disable()
-    expected: dict[str, int] = {}
-    for line in lines:
-        for word in line.split():
-            if word in TOPICS:
-                expected[TOPICS[word]] = expected.get(TOPICS[word], 0) + 1
-    assert result == expected
+    assert result == topic_totals(lines)
     return CapturedJob(spark.sparkContext.applicationId, lines, topic_lines, text, topics, result)
+
+
+OWN_APPLICATION = """
+import json, sys
+from pathlib import Path
+from pyspark.sql import SparkSession
+from tests.lineage_server.tracing.captured import capture_word_topics
+
+server, token, folder, seed = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+spark = (SparkSession.builder.master("local[2]").appName("lineage-tests-other")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+try:
+    print(json.dumps({"app_id": capture_word_topics(spark, server, token, folder, seed).app_id}))
+finally:
+    spark.stop()
+"""
+
+
+def capture_in_own_application(server_url: str, token: str, folder: Path, seed: int) -> CapturedJob:
+    """The same job with other data, captured by a PySpark driver of its own (another application id:
+    the test session's SparkContext has one, and an application belongs to one team)."""
+    done = subprocess.run([sys.executable, "-c", OWN_APPLICATION, server_url, token, str(folder), str(seed)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    app_id = json.loads(done.stdout.strip().splitlines()[-1])["app_id"]
+    lines, topic_lines = input_lines(seed)
+    return CapturedJob(app_id, lines, topic_lines, folder / "events.txt", folder / "topics.csv", topic_totals(lines))

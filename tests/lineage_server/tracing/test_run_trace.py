@@ -3,11 +3,13 @@ files, in both directions, by ids, predicate and an earlier result; and what it 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import shutil
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace
@@ -152,8 +154,11 @@ def test_a_trace_taken_twice_runs_once_and_a_stale_running_trace_is_retried_then
     Trace.objects.filter(pk=stuck.pk).update(status="running", attempts=1, heartbeat_at=None, worker="w1")
     assert recover_traces()["requeued"] == 1
     assert Trace.objects.get(pk=stuck.pk).status == "queued"
-    Trace.objects.filter(pk=stuck.pk).update(status="running", attempts=3, worker="w1")
-    assert recover_traces(restarted_worker="w1")["failed"] == 1
+    # A restarted worker takes back what it ran before its restart, not what it has taken since.
+    restart = timezone.now()
+    Trace.objects.filter(pk=stuck.pk).update(status="running", attempts=3, worker="w1", heartbeat_at=restart)
+    assert recover_traces(restarted_worker="w1", started_at=restart)["failed"] == 0
+    assert recover_traces(restarted_worker="w1", started_at=restart + dt.timedelta(seconds=1))["failed"] == 1
     failed = Trace.objects.get(pk=stuck.pk)
     assert failed.status == "failed" and "stopped 3 times" in failed.error
 

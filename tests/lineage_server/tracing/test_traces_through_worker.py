@@ -111,3 +111,25 @@ def test_traces_run_by_the_worker_answer_like_the_input_files_say(captured, clie
     outsider = client_as("otto", "admin", create_team("other", "Other team"))
     assert outsider.get("/api/v1/traces/").json()["count"] == 0
     assert outsider.get(back["url"]).status_code == 404
+
+
+def test_a_worker_on_a_standalone_cluster_runs_traces_there(captured, client_as, tmp_path):
+    from tests.integration.standalone_cluster import standalone_cluster
+
+    analyst = client_as("andy", "analyst")
+    log = tmp_path / "worker.log"
+    with standalone_cluster(tmp_path / "cluster") as cluster, celery_worker(
+        log, LINEAGE_SPARK_MASTER=cluster.url, LINEAGE_TRACE_MODE="spark", SPARK_LOCAL_IP="127.0.0.1"
+    ) as worker:
+        asked = analyst.post("/api/v1/traces/", {
+            "application": captured.app_id, "direction": "backward", "recompute": True,
+            "selection": {"predicate": {"field": 0, "op": "in", "value": ["network", "storage"]}},
+        }, format="json")
+        trace = wait_for(analyst, asked.json()["url"], worker, log)
+        assert trace["status"] == "succeeded", trace["error"]
+        assert trace["summary"]["timings"]["spark_jobs"] > 0
+        # The steps ran on the cluster: the worker's session is one of the master's applications.
+        assert [app["name"] for app in cluster.status()["activeapps"]] == ["lineage-trace-worker"]
+    words = captured.words_of("network") | captured.words_of("storage")
+    expected = captured.lines_with(words) + captured.topic_lines_of("network") + captured.topic_lines_of("storage")
+    assert sorted(r["value"] for r in all_records(analyst, trace["links"]["records"])) == sorted(expected)
