@@ -34,7 +34,7 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
-from _ingest_server import manage, running_server
+from _ingest_server import ensure_database, manage, running_server
 from record_capture import zipf_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +98,8 @@ def main() -> None:
     parser.add_argument("--size-mb", type=float, default=1024.0, help="text input size (default 1024)")
     parser.add_argument("--traces", type=int, default=10, help="traces in a row, then at once (default 10)")
     parser.add_argument("--data-dir", default=str(ROOT / "var" / "bench"), help="generated inputs")
-    parser.add_argument("--database-url", default="", help="default: SQLite in a scratch folder")
+    parser.add_argument("--database-url", default="",
+                        help="default: SQLite in a scratch folder; a PostgreSQL one is created, emptied first")
     parser.add_argument("--broker-url", default="", help="default: the embedded filesystem broker")
     parser.add_argument("--master", default="local[2]", help="the job's and the worker's Spark master")
     parser.add_argument("--poll", type=float, default=0.02, help="seconds between two status reads")
@@ -111,6 +112,8 @@ def main() -> None:
     env = {**os.environ, "LINEAGE_VAR_DIR": str(var), "LINEAGE_SPARK_MASTER": args.master,
            "PYSPARK_PYTHON": sys.executable, "DEBUG": "false", "LINEAGE_HTTPS": "false"}  # http on loopback
     env.update({k: v for k, v in (("DATABASE_URL", args.database_url), ("CELERY_BROKER_URL", args.broker_url)) if v})
+    if args.database_url.startswith("postgres"):
+        ensure_database(args.database_url, reset=True)  # a database of the bench's own, emptied
     manage(env, "migrate", "--noinput", "-v", "0")
     agent_token = Path(manage(env, "ensure_local_setup", "--var", str(var)).splitlines()[-1]).read_text().strip()
     personal_token = manage(env, "shell", "-c", PERSONAL_TOKEN).splitlines()[-1]

@@ -133,3 +133,30 @@ def test_a_worker_on_a_standalone_cluster_runs_traces_there(captured, client_as,
     words = captured.words_of("network") | captured.words_of("storage")
     expected = captured.lines_with(words) + captured.topic_lines_of("network") + captured.topic_lines_of("storage")
     assert sorted(r["value"] for r in all_records(analyst, trace["links"]["records"])) == sorted(expected)
+
+
+def test_cancelling_a_running_trace_stops_it_and_the_worker_goes_on(captured, client_as, tmp_path):
+    from lineage_server.tracing.models import Trace
+
+    analyst = client_as("andy", "analyst")
+    log = tmp_path / "worker.log"
+    # Spark starts once the worker holds the trace: it is running for the seconds a JVM takes to start.
+    with celery_worker(log, LINEAGE_TRACE_MODE="spark", LINEAGE_TRACE_SPARK_AT_START="false") as worker:
+        asked = analyst.post("/api/v1/traces/", {"application": captured.app_id, "direction": "backward",
+                                                 "selection": {"all": True}, "recompute": True}, format="json")
+        pk = asked.json()["id"]
+        deadline = time.monotonic() + 120
+        while Trace.objects.get(pk=pk).status != "running":
+            assert time.monotonic() < deadline and worker.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.05)
+        cancelled = analyst.post(asked.json()["links"]["cancel"])
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        after = analyst.post("/api/v1/traces/", {
+            "application": captured.app_id, "direction": "backward", "recompute": True,
+            "selection": {"predicate": {"field": 0, "op": "equals", "value": "storage"}}}, format="json")
+        assert wait_for(analyst, after.json()["url"], worker, log)["status"] == "succeeded"
+    stopped = Trace.objects.get(pk=pk)
+    assert stopped.status == "cancelled" and stopped.result_location == "" and stopped.result_count is None
+    assert f"trace {pk}: cancelled while running" in log.read_text()  # stopped by the walk, not run to its end
+    results = list((captured.text.parent / "store").rglob(f"trace-{pk}-*.parquet"))
+    assert results == [], "a cancelled trace keeps no answer"
