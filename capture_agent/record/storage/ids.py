@@ -45,20 +45,21 @@ def lift(partition: int, positions: BitMap) -> BitMap64:
 
 
 def split_by_partition(ids: BitMap64) -> Iterator[tuple[int, BitMap]]:
-    """Yields (partition, 32-bit bitmap of positions) for every partition that holds ids."""
-    if not ids:
-        return
-    last = ids.max()
-    part = ids.min() >> SHIFT
-    while True:
-        lo, hi = part << SHIFT, (part + 1) << SHIFT
+    """Yields (partition, 32-bit bitmap of positions) for every partition that holds ids.
+
+    Each partition's ids are cut out with a range spanning only its first to last id (found by
+    rank): a range over the whole 2^32 positions would cost 65,536 containers per partition."""
+    count = len(ids)
+    start = 0
+    while start < count:
+        first = ids[start]
+        part = first >> SHIFT
+        end = ids.rank(((part + 1) << SHIFT) - 1)
         window = BitMap64()
-        window.add_range(lo, hi)
+        window.add_range(first, ids[end - 1] + 1)
         window &= ids
         yield part, BitMap.deserialize(window.serialize()[12:])
-        if hi > last:
-            return
-        part = next(ids.iter_equal_or_larger(hi)) >> SHIFT
+        start = end
 
 
 def partitions_of(ids: BitMap64) -> list[int]:
