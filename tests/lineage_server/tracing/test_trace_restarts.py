@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import kombu.pools
 import pytest
 
 from lineage_server.celery import app as celery_app
@@ -107,12 +108,13 @@ class Redis:
 
 @contextmanager
 def _sending_to(url: str) -> Iterator[None]:
-    """This process (the web server's side) sends its tasks to ``url`` for the block: Celery keeps
-    its connection pools on the app, so they are dropped, as Celery itself does after a fork."""
+    """This process (the web server's side) sends its tasks to ``url`` for the block. Celery keeps
+    its connection pools on the app and kombu in a registry by broker URL: both are emptied (as
+    Celery does after a fork), or the old broker's pool would be found closed afterwards."""
     app: Any = celery_app  # the pools are private attributes the stubs do not name
 
     def reconnect() -> None:
-        app.pool.force_close_all()
+        kombu.pools.reset()
         app._pool = None
         app.amqp._producer_pool = None
 
