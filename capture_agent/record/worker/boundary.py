@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 from capture_agent.record.storage.layouts.base import bitmap64_bytes, bitmap_bytes, write_sets
@@ -20,7 +21,7 @@ from capture_agent.record.storage.layouts.shuffled import (
     write_sets_per_parent,
 )
 from capture_agent.record.storage.tables import TableSink, TableStream, TableTarget
-from capture_agent.record.worker.spill import CHECK_EVERY, MemoryBudget, Runs
+from capture_agent.record.worker.spill import CHECK_EVERY, MemoryBudget, Runs, merge_by_key
 from capture_agent.record.worker.tails import lists_by_slot, merged_combiners, spill_keyed
 
 Agent = Callable[[int, Iterable[Any]], Iterator[tuple[int, Any]]]
@@ -34,29 +35,20 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
         # like the map side: a slot per key, and flat arrays of (slot, combiner id) grouped once
         index: dict[Any, int] = {}
-        get = index.get
         values: list[Any] = []
         slots = array("I")
         cids = array("q")
         runs = Runs(MemoryBudget(memory_mb))
-        c = next_check = 0
-        for key, (combined, cid) in iterator:
-            j = get(key)
-            if j is None:
-                j = index[key] = len(values)
-                values.append(combined)
-            else:
-                values[j] = merge_combiners(values[j], combined)
-            slots.append(j)
-            cids.append(cid)
-            c += 1
-            if c >= next_check:  # the first record, then every CHECK_EVERY
-                next_check = c + CHECK_EVERY
-                if runs.budget.over():
-                    spill_keyed(runs, index, values, slots, cids)
-                    index, values, slots, cids = {}, [], array("I"), array("q")
-                    get = index.get
-                    runs.budget.spilled()
+        records = iter(iterator)
+        for chunk in iter(lambda: list(islice(records, CHECK_EVERY)), []):
+            keys, pairs = zip(*chunk, strict=True)
+            combined, ids = zip(*pairs, strict=True)
+            merge_by_key(zip(keys, combined, strict=True), merge_combiners, index, values, slots)
+            cids.extend(ids)
+            if runs.budget.over():  # every CHECK_EVERY records
+                spill_keyed(runs, index, values, slots, cids)
+                index, values, slots, cids = {}, [], array("I"), array("q")
+                runs.budget.spilled()
         if not runs.count:
             write_list_global(target, split, lists_by_slot(slots, cids))
             yield from enumerate(zip(index, values, strict=True))
@@ -64,7 +56,7 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
         spill_keyed(runs, index, values, slots, cids)
         del index, values, slots, cids
         stream = TableStream(target, split)
-        for n, key, value in merged_combiners(runs, merge_combiners, stream, split, write_list_global, "q"):
+        for n, key, value in merged_combiners(runs, merge_combiners, stream, split, write_list_global):
             yield n, (key, value)
 
     return agent
@@ -192,8 +184,8 @@ def group_reducer(target: TableTarget, mode: str, nsides: int, memory_mb: float)
         del grouped
         stream = TableStream(target, split)
         n = 0
-        for bucket in runs.buckets(_merge_gathered):
-            for record in rows(bucket, mode, nsides, stream, split):
+        for keys, values, _ in runs.merged(_merge_gathered):
+            for record in rows(dict(zip(keys, values, strict=True)), mode, nsides, stream, split):
                 yield n, record
                 n += 1
         stream.close()

@@ -6,17 +6,26 @@ and group (``boundary.py``) keep their keys in a dict and their lineage in flat 
 (``pyspark.shuffle.get_used_memory``: the worker's resident memory, against the same limits:
 0.9 of the setting on the map side, the setting on the reduce side). Past it, the task's state
 (each key's value *and* the ids it came from) goes to local disk as one run, hash-partitioned into
-``BUCKETS`` files as ``ExternalMerger`` does, and the task starts again with empty state.
+``BUCKETS`` buckets as ``ExternalMerger`` does, and the task starts again with empty state.
 
-At the end of a task that spilled, the runs are merged one bucket at a time (the rest stays on
-disk): the keys of a bucket are merged with the operator's own merge function, their ids
-concatenated in run order (so position lists stay sorted), and the bucket's records are yielded
-and its rows appended to the partition's table (``storage.tables.TableStream``). Memory is then
-bounded by one bucket, whatever the partition size.
+A run is a folder ``<run>/`` of
+- ``0`` .. ``58``: each bucket's (key, value) pairs, pickled, compressed and auto-batched as
+  ``pyspark.shuffle`` writes them, keys in the order the task first saw them;
+- ``ids.arrow`` (given the ids): an Arrow IPC file of one record batch per bucket, whose one list
+  column holds the ids of each of that bucket's keys, in the order of the bucket's pairs. The
+  lists are bucketed in C++ (a stable sort by bucket and a take), never one Python object per key.
+The group reducer spills its per-key state whole in the pickles (no ``ids.arrow``).
 
-Spill files live under ``SPARK_LOCAL_DIRS`` (``/tmp`` by default), like PySpark's, in the pickled,
-compressed, auto-batched format of ``pyspark.shuffle``, and are deleted bucket by bucket as they
-are merged (and all of them if the task fails).
+At the end of a task that spilled, ``Runs.merged`` merges the runs one bucket at a time (the rest
+stays on disk): a bucket's keys are merged with the operator's merge function, each key gets a
+slot in first-seen order, and the ids of every run's lists are grouped by slot with one sort and
+take (``group_by_slot``), concatenated in run order (so position lists stay sorted). The caller
+yields the bucket's records and appends its rows to the partition's table
+(``storage.tables.TableStream``). Memory is then bounded by one bucket, whatever the partition size.
+
+Spill files live under ``SPARK_LOCAL_DIRS`` (``/tmp`` by default), like PySpark's. The pickles are
+deleted bucket by bucket as they are merged, each ``ids.arrow`` (memory-mapped, one bucket's batch
+at a time) once the merge is done, and all of them if the task fails.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -33,6 +43,7 @@ BUCKETS = 59  # ExternalMerger's partitions
 CHECK_EVERY = 1000  # records between two memory checks (ExternalMerger's first batch)
 SPILL_BATCH = 1000  # items of one bucket written together
 MAP_SIDE = 0.9  # the map side's share of spark.python.worker.memory (as in PySpark's combineByKey)
+IDS_FILE = "ids.arrow"
 
 
 def used_memory_mb() -> int:
@@ -76,8 +87,47 @@ def _local_dir() -> str:
     return os.path.join(dirs[uuid.uuid4().int % len(dirs)], "python", str(os.getpid()), "lineage-" + uuid.uuid4().hex)
 
 
+def merge_by_key(pairs: Iterable[tuple[Any, Any]], merge: Callable[[Any, Any], Any], index: dict[Any, int],
+                 values: list[Any], slots: array) -> None:
+    """Adds (key, value) pairs to a keyed state: a new key gets the next slot (``index``) and its
+    value a place in ``values``, a known key's value is merged (``merge(old, new)``); each pair's
+    slot is appended to ``slots``."""
+    get = index.get
+    keep_slot = slots.append
+    for key, value in pairs:
+        j = get(key)
+        if j is None:
+            j = index[key] = len(values)
+            values.append(value)
+        else:
+            values[j] = merge(values[j], value)
+        keep_slot(j)
+
+
+def group_by_slot(slots: array, lists: list[Any]) -> Any:
+    """The lists (pyarrow ListArrays, in run order) concatenated per slot: ``slots[k]`` is the
+    slot of the k-th list over all of them, slots numbered 0, 1, ... in first-seen order. One
+    stable sort of the lists' values by slot, so each slot's ids stay in run order.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    merged = pa.concat_arrays(lists)
+    values = merged.flatten()
+    if not len(values):
+        return pa.ListArray.from_arrays(pa.array([0], pa.int32()), values)
+    slot_of_list = pa.Array.from_buffers(pa.uint32(), len(slots), [None, pa.py_buffer(slots)])
+    slot_of_value = pc.take(slot_of_list, pc.list_parent_indices(merged))
+    grouped = pc.take(values, pc.sort_indices(slot_of_value))
+    # a key has one id at least, so value_counts (first-seen order) lists every slot in order
+    counts = pc.value_counts(slot_of_value).field("counts")
+    offsets = pc.cast(pc.cumulative_sum(pa.concat_arrays([pa.array([0], pa.int64()), counts])), pa.int32())
+    return pa.ListArray.from_arrays(offsets, grouped)
+
+
 class Runs:
-    """Runs of (key, state) on local disk, one file per run and bucket; merged bucket by bucket.
+    """Runs of (key, value) and their ids on local disk (see the module docstring); merged bucket
+    by bucket.
 
     The caller drops what it spilled, then calls ``budget.spilled()``."""
 
@@ -86,7 +136,9 @@ class Runs:
         self.count = 0
         self.folder = ""
 
-    def spill(self, items: Iterable[tuple[Any, Any]]) -> None:
+    def spill(self, items: Iterable[tuple[Any, Any]], ids: Any = None) -> None:
+        """One run: the (key, value) ``items`` and, given ``ids`` (a pyarrow ListArray of one
+        list per item, in the same order), their ids."""
         import pyspark.shuffle as shuffle
 
         if not self.folder:
@@ -95,12 +147,15 @@ class Runs:
         os.makedirs(path, exist_ok=True)
         serializer = _serializer()
         self.budget.before = used_memory_mb()
+        buckets = array("B")
+        bucket_of = buckets.append
         files = [open(os.path.join(path, str(i)), "wb") for i in range(BUCKETS)]
         try:
             # each bucket's items go out in batches (not item by item, not all at once)
             batches: list[list[tuple[Any, Any]]] = [[] for _ in range(BUCKETS)]
             for item in items:
                 i = hash(item[0]) % BUCKETS
+                bucket_of(i)
                 batch = batches[i]
                 batch.append(item)
                 if len(batch) == SPILL_BATCH:
@@ -112,26 +167,67 @@ class Runs:
         finally:
             for f in files:
                 f.close()
+        if ids is not None:
+            written += _write_ids(os.path.join(path, IDS_FILE), buckets, ids)
         self.count += 1
         shuffle.DiskBytesSpilled += written
 
-    def buckets(self, merge: Callable[[Any, Any], Any]) -> Iterator[dict[Any, Any]]:
-        """Each bucket's states merged by key (``merge(a, b)`` returns the merged state), in turn."""
+    def merged(self, merge: Callable[[Any, Any], Any]) -> Iterator[tuple[list[Any], list[Any], Any]]:
+        """Each bucket in turn, its runs merged: its keys (first-seen order), their values
+        (``merge(a, b)`` returns two values of a key merged) and, for runs spilled with ids, each
+        key's ids over the runs in run order as a pyarrow ListArray (else None)."""
         serializer = _serializer()
+        id_files = [os.path.join(self.folder, str(run), IDS_FILE) for run in range(self.count)]
+        with_ids = bool(id_files) and os.path.exists(id_files[0])
         try:
             for i in range(BUCKETS):
-                merged: dict[Any, Any] = {}
+                index: dict[Any, int] = {}
+                values: list[Any] = []
+                slots = array("I")
                 for run in range(self.count):
                     path = os.path.join(self.folder, str(run), str(i))
                     with open(path, "rb") as f:
-                        for key, state in serializer.load_stream(f):
-                            old = merged.get(key)
-                            merged[key] = state if old is None else merge(old, state)
+                        merge_by_key(serializer.load_stream(f), merge, index, values, slots)
                     os.unlink(path)
-                yield merged
+                ids = _merged_ids(id_files, i, slots) if with_ids else None
+                yield list(index), values, ids
         finally:
             self.remove()
 
     def remove(self) -> None:
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _write_ids(path: str, buckets: array, ids: Any) -> int:
+    """Writes ``ids`` (one list per item) as one record batch per bucket (``buckets[k]``: item
+    k's bucket), items in their order within a bucket; returns the file's size."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    bucket_array = pa.Array.from_buffers(pa.uint8(), len(buckets), [None, pa.py_buffer(buckets)])
+    by_bucket = ids.take(pc.sort_indices(bucket_array))  # stable: each bucket keeps the items' order
+    counts = array("q", bytes(8 * BUCKETS))
+    for bucket, count in zip(*pc.value_counts(bucket_array).flatten(), strict=True):
+        counts[bucket.as_py()] = count.as_py()
+    schema = pa.schema([("ids", ids.type)])
+    start = 0
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        for count in counts:
+            writer.write_batch(pa.record_batch([by_bucket.slice(start, count)], schema=schema))
+            start += count
+    return os.path.getsize(path)
+
+
+def _merged_ids(id_files: list[str], bucket: int, slots: array) -> Any:
+    """Bucket ``bucket``'s ids of every run, grouped by key slot (``group_by_slot``). Each file is
+    mapped only while its batch is read, so the bucket's pages are unmapped once grouped."""
+    import pyarrow as pa
+
+    sources = [pa.memory_map(path) for path in id_files]
+    try:
+        lists = [pa.ipc.open_file(source).get_batch(bucket).column(0) for source in sources]
+        return group_by_slot(slots, lists)
+    finally:
+        for source in sources:
+            source.close()

@@ -45,9 +45,10 @@ def finish_save(target: TableTarget, part: int, offsets: array, positions: array
     write_save(target, part, offsets, positions)
 
 
-def lists_by_slot(slots: array, values: array | None, base: int = 0) -> Any:
+def lists_by_slot(slots: array, values: array | None, base: int = 0, hi: int = -1) -> Any:
     """``values`` (record i's value; None: ``base`` + i) grouped by key slot (0, 1, ...) into one
-    list per slot, as a pyarrow ListArray built with one C++ sort (no Python object per key).
+    list per slot, as a pyarrow ListArray built with one C++ sort (no Python object per key);
+    given ``hi`` (a partition's ``part << 32``), positions as global ids (int64).
 
     Slots are numbered in first-seen order, so value_counts (first-seen order) lists the counts in
     slot order; the sort is stable, so each list keeps the records' order.
@@ -58,95 +59,55 @@ def lists_by_slot(slots: array, values: array | None, base: int = 0) -> Any:
     value_type = pa.uint32() if values is None or values.typecode == "I" else pa.int64()
     n = len(slots)
     if n == 0:
-        return pa.ListArray.from_arrays(pa.array([0], pa.int32()), pa.array([], value_type))
-    slot_array = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(slots)])
-    order = pc.sort_indices(slot_array)
-    if values is None:
-        grouped = pc.cast(order, pa.uint32())
-        if base:
-            grouped = pc.add(grouped, pa.scalar(base, pa.uint32()))
+        grouped = pa.array([], value_type)
+        offsets = pa.array([0], pa.int32())
     else:
-        grouped = pc.take(pa.Array.from_buffers(value_type, n, [None, pa.py_buffer(values)]), order)
-    counts = pc.value_counts(slot_array).field("counts")
-    offsets = pc.cast(pc.cumulative_sum(pa.concat_arrays([pa.array([0], pa.int64()), counts])), pa.int32())
+        slot_array = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(slots)])
+        order = pc.sort_indices(slot_array)
+        if values is None:
+            grouped = pc.cast(order, pa.uint32())
+            if base:
+                grouped = pc.add(grouped, pa.scalar(base, pa.uint32()))
+        else:
+            grouped = pc.take(pa.Array.from_buffers(value_type, n, [None, pa.py_buffer(values)]), order)
+        counts = pc.value_counts(slot_array).field("counts")
+        offsets = pc.cast(pc.cumulative_sum(pa.concat_arrays([pa.array([0], pa.int64()), counts])), pa.int32())
+    if hi >= 0:
+        grouped = pc.add(pc.cast(grouped, pa.int64()), pa.scalar(hi, pa.int64()))
     return pa.ListArray.from_arrays(offsets, grouped)
 
 
-def arrays_by_slot(slots: array, values: array | None, base: int = 0, hi: int = -1) -> Iterator[array]:
-    """``lists_by_slot`` as one array per slot, in slot order: positions (array('I')), ids
-    (array('q')), or, given ``hi`` (a partition's ``part << 32``), positions as global ids."""
-    yield from _slices(slots, values, base, hi, False)
-
-
-def ids_by_slot(slots: array, positions: array | None, hi: int, base: int = 0) -> Iterator[int | array]:
-    """The global ids of each slot's records, in slot order: an int for a slot of one record (most
-    of them when keys are nearly unique: cheaper to build and to pickle), else an array('q')."""
-    yield from _slices(slots, positions, base, hi, True)
-
-
-def _slices(slots: array, values: array | None, base: int, hi: int, scalars: bool) -> Iterator[Any]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    lists = lists_by_slot(slots, values, base)
-    flat = lists.values
-    if hi >= 0:
-        flat = pc.add(pc.cast(flat, pa.int64()), pa.scalar(hi, pa.int64()))
-    typecode = "I" if flat.type == pa.uint32() else "q"
-    width = 4 if typecode == "I" else 8
-    data = memoryview(flat.buffers()[1])[flat.offset * width:(flat.offset + len(flat)) * width]
-    items = data.cast("q") if typecode == "q" else data.cast("I")
+def ids_per_list(lists: Any) -> Iterator[int | array]:
+    """The global ids of each list of ``lists`` (a ListArray of int64), in order: an int for a list
+    of one (most of them when keys are nearly unique: cheaper to build and to pickle), else an
+    array('q')."""
+    flat = lists.flatten()
+    data = memoryview(flat.buffers()[1])[flat.offset * 8:(flat.offset + len(flat)) * 8]
+    items = data.cast("q")
     start = 0
     for n in lists.value_lengths().to_pylist():
-        if n == 1 and scalars:
+        if n == 1:
             yield items[start]
         else:
-            chunk = array(typecode)
-            chunk.frombytes(data[start * width:(start + n) * width])
+            chunk = array("q")
+            chunk.frombytes(data[start * 8:(start + n) * 8])
             yield chunk
         start += n
 
 
-def list_array(chunks: list[array], typecode: str) -> Any:
-    """Arrays of ``typecode`` ("I" or "q") as a pyarrow ListArray (one list per array)."""
-    import pyarrow as pa
-
-    value_type = pa.int64() if typecode == "q" else pa.uint32()
-    offsets = array("i", [0])
-    total = 0
-    for chunk in chunks:
-        total += len(chunk)
-        offsets.append(total)
-    flat = b"".join(chunk.tobytes() for chunk in chunks)
-    values = pa.Array.from_buffers(value_type, total, [None, pa.py_buffer(flat)])
-    return pa.ListArray.from_arrays(pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)]),
-                                    values)
-
-
 def spill_keyed(runs: Runs, keys: dict[Any, int], values: list[Any], slots: array, ids: array | None,
                 base: int = 0, hi: int = -1) -> None:
-    """Sends a task's keyed state to disk as one run: per key, (its value, the ids it came from:
-    positions, or global ids given ``hi``). Nothing to send: no run."""
+    """Sends a task's keyed state to disk as one run: its (key, value) pairs and each key's ids
+    (positions, or global ids given ``hi``) as Arrow lists. Nothing to send: no run."""
     if not keys:
         return
-    runs.spill(zip(keys, zip(values, arrays_by_slot(slots, ids, base, hi), strict=True), strict=True))
+    runs.spill(zip(keys, values, strict=True), lists_by_slot(slots, ids, base, hi))
 
 
-def merge_lists(a: tuple[list[Any], array], b: tuple[list[Any], array]) -> tuple[list[Any], array]:
-    """Merges two spilled group states: values and ids, in run order."""
-    a[0].extend(b[0])
-    a[1].extend(b[1])
+def concat_values(a: list[Any], b: list[Any]) -> list[Any]:
+    """Merges two spilled group values (lists of a key's values), in run order."""
+    a.extend(b)
     return a
-
-
-def merging_combiners(merge: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """Merges two spilled combine states with the operator's mergeCombiners; ids in run order."""
-
-    def merged(a: tuple[Any, array], b: tuple[Any, array]) -> tuple[Any, array]:
-        a[1].extend(b[1])
-        return merge(a[0], b[0]), a[1]
-
-    return merged
 
 
 def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values: list[Any], slots: array,
@@ -165,22 +126,20 @@ def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values
     spill_keyed(runs, keys, values, slots, positions, base)
     keys.clear()
     values.clear()
-    for n, key, value in merged_combiners(runs, merge, TableStream(target, part), part, write_list_local, "I"):
+    for n, key, value in merged_combiners(runs, merge, TableStream(target, part), part, write_list_local):
         yield key, (value, hi | n)
 
 
 def merged_combiners(runs: Runs, merge: Callable[[Any, Any], Any], stream: TableStream, part: int,
-                     write: Callable[[Any, int, Any], None], typecode: str) -> Iterator[tuple[int, Any, Any]]:
+                     write: Callable[[Any, int, Any], None]) -> Iterator[tuple[int, Any, Any]]:
     """(n, key, combined value) of a spilled combine task's runs, merged bucket by bucket; each
-    bucket's id lists (``typecode``) go to ``stream`` through the layout's ``write``, then it closes."""
+    bucket's id lists go to ``stream`` through the layout's ``write``, then it closes."""
     n = 0
-    for bucket in runs.buckets(merging_combiners(merge)):
-        chunks = []
-        for key, (value, chunk) in bucket.items():
+    for keys, values, ids in runs.merged(merge):
+        for key, value in zip(keys, values, strict=True):
             yield n, key, value
-            chunks.append(chunk)
             n += 1
-        write(stream, part, list_array(chunks, typecode))
+        write(stream, part, ids)
     stream.close()
 
 
@@ -191,12 +150,13 @@ def finish_group(part: int, side: int, keys: dict[Any, int], values: list[Any], 
     (one id as an int, several as an array('q'))."""
     hi = part << SHIFT
     if runs is None or not runs.count:
-        for (key, slot), ids in zip(keys.items(), ids_by_slot(slots, positions, hi, base), strict=True):
+        for (key, slot), ids in zip(keys.items(), ids_per_list(lists_by_slot(slots, positions, base, hi)),
+                                    strict=True):
             yield key, (side, values[slot], ids)
         return
     spill_keyed(runs, keys, values, slots, positions, base, hi)
     keys.clear()
     values.clear()
-    for bucket in runs.buckets(merge_lists):
-        for key, (vals, chunk) in bucket.items():
-            yield key, (side, vals, chunk[0] if len(chunk) == 1 else chunk)
+    for bucket_keys, bucket_values, ids in runs.merged(concat_values):
+        for key, vals, one in zip(bucket_keys, bucket_values, ids_per_list(ids), strict=True):
+            yield key, (side, vals, one)

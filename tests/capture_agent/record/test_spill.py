@@ -11,6 +11,7 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -163,10 +164,45 @@ def test_runs_merge_by_key_in_run_order_and_leave_nothing(tmp_path, monkeypatch)
         return x[0] + y[0], x[1] + y[1]
 
     merged: dict[str, Any] = {}
-    for bucket in runs.buckets(merge):
-        assert not set(bucket) & set(merged)  # a key lives in one bucket
-        merged.update(bucket)
+    for keys, values, ids in runs.merged(merge):
+        assert ids is None  # spilled without ids
+        assert not set(keys) & set(merged)  # a key lives in one bucket
+        merged.update(zip(keys, values, strict=True))
     assert merged == {"a": ([1, 3], [10, 30]), "b": ([2], [20]), "c": ([4], [40])}
+    assert leftover_files(tmp_path) == []
+
+
+def test_runs_with_ids_merge_each_keys_ids_in_run_order(tmp_path, monkeypatch):
+    """Keys repeated across runs: values merged by the merge function, each key's ids the
+    concatenation of its lists in run order, every key in one bucket; nothing left on disk."""
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
+    rng = random.Random(3)
+    runs = Runs(MemoryBudget(0))
+    expected_values: dict[str, int] = {}
+    expected_ids: dict[str, list[int]] = {}
+    next_id = 0
+    for _ in range(4):
+        keys = rng.sample([f"k{i}" for i in range(300)], 200)  # most keys in several runs
+        values, lists = [], []
+        for key in keys:
+            ids = list(range(next_id, next_id + rng.randint(1, 3)))
+            next_id += len(ids)
+            values.append(len(ids))
+            lists.append(ids)
+            expected_values[key] = expected_values.get(key, 0) + len(ids)
+            expected_ids.setdefault(key, []).extend(ids)
+        runs.spill(zip(keys, values, strict=True), pa.array(lists, pa.list_(pa.int64())))
+    assert len(leftover_files(tmp_path)) == 4 * (BUCKETS + 1)  # the pickles and one ids file per run
+
+    merged_values: dict[str, int] = {}
+    merged_ids: dict[str, list[int]] = {}
+    for keys, values, ids in runs.merged(add):
+        assert len(keys) == len(values) == len(ids)
+        assert not set(keys) & set(merged_values)
+        merged_values.update(zip(keys, values, strict=True))
+        merged_ids.update(zip(keys, ids.to_pylist(), strict=True))
+    assert merged_values == expected_values
+    assert merged_ids == expected_ids  # ids were numbered in run order: each list is sorted
     assert leftover_files(tmp_path) == []
 
 
