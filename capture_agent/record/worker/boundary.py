@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from capture_agent.record.storage.layouts.base import bitmap64_bytes, bitmap_bytes, write_sets
+from capture_agent.record.storage.layouts.base import bitmap64_bytes, bitmap_bytes, int64_values, write_sets
 from capture_agent.record.storage.layouts.local import write_one_local, write_set_partition
 from capture_agent.record.storage.layouts.shuffled import (
     write_list_global,
@@ -22,7 +22,7 @@ from capture_agent.record.storage.layouts.shuffled import (
 )
 from capture_agent.record.storage.tables import TableSink, TableStream, TableTarget
 from capture_agent.record.worker.spill import CHECK_EVERY, MemoryBudget, Runs, merge_by_key
-from capture_agent.record.worker.tails import lists_by_slot, merged_combiners, spill_keyed
+from capture_agent.record.worker.tails import ids_per_list, lists_by_slot, merged_combiners, spill_keyed
 
 Agent = Callable[[int, Iterable[Any]], Iterator[tuple[int, Any]]]
 
@@ -62,109 +62,157 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
     return agent
 
 
-Gathered = dict[Any, tuple[list[list[Any]], list[array]]]
+class Gathered:
+    """A group reducer's state: per key (a slot, first-seen order) its values per side, and per
+    side the flat ids of the records gathered with their keys' slots (grouped once, in Arrow)."""
+
+    def __init__(self, nsides: int) -> None:
+        self.index: dict[Any, int] = {}
+        self.values: list[list[list[Any]]] = []  # per slot, per side
+        self.slots = [array("I") for _ in range(nsides)]
+        self.ids = [array("q") for _ in range(nsides)]
+
+    def id_lists(self) -> list[Any]:
+        """Per side, each key's ids (a ListArray of int64, one list per slot, maybe empty)."""
+        return [lists_by_slot(slots, ids, nslots=len(self.values))
+                for slots, ids in zip(self.slots, self.ids, strict=True)]
 
 
 def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
     """Shuffled (key, (side, values, ids)) -> per key, per side: the values and their global ids
     (``ids``: one id, or an array('q') of them). Past the budget, what is gathered goes to disk as
     a run (``runs``) and gathering starts again."""
-    grouped: Gathered = {}
-    get = grouped.get
+    state = Gathered(nsides)
+    index, values, slots, flat = state.index, state.values, state.slots, state.ids
+    get = index.get
+    two = nsides == 2
     c = next_check = 0
-    for key, (side, values, ids) in iterator:
-        entry = get(key)
-        if entry is None:
-            entry = grouped[key] = ([[] for _ in range(nsides)], [array("q") for _ in range(nsides)])
-        entry[0][side].extend(values)
+    for key, (side, vals, ids) in iterator:
+        j = get(key)
+        if j is None:
+            j = index[key] = len(values)
+            values.append([[], []] if two else [[] for _ in range(nsides)])
+        values[j][side].extend(vals)
         if type(ids) is int:
-            entry[1][side].append(ids)
+            slots[side].append(j)
+            flat[side].append(ids)
         else:
-            entry[1][side].extend(ids)
+            slots[side].extend(array("I", [j]) * len(ids))
+            flat[side].extend(ids)
         c += 1
         if c >= next_check:  # the first record, then every CHECK_EVERY
             next_check = c + CHECK_EVERY
-            if grouped and runs.budget.over():
-                runs.spill(grouped.items())
-                grouped = {}
-                get = grouped.get
+            if runs.budget.over():
+                runs.spill(zip(index, values, strict=True), state.id_lists())
+                state = Gathered(nsides)
+                index, values, slots, flat = state.index, state.values, state.slots, state.ids
+                get = index.get
                 runs.budget.spilled()
-    return grouped
+    return state
 
 
-def _merge_gathered(a: Any, b: Any) -> Any:
-    for side in range(len(a[0])):
-        a[0][side].extend(b[0][side])
-        a[1][side].extend(b[1][side])
+def _merge_sides(a: list[list[Any]], b: list[list[Any]]) -> list[list[Any]]:
+    for side, vals in enumerate(b):
+        a[side].extend(vals)
     return a
 
 
-def _group_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, split: int) -> list[Any]:
+Rows = Callable[[list[Any], list[list[list[Any]]], list[Any], str, TableSink, int], list[Any]]
+
+
+def _group_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any], mode: str, target: TableSink,
+                split: int) -> list[Any]:
     from pyspark.resultiterable import ResultIterable
 
-    out: list[Any] = []
-    sets = []
-    for key, (values, ids) in grouped.items():
-        out.append((key, ResultIterable(values[0])))
-        sets.append(bitmap64_bytes(ids[0]))
-    write_sets(target, split, sets)
-    return out
+    write_sets(target, split, [bitmap64_bytes(chunk) for chunk in ids_per_list(ids[0], scalars=False)])
+    return [(key, ResultIterable(vals[0])) for key, vals in zip(keys, values, strict=True)]
 
 
-def _cogroup_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, split: int) -> list[Any]:
+def _cogroup_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any], mode: str, target: TableSink,
+                  split: int) -> list[Any]:
+    import pyarrow.compute as pc
     from pyspark.resultiterable import ResultIterable
 
-    out: list[Any] = []
-    per_side: list[list[bytes]] = [[] for _ in range(nsides)]
-    for key, (values, ids) in grouped.items():
-        if mode == "intersection":
-            if not (values[0] and values[1]):
-                continue
-            out.append(key)
-        else:
-            out.append((key, tuple(ResultIterable(vs) for vs in values)))
-        for side in range(nsides):
-            per_side[side].append(bitmap64_bytes(ids[side]))
+    if mode == "intersection":
+        kept = pc.and_(pc.greater(ids[0].value_lengths(), 0), pc.greater(ids[1].value_lengths(), 0))
+        out = [key for key, keep in zip(keys, kept.to_pylist(), strict=True) if keep]
+        ids = [side.filter(kept) for side in ids]
+    else:
+        out = [(key, tuple(ResultIterable(vs) for vs in vals)) for key, vals in zip(keys, values, strict=True)]
+    per_side = [[bitmap64_bytes(chunk) for chunk in ids_per_list(side, scalars=False)] for side in ids]
     write_sets_per_parent(target, split, per_side)
     return out
 
 
-def _join_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, split: int) -> list[Any]:
+def _join_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any], mode: str, target: TableSink,
+               split: int) -> list[Any]:
     out: list[Any] = []
-    lefts: list[int | None] = []
-    rights: list[int | None] = []
-    for key, (values, ids) in grouped.items():
-        lv, rv = values
-        lid: list[int | None] = list(ids[0])
-        rid: list[int | None] = list(ids[1])
-        if not lv and mode in ("right", "full"):
-            lv, lid = [None], [None]
-        if not rv and mode in ("left", "full"):
-            rv, rid = [None], [None]
-        for v, vi in zip(lv, lid, strict=True):
-            for w, wi in zip(rv, rid, strict=True):
-                out.append((key, (v, w)))
-                lefts.append(vi)
-                rights.append(wi)
+    append = out.append
+    left_missing = mode in ("right", "full")
+    right_missing = mode in ("left", "full")
+    for key, (lv, rv) in zip(keys, values, strict=True):
+        if not lv and left_missing:
+            lv = [None]
+        if not rv and right_missing:
+            rv = [None]
+        for v in lv:
+            for w in rv:
+                append((key, (v, w)))
+    lefts, rights = _pair_ids(ids[0], ids[1], left_missing, right_missing)
     write_pair(target, split, lefts, rights)
     return out
 
 
-def _subtract_rows(grouped: Gathered, mode: str, nsides: int, target: TableSink, split: int) -> list[Any]:
+def _pair_ids(lefts: Any, rights: Any, left_missing: bool, right_missing: bool) -> tuple[Any, Any]:
+    """The (left id, right id) of each output of ``_join_rows``, in its order, from each key's
+    left and right ids (ListArrays): per key, every left id with every right id, left-major;
+    null for a side an outer join keeps missing (``left_missing``/``right_missing``). Computed
+    per partition in Arrow: row r of key k is pair (r - start_k) // b_k, (r - start_k) % b_k."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    one = pa.scalar(1, pa.int64())
+    a = pc.cast(lefts.value_lengths(), pa.int64())
+    b = pc.cast(rights.value_lengths(), pa.int64())
+    a_out = pc.max_element_wise(a, one) if left_missing else a
+    b_out = pc.max_element_wise(b, one) if right_missing else b
+    per_key = pc.multiply(a_out, b_out)
+    starts = pa.concat_arrays([pa.array([0], pa.int64()), pc.cumulative_sum(per_key)])
+    total = starts[-1].as_py()
+    rows = pa.ListArray.from_arrays(pc.cast(starts, pa.int32()), pa.nulls(total, pa.int8()))
+    key = pc.list_parent_indices(rows)
+    row = pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(array("q", range(total)))])
+    local = pc.subtract(row, pc.take(starts, key))
+    width = pc.take(b_out, key)
+    left_pair = pc.divide(local, width)  # integers: truncated, as they are >= 0
+    right_pair = pc.subtract(local, pc.multiply(left_pair, width))
+
+    def ids(lists: Any, counts: Any, pair: Any) -> Any:
+        index = pc.add(pc.take(pc.cast(lists.offsets, pa.int64()), key), pair)
+        index = pc.if_else(pc.equal(pc.take(counts, key), 0), pa.scalar(None, pa.int64()), index)
+        return pc.take(lists.values, index)
+
+    return ids(lefts, a, left_pair), ids(rights, b, right_pair)
+
+
+def _subtract_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any], mode: str, target: TableSink,
+                   split: int) -> list[Any]:
+    import pyarrow.compute as pc
+
     out: list[Any] = []
-    kept = array("q")
-    for key, (values, ids) in grouped.items():
-        if values[0] and not values[1]:
-            for v, vi in zip(values[0], ids[0], strict=True):
-                out.append((key, v) if mode == "subtract_by_key" else key)
-                kept.append(vi)
-    write_one_global(target, split, kept)
+    by_key = mode == "subtract_by_key"
+    for key, (lv, rv) in zip(keys, values, strict=True):
+        if lv and not rv:
+            out.extend([(key, v) for v in lv] if by_key else [key] * len(lv))
+    kept = pc.and_(pc.greater(ids[0].value_lengths(), 0), pc.equal(ids[1].value_lengths(), 0))
+    write_one_global(target, split, int64_values(pc.list_flatten(ids[0].filter(kept))))
     return out
 
 
-_REDUCERS = {"group": _group_rows, "cogroup": _cogroup_rows, "intersection": _cogroup_rows, "join": _join_rows,
-             "left": _join_rows, "right": _join_rows, "full": _join_rows, "subtract_by_key": _subtract_rows,
-             "subtract": _subtract_rows}
+_REDUCERS: dict[str, Rows] = {
+    "group": _group_rows, "cogroup": _cogroup_rows, "intersection": _cogroup_rows, "join": _join_rows,
+    "left": _join_rows, "right": _join_rows, "full": _join_rows, "subtract_by_key": _subtract_rows,
+    "subtract": _subtract_rows}
 GROUP_MODES = tuple(_REDUCERS)
 
 
@@ -175,17 +223,18 @@ def group_reducer(target: TableTarget, mode: str, nsides: int, memory_mb: float)
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
         runs = Runs(MemoryBudget(memory_mb))
-        grouped = _gather(iterator, nsides, runs)
+        state = _gather(iterator, nsides, runs)
         if not runs.count:
-            yield from enumerate(rows(grouped, mode, nsides, target, split))
+            yield from enumerate(rows(list(state.index), state.values, state.id_lists(), mode, target, split))
             return
-        if grouped:
-            runs.spill(grouped.items())
-        del grouped
+        if state.index:
+            runs.spill(zip(state.index, state.values, strict=True), state.id_lists())
+        del state
         stream = TableStream(target, split)
         n = 0
-        for keys, values, _ in runs.merged(_merge_gathered):
-            for record in rows(dict(zip(keys, values, strict=True)), mode, nsides, stream, split):
+        for keys, values, ids in runs.merged(_merge_sides):
+            assert ids is not None
+            for record in rows(keys, values, ids, mode, stream, split):
                 yield n, record
                 n += 1
         stream.close()

@@ -11,16 +11,16 @@ and group (``boundary.py``) keep their keys in a dict and their lineage in flat 
 A run is a folder ``<run>/`` of
 - ``0`` .. ``58``: each bucket's (key, value) pairs, pickled, compressed and auto-batched as
   ``pyspark.shuffle`` writes them, keys in the order the task first saw them;
-- ``ids.arrow`` (given the ids): an Arrow IPC file of one record batch per bucket, whose one list
-  column holds the ids of each of that bucket's keys, in the order of the bucket's pairs. The
-  lists are bucketed in C++ (a stable sort by bucket and a take), never one Python object per key.
-The group reducer spills its per-key state whole in the pickles (no ``ids.arrow``).
+- ``ids.arrow``: an Arrow IPC file of one record batch per bucket, whose list columns (one, or one
+  per side of a cogroup) hold the ids of each of that bucket's keys, in the order of the bucket's
+  pairs. The lists are bucketed in C++ (a stable sort by bucket and a take), never one Python
+  object per key.
 
 At the end of a task that spilled, ``Runs.merged`` merges the runs one bucket at a time (the rest
-stays on disk): a bucket's keys are merged with the operator's merge function, each key gets a
-slot in first-seen order, and the ids of every run's lists are grouped by slot with one sort and
-take (``group_by_slot``), concatenated in run order (so position lists stay sorted). The caller
-yields the bucket's records and appends its rows to the partition's table
+stays on disk): a bucket's keys are merged with the operator's merge function (``merge_by_key``),
+each key getting a slot in first-seen order, and the ids of every run's lists are grouped by slot
+with one sort and take (``group_by_slot``), concatenated in run order (so position lists stay
+sorted). The caller yields the bucket's records and appends its rows to the partition's table
 (``storage.tables.TableStream``). Memory is then bounded by one bucket, whatever the partition size.
 
 Spill files live under ``SPARK_LOCAL_DIRS`` (``/tmp`` by default), like PySpark's. The pickles are
@@ -104,25 +104,39 @@ def merge_by_key(pairs: Iterable[tuple[Any, Any]], merge: Callable[[Any, Any], A
         keep_slot(j)
 
 
-def group_by_slot(slots: array, lists: list[Any]) -> Any:
-    """The lists (pyarrow ListArrays, in run order) concatenated per slot: ``slots[k]`` is the
-    slot of the k-th list over all of them, slots numbered 0, 1, ... in first-seen order. One
-    stable sort of the lists' values by slot, so each slot's ids stay in run order.
+def by_slot(slot_of_value: Any, values: Any, nslots: int = -1) -> Any:
+    """``values`` (a pyarrow array; None: their indices, as uint32) grouped by their slots
+    (``slot_of_value``, uint32) into one list per slot, as a ListArray, with one stable sort
+    (each list keeps the values' order).
+
+    Without ``nslots`` every slot 0, 1, ... holds a value and slots are numbered in first-seen
+    order, so value_counts (first-seen order) lists the counts in slot order. Given ``nslots``,
+    slots may be empty (a key with no record on one side of a cogroup): counting ``0 .. nslots-1``
+    first, then the slots, puts the counts (each one too many) in slot order.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    merged = pa.concat_arrays(lists)
-    values = merged.flatten()
-    if not len(values):
-        return pa.ListArray.from_arrays(pa.array([0], pa.int32()), values)
-    slot_of_list = pa.Array.from_buffers(pa.uint32(), len(slots), [None, pa.py_buffer(slots)])
-    slot_of_value = pc.take(slot_of_list, pc.list_parent_indices(merged))
-    grouped = pc.take(values, pc.sort_indices(slot_of_value))
-    # a key has one id at least, so value_counts (first-seen order) lists every slot in order
-    counts = pc.value_counts(slot_of_value).field("counts")
+    order = pc.sort_indices(slot_of_value)
+    grouped = pc.cast(order, pa.uint32()) if values is None else pc.take(values, order)
+    if nslots < 0:
+        counts = pc.value_counts(slot_of_value).field("counts")
+    else:
+        every = pa.Array.from_buffers(pa.uint32(), nslots, [None, pa.py_buffer(array("I", range(nslots)))])
+        counts = pc.subtract(pc.value_counts(pa.concat_arrays([every, slot_of_value])).field("counts"), 1)
     offsets = pc.cast(pc.cumulative_sum(pa.concat_arrays([pa.array([0], pa.int64()), counts])), pa.int32())
     return pa.ListArray.from_arrays(offsets, grouped)
+
+
+def group_by_slot(slots: array, lists: list[Any], nslots: int) -> Any:
+    """The lists (pyarrow ListArrays, in run order) concatenated per slot: ``slots[k]`` is the
+    slot (of ``nslots``) of the k-th list over all of them. Each slot's ids stay in run order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    merged = pa.concat_arrays(lists)
+    slot_of_list = pa.Array.from_buffers(pa.uint32(), len(slots), [None, pa.py_buffer(slots)])
+    return by_slot(pc.take(slot_of_list, pc.list_parent_indices(merged)), merged.flatten(), nslots)
 
 
 class Runs:
@@ -136,9 +150,9 @@ class Runs:
         self.count = 0
         self.folder = ""
 
-    def spill(self, items: Iterable[tuple[Any, Any]], ids: Any = None) -> None:
-        """One run: the (key, value) ``items`` and, given ``ids`` (a pyarrow ListArray of one
-        list per item, in the same order), their ids."""
+    def spill(self, items: Iterable[tuple[Any, Any]], ids: list[Any] | None = None) -> None:
+        """One run: the (key, value) ``items`` and, given ``ids`` (id columns, e.g. one per side of
+        a cogroup: pyarrow ListArrays of one list per item, in the same order), their ids."""
         import pyspark.shuffle as shuffle
 
         if not self.folder:
@@ -172,10 +186,10 @@ class Runs:
         self.count += 1
         shuffle.DiskBytesSpilled += written
 
-    def merged(self, merge: Callable[[Any, Any], Any]) -> Iterator[tuple[list[Any], list[Any], Any]]:
+    def merged(self, merge: Callable[[Any, Any], Any]) -> Iterator[tuple[list[Any], list[Any], list[Any] | None]]:
         """Each bucket in turn, its runs merged: its keys (first-seen order), their values
-        (``merge(a, b)`` returns two values of a key merged) and, for runs spilled with ids, each
-        key's ids over the runs in run order as a pyarrow ListArray (else None)."""
+        (``merge(a, b)`` returns two values of a key merged) and, for runs spilled with ids, per
+        id column each key's ids over the runs in run order, as pyarrow ListArrays (else None)."""
         serializer = _serializer()
         id_files = [os.path.join(self.folder, str(run), IDS_FILE) for run in range(self.count)]
         with_ids = bool(id_files) and os.path.exists(id_files[0])
@@ -189,7 +203,7 @@ class Runs:
                     with open(path, "rb") as f:
                         merge_by_key(serializer.load_stream(f), merge, index, values, slots)
                     os.unlink(path)
-                ids = _merged_ids(id_files, i, slots) if with_ids else None
+                ids = _merged_ids(id_files, i, slots, len(values)) if with_ids else None
                 yield list(index), values, ids
         finally:
             self.remove()
@@ -199,35 +213,37 @@ class Runs:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _write_ids(path: str, buckets: array, ids: Any) -> int:
-    """Writes ``ids`` (one list per item) as one record batch per bucket (``buckets[k]``: item
-    k's bucket), items in their order within a bucket; returns the file's size."""
+def _write_ids(path: str, buckets: array, ids: list[Any]) -> int:
+    """Writes the id columns (one list per item) as one record batch per bucket (``buckets[k]``:
+    item k's bucket), items in their order within a bucket; returns the file's size."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     bucket_array = pa.Array.from_buffers(pa.uint8(), len(buckets), [None, pa.py_buffer(buckets)])
-    by_bucket = ids.take(pc.sort_indices(bucket_array))  # stable: each bucket keeps the items' order
+    order = pc.sort_indices(bucket_array)  # stable: each bucket keeps the items' order
+    by_bucket = [column.take(order) for column in ids]
     counts = array("q", bytes(8 * BUCKETS))
     for bucket, count in zip(*pc.value_counts(bucket_array).flatten(), strict=True):
         counts[bucket.as_py()] = count.as_py()
-    schema = pa.schema([("ids", ids.type)])
+    schema = pa.schema([(f"ids{i}", column.type) for i, column in enumerate(ids)])
     start = 0
     with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
         for count in counts:
-            writer.write_batch(pa.record_batch([by_bucket.slice(start, count)], schema=schema))
+            writer.write_batch(pa.record_batch([column.slice(start, count) for column in by_bucket], schema=schema))
             start += count
     return os.path.getsize(path)
 
 
-def _merged_ids(id_files: list[str], bucket: int, slots: array) -> Any:
-    """Bucket ``bucket``'s ids of every run, grouped by key slot (``group_by_slot``). Each file is
-    mapped only while its batch is read, so the bucket's pages are unmapped once grouped."""
+def _merged_ids(id_files: list[str], bucket: int, slots: array, nslots: int) -> list[Any]:
+    """Bucket ``bucket``'s id columns of every run, grouped by key slot (``group_by_slot``). Each
+    file is mapped only while its batch is read, so the bucket's pages are unmapped once grouped."""
     import pyarrow as pa
 
     sources = [pa.memory_map(path) for path in id_files]
     try:
-        lists = [pa.ipc.open_file(source).get_batch(bucket).column(0) for source in sources]
-        return group_by_slot(slots, lists)
+        batches = [pa.ipc.open_file(source).get_batch(bucket) for source in sources]
+        return [group_by_slot(slots, [batch.column(i) for batch in batches], nslots)
+                for i in range(batches[0].num_columns)]
     finally:
         for source in sources:
             source.close()

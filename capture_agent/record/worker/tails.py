@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from capture_agent.record.storage.ids import SHIFT
+from capture_agent.record.storage.layouts.base import int64_values
 from capture_agent.record.storage.layouts.inputs import write_text_input
 from capture_agent.record.storage.layouts.local import (
     write_list_local,
@@ -19,7 +20,7 @@ from capture_agent.record.storage.layouts.local import (
     write_single_result,
 )
 from capture_agent.record.storage.tables import TableStream, TableTarget
-from capture_agent.record.worker.spill import Runs
+from capture_agent.record.worker.spill import Runs, by_slot
 
 
 class LimitReached(Exception):
@@ -45,52 +46,43 @@ def finish_save(target: TableTarget, part: int, offsets: array, positions: array
     write_save(target, part, offsets, positions)
 
 
-def lists_by_slot(slots: array, values: array | None, base: int = 0, hi: int = -1) -> Any:
+def lists_by_slot(slots: array, values: array | None, base: int = 0, hi: int = -1, nslots: int = -1) -> Any:
     """``values`` (record i's value; None: ``base`` + i) grouped by key slot (0, 1, ...) into one
     list per slot, as a pyarrow ListArray built with one C++ sort (no Python object per key);
-    given ``hi`` (a partition's ``part << 32``), positions as global ids (int64).
-
-    Slots are numbered in first-seen order, so value_counts (first-seen order) lists the counts in
-    slot order; the sort is stable, so each list keeps the records' order.
+    given ``hi`` (a partition's ``part << 32``), positions as global ids (int64). Slots are
+    numbered in first-seen order; given ``nslots``, some may have no record (``spill.by_slot``).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    value_type = pa.uint32() if values is None or values.typecode == "I" else pa.int64()
-    n = len(slots)
-    if n == 0:
-        grouped = pa.array([], value_type)
-        offsets = pa.array([0], pa.int32())
-    else:
-        slot_array = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(slots)])
-        order = pc.sort_indices(slot_array)
-        if values is None:
-            grouped = pc.cast(order, pa.uint32())
-            if base:
-                grouped = pc.add(grouped, pa.scalar(base, pa.uint32()))
-        else:
-            grouped = pc.take(pa.Array.from_buffers(value_type, n, [None, pa.py_buffer(values)]), order)
-        counts = pc.value_counts(slot_array).field("counts")
-        offsets = pc.cast(pc.cumulative_sum(pa.concat_arrays([pa.array([0], pa.int64()), counts])), pa.int32())
+    slot_array = pa.Array.from_buffers(pa.uint32(), len(slots), [None, pa.py_buffer(slots)])
+    if values is not None:
+        value_type = pa.uint32() if values.typecode == "I" else pa.int64()
+        flat = pa.Array.from_buffers(value_type, len(values), [None, pa.py_buffer(values)])
+    lists = by_slot(slot_array, None if values is None else flat, nslots)
+    if hi < 0 and not (values is None and base):
+        return lists
+    grouped = lists.values
+    if values is None and base:
+        grouped = pc.add(grouped, pa.scalar(base, pa.uint32()))
     if hi >= 0:
         grouped = pc.add(pc.cast(grouped, pa.int64()), pa.scalar(hi, pa.int64()))
-    return pa.ListArray.from_arrays(offsets, grouped)
+    return pa.ListArray.from_arrays(lists.offsets, grouped)
 
 
-def ids_per_list(lists: Any) -> Iterator[int | array]:
-    """The global ids of each list of ``lists`` (a ListArray of int64), in order: an int for a list
-    of one (most of them when keys are nearly unique: cheaper to build and to pickle), else an
-    array('q')."""
-    flat = lists.flatten()
-    data = memoryview(flat.buffers()[1])[flat.offset * 8:(flat.offset + len(flat)) * 8]
-    items = data.cast("q")
+def ids_per_list(lists: Any, scalars: bool = True) -> Iterator[int | array]:
+    """The global ids of each list of ``lists`` (a ListArray of int64), in order, as array('q');
+    with ``scalars``, a list of one as an int (most of them when keys are nearly unique: cheaper
+    to build and to pickle)."""
+    flat = int64_values(lists.flatten()).tobytes()
+    items = memoryview(flat).cast("q")
     start = 0
     for n in lists.value_lengths().to_pylist():
-        if n == 1:
+        if n == 1 and scalars:
             yield items[start]
         else:
             chunk = array("q")
-            chunk.frombytes(data[start * 8:(start + n) * 8])
+            chunk.frombytes(flat[start * 8:(start + n) * 8])
             yield chunk
         start += n
 
@@ -101,7 +93,7 @@ def spill_keyed(runs: Runs, keys: dict[Any, int], values: list[Any], slots: arra
     (positions, or global ids given ``hi``) as Arrow lists. Nothing to send: no run."""
     if not keys:
         return
-    runs.spill(zip(keys, values, strict=True), lists_by_slot(slots, ids, base, hi))
+    runs.spill(zip(keys, values, strict=True), [lists_by_slot(slots, ids, base, hi)])
 
 
 def concat_values(a: list[Any], b: list[Any]) -> list[Any]:
@@ -139,7 +131,8 @@ def merged_combiners(runs: Runs, merge: Callable[[Any, Any], Any], stream: Table
         for key, value in zip(keys, values, strict=True):
             yield n, key, value
             n += 1
-        write(stream, part, ids)
+        assert ids is not None
+        write(stream, part, ids[0])
     stream.close()
 
 
@@ -150,13 +143,14 @@ def finish_group(part: int, side: int, keys: dict[Any, int], values: list[Any], 
     (one id as an int, several as an array('q'))."""
     hi = part << SHIFT
     if runs is None or not runs.count:
-        for (key, slot), ids in zip(keys.items(), ids_per_list(lists_by_slot(slots, positions, base, hi)),
+        for (key, slot), one in zip(keys.items(), ids_per_list(lists_by_slot(slots, positions, base, hi)),
                                     strict=True):
-            yield key, (side, values[slot], ids)
+            yield key, (side, values[slot], one)
         return
     spill_keyed(runs, keys, values, slots, positions, base, hi)
     keys.clear()
     values.clear()
-    for bucket_keys, bucket_values, ids in runs.merged(concat_values):
-        for key, vals, one in zip(bucket_keys, bucket_values, ids_per_list(ids), strict=True):
+    for bucket_keys, bucket_values, lists in runs.merged(concat_values):
+        assert lists is not None
+        for key, vals, one in zip(bucket_keys, bucket_values, ids_per_list(lists[0]), strict=True):
             yield key, (side, vals, one)

@@ -173,34 +173,40 @@ def test_runs_merge_by_key_in_run_order_and_leave_nothing(tmp_path, monkeypatch)
 
 
 def test_runs_with_ids_merge_each_keys_ids_in_run_order(tmp_path, monkeypatch):
-    """Keys repeated across runs: values merged by the merge function, each key's ids the
-    concatenation of its lists in run order, every key in one bucket; nothing left on disk."""
+    """Keys repeated across runs: values merged by the merge function, each key's ids (in each id
+    column, where some keys have none) the concatenation of its lists in run order, every key in
+    one bucket; nothing left on disk."""
     monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
     rng = random.Random(3)
     runs = Runs(MemoryBudget(0))
     expected_values: dict[str, int] = {}
-    expected_ids: dict[str, list[int]] = {}
+    expected_ids: dict[str, tuple[list[int], list[int]]] = {}
     next_id = 0
     for _ in range(4):
         keys = rng.sample([f"k{i}" for i in range(300)], 200)  # most keys in several runs
-        values, lists = [], []
+        values: list[int] = []
+        columns: tuple[list[list[int]], list[list[int]]] = ([], [])
         for key in keys:
             ids = list(range(next_id, next_id + rng.randint(1, 3)))
             next_id += len(ids)
+            odd = [-i for i in ids] if int(key[1:]) % 2 else []  # the second column: odd keys only
             values.append(len(ids))
-            lists.append(ids)
+            columns[0].append(ids)
+            columns[1].append(odd)
             expected_values[key] = expected_values.get(key, 0) + len(ids)
-            expected_ids.setdefault(key, []).extend(ids)
-        runs.spill(zip(keys, values, strict=True), pa.array(lists, pa.list_(pa.int64())))
+            expected = expected_ids.setdefault(key, ([], []))
+            expected[0].extend(ids)
+            expected[1].extend(odd)
+        runs.spill(zip(keys, values, strict=True), [pa.array(c, pa.list_(pa.int64())) for c in columns])
     assert len(leftover_files(tmp_path)) == 4 * (BUCKETS + 1)  # the pickles and one ids file per run
 
     merged_values: dict[str, int] = {}
-    merged_ids: dict[str, list[int]] = {}
-    for keys, values, ids in runs.merged(add):
-        assert len(keys) == len(values) == len(ids)
+    merged_ids: dict[str, tuple[list[int], list[int]]] = {}
+    for keys, values, lists in runs.merged(add):
+        assert lists is not None and len(keys) == len(values) == len(lists[0]) == len(lists[1])
         assert not set(keys) & set(merged_values)
         merged_values.update(zip(keys, values, strict=True))
-        merged_ids.update(zip(keys, ids.to_pylist(), strict=True))
+        merged_ids.update(zip(keys, zip(lists[0].to_pylist(), lists[1].to_pylist(), strict=True), strict=True))
     assert merged_values == expected_values
     assert merged_ids == expected_ids  # ids were numbered in run order: each list is sorted
     assert leftover_files(tmp_path) == []

@@ -106,6 +106,14 @@ def i64_column(values: array) -> Any:
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
+def int64_values(column: Any) -> array:
+    """A pyarrow int64 array (no nulls) as array('q'), copied in C."""
+    out = array("q")
+    if len(column):
+        out.frombytes(memoryview(column.buffers()[1])[column.offset * 8:(column.offset + len(column)) * 8])
+    return out
+
+
 def uint32_values(column: Any) -> array:
     """A pyarrow uint32 array (no nulls) as array('I'), copied in C (pyroaring reads it fast)."""
     out = array("I")
