@@ -80,7 +80,7 @@ class Gathered:
 
 def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
     """Shuffled (key, (side, values, ids)) -> per key, per side: the values and their global ids
-    (``ids``: one id, or an array('q') of them). Past the budget, what is gathered goes to disk as
+    (``ids``: one id, or an array('q')'s bytes). Past the budget, what is gathered goes to disk as
     a run (``runs``) and gathering starts again."""
     state = Gathered(nsides)
     index, values, slots, flat = state.index, state.values, state.slots, state.ids
@@ -97,8 +97,8 @@ def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
             slots[side].append(j)
             flat[side].append(ids)
         else:
-            slots[side].extend(array("I", [j]) * len(ids))
-            flat[side].extend(ids)
+            slots[side].extend(array("I", [j]) * (len(ids) >> 3))
+            flat[side].frombytes(ids)
         c += 1
         if c >= next_check:  # the first record, then every CHECK_EVERY
             next_check = c + CHECK_EVERY

@@ -140,9 +140,10 @@ def bitmap_bytes(positions: Any) -> bytes:
 
 
 def bitmap64_bytes(ids: Any) -> bytes:
-    if isinstance(ids, array) and ids.typecode == "q":  # ids are >= 0: read as uint64 (BitMap64 takes the buffer)
-        unsigned = array("Q")
-        unsigned.frombytes(ids.tobytes())
+    """``ids``: ints, an array('q') or an array('q')'s bytes."""
+    if isinstance(ids, bytes) or (isinstance(ids, array) and ids.typecode == "q"):
+        unsigned = array("Q")  # ids are >= 0: read as uint64 (BitMap64 takes the buffer)
+        unsigned.frombytes(ids)
         ids = unsigned
     bm = BitMap64(ids)
     bm.run_optimize()
