@@ -12,7 +12,13 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from capture_agent.record.storage.layouts.base import bitmap64_bytes, bitmap_bytes, int64_values, write_sets
+from capture_agent.record.storage.layouts.base import (
+    bitmap64_bytes,
+    bitmap_bytes,
+    i64_column,
+    int64_values,
+    write_sets,
+)
 from capture_agent.record.storage.layouts.local import write_one_local, write_set_partition
 from capture_agent.record.storage.layouts.shuffled import (
     write_list_global,
@@ -181,7 +187,7 @@ def _pair_ids(lefts: Any, rights: Any, left_missing: bool, right_missing: bool) 
     total = starts[-1].as_py()
     rows = pa.ListArray.from_arrays(pc.cast(starts, pa.int32()), pa.nulls(total, pa.int8()))
     key = pc.list_parent_indices(rows)
-    row = pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(array("q", range(total)))])
+    row = i64_column(array("q", range(total)))
     local = pc.subtract(row, pc.take(starts, key))
     width = pc.take(b_out, key)
     left_pair = pc.divide(local, width)  # integers: truncated, as they are >= 0

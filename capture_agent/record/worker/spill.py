@@ -39,6 +39,8 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from capture_agent.record.storage.layouts.base import u32_column
+
 BUCKETS = 59  # ExternalMerger's partitions
 CHECK_EVERY = 1000  # records between two memory checks (ExternalMerger's first batch)
 SPILL_BATCH = 1000  # items of one bucket written together
@@ -122,7 +124,7 @@ def by_slot(slot_of_value: Any, values: Any, nslots: int = -1) -> Any:
     if nslots < 0:
         counts = pc.value_counts(slot_of_value).field("counts")
     else:
-        every = pa.Array.from_buffers(pa.uint32(), nslots, [None, pa.py_buffer(array("I", range(nslots)))])
+        every = u32_column(array("I", range(nslots)))
         counts = pc.subtract(pc.value_counts(pa.concat_arrays([every, slot_of_value])).field("counts"), 1)
     offsets = pc.cast(pc.cumulative_sum(pa.concat_arrays([pa.array([0], pa.int64()), counts])), pa.int32())
     return pa.ListArray.from_arrays(offsets, grouped)
@@ -135,8 +137,7 @@ def group_by_slot(slots: array, lists: list[Any], nslots: int) -> Any:
     import pyarrow.compute as pc
 
     merged = pa.concat_arrays(lists)
-    slot_of_list = pa.Array.from_buffers(pa.uint32(), len(slots), [None, pa.py_buffer(slots)])
-    return by_slot(pc.take(slot_of_list, pc.list_parent_indices(merged)), merged.flatten(), nslots)
+    return by_slot(pc.take(u32_column(slots), pc.list_parent_indices(merged)), merged.flatten(), nslots)
 
 
 class Runs:

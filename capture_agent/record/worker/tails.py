@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from capture_agent.record.storage.ids import SHIFT
-from capture_agent.record.storage.layouts.base import int64_values
+from capture_agent.record.storage.layouts.base import i64_column, int64_values, u32_column
 from capture_agent.record.storage.layouts.inputs import write_text_input
 from capture_agent.record.storage.layouts.local import (
     write_list_local,
@@ -55,11 +55,8 @@ def lists_by_slot(slots: array, values: array | None, base: int = 0, hi: int = -
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    slot_array = pa.Array.from_buffers(pa.uint32(), len(slots), [None, pa.py_buffer(slots)])
-    if values is not None:
-        value_type = pa.uint32() if values.typecode == "I" else pa.int64()
-        flat = pa.Array.from_buffers(value_type, len(values), [None, pa.py_buffer(values)])
-    lists = by_slot(slot_array, None if values is None else flat, nslots)
+    flat = None if values is None else u32_column(values) if values.typecode == "I" else i64_column(values)
+    lists = by_slot(u32_column(slots), flat, nslots)
     if hi < 0 and not (values is None and base):
         return lists
     grouped = lists.values

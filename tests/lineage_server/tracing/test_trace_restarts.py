@@ -17,6 +17,7 @@ import pytest
 
 from lineage_server.celery import app as celery_app
 from lineage_server.tracing.models import Trace
+from tests.integration.standalone_cluster import free_port
 from tests.lineage_server.tracing.test_traces_through_worker import all_records
 from tests.lineage_server.worker import celery_worker
 
@@ -73,17 +74,11 @@ def test_a_worker_killed_mid_trace_leaves_it_to_the_next_worker(captured, client
     _answered_right(analyst, captured, pk, "network")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Redis:
     """A redis-server of the test's own on a free port, keeping nothing on disk (as the deployment's)."""
 
     def __init__(self, folder: Path) -> None:
-        self.port, self.folder = _free_port(), folder
+        self.port, self.folder = free_port(), folder
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = f"redis://127.0.0.1:{self.port}/0"
 

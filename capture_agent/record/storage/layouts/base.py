@@ -106,22 +106,25 @@ def i64_column(values: array) -> Any:
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
+def _copied(column: Any, typecode: str) -> array:
+    """A pyarrow array or chunked array of fixed-width ints (no nulls) as an array of ``typecode``,
+    copied in C."""
+    out = array(typecode)
+    column = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    if len(column):
+        width = out.itemsize
+        out.frombytes(memoryview(column.buffers()[1])[column.offset * width:(column.offset + len(column)) * width])
+    return out
+
+
 def int64_values(column: Any) -> array:
     """A pyarrow int64 array (no nulls) as array('q'), copied in C."""
-    out = array("q")
-    if len(column):
-        out.frombytes(memoryview(column.buffers()[1])[column.offset * 8:(column.offset + len(column)) * 8])
-    return out
+    return _copied(column, "q")
 
 
 def uint32_values(column: Any) -> array:
     """A pyarrow uint32 array (no nulls) as array('I'), copied in C (pyroaring reads it fast)."""
-    out = array("I")
-    column = column.combine_chunks() if hasattr(column, "combine_chunks") else column
-    if len(column):
-        data = column.buffers()[1]
-        out.frombytes(memoryview(data)[column.offset * 4:(column.offset + len(column)) * 4])
-    return out
+    return _copied(column, "I")
 
 
 def list_rows_meeting(column: Any, wanted: Any) -> list[int]:
