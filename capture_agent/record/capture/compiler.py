@@ -35,7 +35,6 @@ from capture_agent.record.storage.layouts import (
     OneGlobal,
     OneLocal,
     Pair,
-    SetGlobal,
     SetLocal,
     SetPartition,
     Sets,
@@ -189,7 +188,7 @@ class Compiler:
 
     # the capture kind and table layout of each family of group operators
     _GROUP_LAYOUT: dict[str, tuple[str, type[Layout]]] = {
-        "group": ("reducer", SetGlobal), "cogroup": ("reducer", Sets), "intersection": ("reducer", Sets),
+        "group": ("reducer", ListGlobal), "cogroup": ("reducer", Sets), "intersection": ("reducer", Sets),
         "join": ("join", Pair), "left": ("join", Pair), "right": ("join", Pair), "full": ("join", Pair),
         "subtract_by_key": ("reducer", OneGlobal), "subtract": ("reducer", OneGlobal)}
 

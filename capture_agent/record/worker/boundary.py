@@ -130,7 +130,7 @@ def _group_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any], 
                 split: int) -> list[Any]:
     from pyspark.resultiterable import ResultIterable
 
-    write_sets(target, split, [bitmap64_bytes(chunk) for chunk in ids_per_list(ids[0], scalars=False)])
+    write_list_global(target, split, ids[0])
     return [(key, ResultIterable(vals[0])) for key, vals in zip(keys, values, strict=True)]
 
 

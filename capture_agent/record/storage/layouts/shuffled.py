@@ -3,8 +3,8 @@
 | layout | columns | meaning | modes (deletion rule) |
 |---|---|---|---|
 | one_global | out_id, in_id (int64) | one parent id | shuffles (copy); top (copy, limit); subtract (−) |
-| list_global | out_id, in_ids (list<int64>) | combiner ids of a reducer output | combine (+); distinct (δ) |
-| set_global | out_id, in_ids (BitMap64) | a group's input ids | group (+) |
+| list_global | out_id, in_ids (list<int64>) | combiner ids of a reducer output; a group's input ids | combine (+); distinct (δ); group (+) |
+| set_global | out_id, in_ids (BitMap64) | a group's input ids (written before groups took list_global) | group (+) |
 | sets | out_id, in_ids_0..n (BitMap64) | one set per parent | cogroup (+); intersection (δ·δ) |
 | pair | out_id, left_id, right_id (nullable) | a pair's two inputs | join, cartesian (·); outer joins |
 """
@@ -86,7 +86,8 @@ def write_list_global(target: TableSink, part: int, in_ids: Any) -> None:
 
 @dataclass
 class ListGlobal(Layout):
-    """Row i <- the combiner ids merged into it (reduceByKey and friends, countByValue)."""
+    """Row i <- the combiner ids merged into it (reduceByKey and friends, countByValue), or the
+    ids of the records grouped under its key (groupByKey)."""
 
     name: ClassVar[str] = "list_global"
     columns: ClassVar[tuple[str, ...]] = ("out_id", "in_ids")
@@ -111,7 +112,9 @@ class ListGlobal(Layout):
 
 @dataclass
 class SetGlobal(Layout):
-    """Row i <- a set of parent ids (groupByKey)."""
+    """Row i <- a set of parent ids (groupByKey in stores written before it took ``list_global``:
+    a Roaring bitmap per key cost more to build than the list, which delta encoding keeps as
+    small; kept so those stores still read)."""
 
     name: ClassVar[str] = "set_global"
     columns: ClassVar[tuple[str, ...]] = ("out_id", "in_ids")
