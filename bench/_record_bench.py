@@ -1,6 +1,15 @@
 """What the record-capture benchmarks share: timing, CPU and peak Python-worker memory of the whole
 process tree (from /proc), and a Bench that runs plain and captured variants alternately in one
-Spark application and prints their ratios."""
+Spark application and prints their ratios.
+
+The Python workers are not reused between tasks (``spark.python.worker.reuse=false``, unless
+``--reuse-workers``), so neither variant starts a task in a worker the other one left. PySpark's
+spill threshold (``spark.python.worker.memory``) counts the worker's whole resident memory: a
+worker that ran a captured task (pyarrow loaded, Arrow's allocator) starts the next task 100-200
+MB higher, and on the high-cardinality word count that alone made plain PySpark's map side spill
+1.1 GB and run 3-5x slower than in a fresh worker. In one application mixing captured and plain
+stages that is what happens; measured alternately, it would credit the capture with plain's loss.
+"""
 
 from __future__ import annotations
 
@@ -95,6 +104,11 @@ class PeakWorkerMemory:
         self._thread.join()
 
 
+def add_worker_reuse_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--reuse-workers", action="store_true",
+                        help="reuse Python workers between tasks (Spark's default; see bench/_record_bench.py)")
+
+
 def measured(fn: Callable[[], Any]) -> tuple[float, float, int, Any]:
     """(wall seconds, CPU seconds of the whole process tree, peak Python-worker bytes, result)."""
     cpu = tree_cpu_seconds()
@@ -115,6 +129,8 @@ class Bench:
         builder = (SparkSession.builder.master(args.master).appName("record-capture-bench")
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.driver.memory", args.driver_memory))
+        if not getattr(args, "reuse_workers", False):
+            builder = builder.config("spark.python.worker.reuse", "false")
         for key, value in (conf or {}).items():
             builder = builder.config(key, value)
         self.spark = builder.getOrCreate()

@@ -28,7 +28,7 @@ import sys
 from operator import add
 from typing import Any
 
-from _record_bench import Bench
+from _record_bench import Bench, add_worker_reuse_flag
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -116,6 +116,7 @@ def main() -> None:
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--workloads", default="grep,wordcount,join")
     parser.add_argument("--seed", type=int, default=7)
+    add_worker_reuse_flag(parser)
     args = parser.parse_args()
 
     text, vocabulary = zipf_text(args.data_dir, args.size_mb, args.seed)

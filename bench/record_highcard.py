@@ -31,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-from _record_bench import Bench  # noqa: E402 - after the path set-up above
+from _record_bench import Bench, add_worker_reuse_flag  # noqa: E402 - after the path set-up above
 
 
 def _write(path: str, lines: Any) -> None:
@@ -127,6 +127,7 @@ def main() -> None:
     parser.add_argument("--one-partition", action="store_true",
                         help="read each input as ONE partition (the spill test: --size-mb 1024 --worker-memory 512m)")
     parser.add_argument("--seed", type=int, default=7)
+    add_worker_reuse_flag(parser)
     args = parser.parse_args()
 
     os.makedirs(args.data_dir, exist_ok=True)
@@ -146,7 +147,8 @@ def main() -> None:
         inputs["skew"] = skewed_pairs(args.data_dir, args.pairs, args.seed)
     bench = Bench(args, conf)
     try:
-        print(f"master {args.master}, {args.runs} runs each, spark.python.worker.memory="
+        print(f"master {args.master}, {args.runs} runs each, workers reused: {args.reuse_workers}, "
+              "spark.python.worker.memory="
               f"{args.worker_memory or '(default)'}")
         if "wordcount" in workloads:
             text = inputs["wordcount"]

@@ -61,9 +61,14 @@ class Compiler:
 
     @property
     def worker_memory_mb(self) -> float:
-        """The budget PySpark's own mergers keep to and spill past: the same setting, read when an
-        operator is compiled (as PySpark reads it when the operator is called), the same parser."""
-        return float(_parse_memory(self.sc.getConf().get("spark.python.worker.memory", "512m")))
+        """The budget a captured task keeps to and spills past: PySpark's own mergers' setting,
+        read when an operator is compiled (as PySpark reads it when the operator is called), with
+        the same parser, times the lineage allowance (``spill.MEMORY_FACTOR_CONF``)."""
+        conf = self.sc.getConf()
+        factor = float(conf.get(spill.MEMORY_FACTOR_CONF, str(spill.MEMORY_FACTOR)))
+        if factor < 1.0:
+            raise ValueError(f"{spill.MEMORY_FACTOR_CONF} must be 1.0 or more, not {factor}")
+        return float(_parse_memory(conf.get("spark.python.worker.memory", "512m"))) * factor
 
     # ------------------------------------------------------------------ pipelines
     def pipeline(self, node: Node) -> Pipeline:

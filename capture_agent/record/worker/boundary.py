@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
 from typing import Any
 
 from capture_agent.record.storage.layouts.base import (
@@ -27,7 +26,7 @@ from capture_agent.record.storage.layouts.shuffled import (
     write_sets_per_parent,
 )
 from capture_agent.record.storage.tables import TableSink, TableStream, TableTarget
-from capture_agent.record.worker.spill import CHECK_EVERY, MemoryBudget, Runs, merge_by_key
+from capture_agent.record.worker.spill import CHECK_EVERY, MemoryBudget, Runs
 from capture_agent.record.worker.tails import ids_per_list, lists_by_slot, merged_combiners, spill_keyed
 
 Agent = Callable[[int, Iterable[Any]], Iterator[tuple[int, Any]]]
@@ -39,22 +38,32 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
     ``memory_mb`` as ``worker.spill`` says)."""
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
-        # like the map side: a slot per key, and flat arrays of (slot, combiner id) grouped once
+        # like the map side: a slot per key, and flat arrays of (slot, combiner id) grouped once;
+        # one tight loop per record, as the generated map side (chunking with zip cost a third more)
+        runs = Runs(MemoryBudget(memory_mb))
         index: dict[Any, int] = {}
         values: list[Any] = []
         slots = array("I")
         cids = array("q")
-        runs = Runs(MemoryBudget(memory_mb))
-        records = iter(iterator)
-        for chunk in iter(lambda: list(islice(records, CHECK_EVERY)), []):
-            keys, pairs = zip(*chunk, strict=True)
-            combined, ids = zip(*pairs, strict=True)
-            merge_by_key(zip(keys, combined, strict=True), merge_combiners, index, values, slots)
-            cids.extend(ids)
-            if runs.budget.over():  # every CHECK_EVERY records
-                spill_keyed(runs, index, values, slots, cids)
-                index, values, slots, cids = {}, [], array("I"), array("q")
-                runs.budget.spilled()
+        get, keep_slot, keep_cid = index.get, slots.append, cids.append
+        c = next_check = 0
+        for key, (combined, cid) in iterator:
+            j = get(key)
+            if j is None:
+                j = index[key] = len(values)
+                values.append(combined)
+            else:
+                values[j] = merge_combiners(values[j], combined)
+            keep_slot(j)
+            keep_cid(cid)
+            c += 1
+            if c >= next_check:  # the first record, then every CHECK_EVERY
+                next_check = c + CHECK_EVERY
+                if runs.budget.over():
+                    spill_keyed(runs, index, values, slots, cids)
+                    index, values, slots, cids = {}, [], array("I"), array("q")
+                    get, keep_slot, keep_cid = index.get, slots.append, cids.append
+                    runs.budget.spilled()
         if not runs.count:
             write_list_global(target, split, lists_by_slot(slots, cids))
             yield from enumerate(zip(index, values, strict=True))

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from capture_agent.record.storage.tables import ROW_GROUP_SETS
-from capture_agent.record.worker.spill import BUCKETS, MemoryBudget, Runs
+from capture_agent.record.worker.spill import BUCKETS, MEMORY_FACTOR_CONF, MemoryBudget, Runs
 from tests.capture_agent.record.oracle import lines_with_offsets, positions_of, trace_back
 
 pytestmark = pytest.mark.spark
@@ -223,3 +223,25 @@ def test_take_from_spilled_reducers_leaves_their_tables_whole(lc, words, tiny_me
         assert trace_back(lc.lineage(lin.points()[0], [record_id])) == lines_with(words, word), word
     [(key, _)] = grouped.getLineage().collect()
     assert trace_back(grouped.getLineage()) == positions_of(words, lambda line: line.split()[0] == key)
+
+
+@pytest.mark.parametrize(("factor", "budget"), [(None, 768.0), ("1.0", 512.0), ("2", 1024.0)])
+def test_a_captured_task_may_use_the_setting_times_the_lineage_allowance(lc, sc, factor, budget):
+    conf = sc._conf
+    assert conf.get(MEMORY_FACTOR_CONF, None) is None  # the default applies
+    if factor is not None:
+        conf.set(MEMORY_FACTOR_CONF, factor)
+    try:
+        assert lc.compiler.worker_memory_mb == budget  # spark.python.worker.memory is 512m here
+    finally:
+        conf._jconf.remove(MEMORY_FACTOR_CONF)
+
+
+def test_an_allowance_below_one_is_refused(lc, sc):
+    conf = sc._conf
+    conf.set(MEMORY_FACTOR_CONF, "0.5")
+    try:
+        with pytest.raises(ValueError, match="memoryFactor must be 1.0 or more"):
+            _ = lc.compiler.worker_memory_mb
+    finally:
+        conf._jconf.remove(MEMORY_FACTOR_CONF)
