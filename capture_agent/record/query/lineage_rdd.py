@@ -16,6 +16,7 @@ from pyspark.core.rdd import RDD
 from capture_agent.record.errors import ValuesNotAvailable
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.session import TraceSession
+from capture_agent.record.query.whatif import Impact, what_if_deleted
 from capture_agent.record.storage.layouts import Position
 from capture_agent.record.worker.functions import unit_values
 
@@ -128,6 +129,13 @@ class LineageRDD:
     def split(self) -> dict[str, LineageRDD]:
         """One LineageRDD per capture point of the frontier (e.g. the two inputs of a join)."""
         return {cid: self.at(cid) for cid in self.points()}
+
+    # ------------------------------------------------------------------ what-if
+    def whatIfDeleted(self, target: Any = None) -> Impact:
+        """What deleting these records would do to ``target`` (a captured RDD or capture id;
+        default: the output of the last action computed from them), as ``query.whatif`` says."""
+        cid = None if target is None else self._lc.capture_id_of(target)
+        return what_if_deleted(self._lc, self.frontier(), cid)
 
     # ------------------------------------------------------------------ actions
     def ids(self) -> list[int]:

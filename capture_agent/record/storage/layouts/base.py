@@ -24,6 +24,7 @@ from pyroaring import BitMap, BitMap64
 from capture_agent.record.storage.deletion import Copy, DeletionRule, Product, Sum, Token
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, split_by_partition, union_all
+from capture_agent.record.storage.layouts.counts import RowCounts, row_counts
 from capture_agent.record.storage.tables import ROW_GROUP, ROW_GROUP_SETS, TableSink, read_rows
 
 Unit = tuple[Any, ...]
@@ -286,6 +287,41 @@ class Layout:
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         """Row numbers of one table whose inputs at ``slot`` meet ``ids`` (serialized)."""
         raise NotImplementedError(self.name)
+
+    # ------------------------------------------------------------------ deletion propagation
+    keep_all_rows: ClassVar[bool] = False  # rows of one output spread over partitions (counts add up)
+
+    def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
+        """Per parent slot, each row's input ids (global int64 ids) as a pyarrow ListArray."""
+        raise NotImplementedError(self.name)
+
+    def counts(self, ctx: StepContext, point: CapturePoint, lost: list[BitMap64],
+               changed: list[BitMap64]) -> list[RowCounts]:
+        """Deletion counts (``layouts.counts``) of the rows of ``point`` whose inputs meet
+        ``lost`` or ``changed`` (ids at each parent slot), one ``RowCounts`` per table read."""
+        nslots = self.slots(len(point.parents))
+        if self.local and not self.keep_all_rows:
+            touched = BitMap64()
+            for ids in (*lost[:nslots], *changed[:nslots]):
+                touched |= ids
+            parts = [p for p, _ in split_by_partition(touched)]
+        else:
+            parts = list(range(point.num_partitions))
+        lost_blobs = [bytes(b.serialize()) for b in lost[:nslots]]
+        changed_blobs = [bytes(b.serialize()) for b in changed[:nslots]]
+        units = [(ctx.fs, point.table_path(p), p, len(point.parents), lost_blobs, changed_blobs) for p in parts]
+        outputs = ctx.run_units(self.counts_table, units, sum(ctx.fs.size(u[1]) for u in units))
+        return [c for c in outputs if c is not None]
+
+    def counts_table(self, store: StoreFS, path: str, part: int, nparents: int, lost: list[bytes],
+                     changed: list[bytes]) -> RowCounts | None:
+        """Task side of ``counts``: one partition table (None when its task wrote none)."""
+        if not store.exists(path):
+            return None
+        table = read_rows(store, path, ["out_id", *self.id_columns(nparents)])
+        return row_counts(table.column("out_id").combine_chunks(), self.row_inputs(table, part, nparents),
+                          [BitMap64.deserialize(b) for b in lost], [BitMap64.deserialize(b) for b in changed],
+                          self.keep_all_rows)
 
     # ------------------------------------------------------------------ records
     def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:

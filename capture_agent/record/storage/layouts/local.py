@@ -39,6 +39,7 @@ from capture_agent.record.storage.layouts.base import (
     uint32_values,
     write_sets,
 )
+from capture_agent.record.storage.layouts.counts import RowCounts, bitmap_lists, lifted, lists_of_one, row_counts
 from capture_agent.record.storage.sources import read_lines
 from capture_agent.record.storage.tables import TableSink, TableTarget, read_rows
 
@@ -64,6 +65,9 @@ class OneLocal(Layout):
 
     def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
         return [lift(part, BitMap(table.column("in_id").to_pylist()))]
+
+    def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
+        return [lists_of_one(lifted(part, table.column("in_id").combine_chunks()))]
 
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         import pyarrow as pa
@@ -101,6 +105,12 @@ class ListLocal(Layout):
 
         return [lift(part, BitMap(uint32_values(pc.list_flatten(table.column("in_pos")))))]
 
+    def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
+        import pyarrow as pa
+
+        lists = table.column("in_pos").combine_chunks()
+        return [pa.ListArray.from_arrays(lists.offsets, lifted(part, lists.values))]
+
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         import pyarrow as pa
 
@@ -128,6 +138,9 @@ class SetLocal(Layout):
             local |= BitMap.deserialize(blob)
         return [lift(part, local)]
 
+    def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
+        return [bitmap_lists(table.column("in_ids").to_pylist(), part)]
+
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         local = BitMap.deserialize(ids)
         blobs = read_rows(store, path, ["in_ids"]).column("in_ids").to_pylist()
@@ -146,6 +159,7 @@ class Single(SetLocal):
     """One result record (id 0) from every record of every partition: count, reduce, sum, foreach."""
 
     name: ClassVar[str] = "single"
+    keep_all_rows: ClassVar[bool] = True
 
     write_single = staticmethod(write_single_result)
 
@@ -187,6 +201,22 @@ class SetPartition(Layout):
 
     def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
         return [lift(part, BitMap.deserialize(table.column("in_ids")[0].as_py()))]
+
+    def counts_table(self, store: StoreFS, path: str, part: int, nparents: int, lost: list[bytes],
+                     changed: list[bytes]) -> RowCounts | None:
+        """Every output of the partition has the partition's inputs: one row's counts, repeated."""
+        import pyarrow as pa
+
+        if not store.exists(path):
+            return None
+        table = read_rows(store, path, ["out_count", "in_ids"])
+        one = row_counts(pa.array([0], pa.int64()), [bitmap_lists(table.column("in_ids").to_pylist(), part)],
+                         [BitMap64.deserialize(b) for b in lost], [BitMap64.deserialize(b) for b in changed])
+        if not one.out_ids:
+            return one
+        n = table.column("out_count")[0].as_py()
+        return RowCounts([(part << SHIFT) + i for i in range(n)], [c * n for c in one.lost], [t * n for t in one.total],
+                         one.changed * n)
 
     def forward_table(self, store: StoreFS, path: str, part: int, slot: int, ids: bytes) -> bytes:
         out = BitMap64()
@@ -241,6 +271,9 @@ class Save(Layout):
             wanted = pa.array(list(BitMap.deserialize(positions)), pa.int64())
             table = table.filter(pc.is_in(lows, value_set=wanted))
         return serialize_all([lift(part, BitMap(table.column("in_id").to_pylist()))])
+
+    def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
+        return [lists_of_one(lifted(part, table.column("in_id").combine_chunks()))]
 
     def forward_table(self, store: StoreFS, path: str, part: int, slot: int, ids: bytes) -> bytes:
         import pyarrow as pa

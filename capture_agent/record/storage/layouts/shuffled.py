@@ -3,8 +3,8 @@
 | layout | columns | meaning | modes (deletion rule) |
 |---|---|---|---|
 | one_global | out_id, in_id (int64) | one parent id | shuffles (copy); top (copy, limit); subtract (−) |
-| list_global | out_id, in_ids (list<int64>) | combiner ids of a reducer output; a group's input ids | combine (+); distinct (δ); group (+) |
-| set_global | out_id, in_ids (BitMap64) | a group's input ids (written before groups took list_global) | group (+) |
+| list_global | out_id, in_ids (list<int64>) | combiner ids; a group's ids | combine, group (+); distinct (δ) |
+| set_global | out_id, in_ids (BitMap64) | a group's input ids (older runs) | group (+) |
 | sets | out_id, in_ids_0..n (BitMap64) | one set per parent | cogroup (+); intersection (δ·δ) |
 | pair | out_id, left_id, right_id (nullable) | a pair's two inputs | join, cartesian (·); outer joins |
 """
@@ -36,6 +36,7 @@ from capture_agent.record.storage.layouts.base import (
     list_rows_meeting,
     write_sets,
 )
+from capture_agent.record.storage.layouts.counts import bitmap_lists, lists_of_one
 from capture_agent.record.storage.tables import TableSink, read_rows
 
 
@@ -75,6 +76,9 @@ class OneGlobal(Layout):
     def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
         return [BitMap64(table.column("in_id").to_pylist())]
 
+    def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
+        return [lists_of_one(table.column("in_id"))]
+
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         return _rows_in(read_rows(store, path, ["in_id"]).column("in_id"), ids)
 
@@ -103,6 +107,9 @@ class ListGlobal(Layout):
 
         return [BitMap64(pc.list_flatten(table.column("in_ids")).to_pylist())]
 
+    def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
+        return [table.column("in_ids").combine_chunks()]
+
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         import pyarrow as pa
 
@@ -127,6 +134,9 @@ class SetGlobal(Layout):
 
     def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
         return [union_all(BitMap64.deserialize(b) for b in table.column("in_ids").to_pylist())]
+
+    def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
+        return [bitmap_lists(table.column("in_ids").to_pylist(), None)]
 
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         return _rows_meeting(read_rows(store, path, ["in_ids"]).column("in_ids").to_pylist(), ids)
@@ -164,6 +174,9 @@ class Sets(Layout):
         return [union_all(BitMap64.deserialize(b) for b in table.column(f"in_ids_{slot}").to_pylist())
                 for slot in range(nparents)]
 
+    def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
+        return [bitmap_lists(table.column(f"in_ids_{slot}").to_pylist(), None) for slot in range(nparents)]
+
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         name = f"in_ids_{slot}"
         return _rows_meeting(read_rows(store, path, [name]).column(name).to_pylist(), ids)
@@ -198,6 +211,9 @@ class Pair(Layout):
     def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
         return [BitMap64([x for x in table.column(name).to_pylist() if x is not None])
                 for name in ("left_id", "right_id")]
+
+    def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
+        return [lists_of_one(table.column(name)) for name in ("left_id", "right_id")]
 
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         name = ("left_id", "right_id")[slot]
