@@ -8,8 +8,9 @@
     src = lin.filter(lambda kv: kv[0] == "error").goBackAll()
     src.collect(); src.ids(); src.positions()        # the input lines, their ids, (file, byte offset)
     src.goNextAll(); lin.goBack(); src.goNext()      # forward to the outputs; one step back/forward
-    impact = src.whatIfDeleted()                     # deletion propagation to the last action's output:
-    impact.deleted(); impact.reached(); impact.unreached(); impact.counts()   # by fate (query/whatif.py)
+    impact = src.whatIfDeleted()                     # what deleting them does to the last action's output
+    impact.deleted(); impact.changed(); impact.unchanged(); impact.appeared()  # exact, by replay
+    impact.dead(); impact.reached(); impact.unreached(); impact.counts()      # lineage alone (query/whatif.py)
 
 Captured RDDs (``CapturedRDD``) have PySpark's methods and results. Lineage is captured at stage
 boundaries only; within a stage, a record carries the position of its stage input and nothing is
@@ -63,6 +64,7 @@ from capture_agent.record.errors import (
     InputChangedError,
     LineageError,
     NotCaptured,
+    ReplayNotPossible,
     UnsupportedOperation,
     ValuesNotAvailable,
 )
@@ -86,6 +88,7 @@ __all__ = [
     "LineageStore",
     "NotCaptured",
     "Position",
+    "ReplayNotPossible",
     "UnsupportedOperation",
     "ValuesNotAvailable",
 ]

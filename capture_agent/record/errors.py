@@ -49,3 +49,8 @@ class IncompleteLineage(LineageError):
         super().__init__("the lineage of this run is incomplete, tables its tasks could not write are needed: "
                          + "; ".join(parts))
         self.missing = missing
+
+
+class ReplayNotPossible(LineageError):
+    """A what-if cannot compute new values: the job's functions are not at hand (a run opened from
+    its folder), or the output or an input cannot be replayed; the message says which."""

@@ -40,7 +40,7 @@ class Actions:
     def collect(self, node: Node, op: str) -> list[Any]:
         point, rdd, _ = self.compiler.output(node, op, "records", OneLocal())
         values = rdd.collect()
-        self.finish(node, point, rdd, values=values)
+        self.finish(node, point, rdd, values=values, redo=_collect)
         return values
 
     def take(self, node: Node, num: int, op: str) -> list[Any]:
@@ -66,19 +66,19 @@ class Actions:
             scanned += tries
         result = items[:num]
         trim_partitions(self.store.fs, target, point, len(result))
-        self.finish(node, point, rdd, values=result)
+        self.finish(node, point, rdd, values=result, redo=lambda r: r.take(num))
         return result
 
     def count(self, node: Node) -> int:
         point, rdd, _ = self.compiler.output(node, "count", "count", Single())
         result = rdd.sum()
-        self.finish(node, point, rdd, values=[result], ids=[0])
+        self.finish(node, point, rdd, values=[result], ids=[0], redo=lambda r: [r.count()])
         return result
 
     def aggregate(self, node: Node, op: str, run: Callable[[RDD], Any]) -> Any:
         point, rdd, _ = self.compiler.output(node, op, "consume", Single())
         result = run(rdd)
-        self.finish(node, point, rdd, values=[result], ids=[0])
+        self.finish(node, point, rdd, values=[result], ids=[0], redo=lambda r: _one_result(run, r))
         return result
 
     def save_text(self, node: Node, path: str) -> None:
@@ -124,7 +124,12 @@ class Actions:
 
         # computed on the driver: partition 0
         ListGlobal.write(target, 0, pa.array([sources[k] for k in counts], type=pa.list_(pa.int64())))
-        self.finish(owner or node, point, rdd, values=list(counts.items()), ids=list(range(len(counts))))
+        def redo(plain: RDD) -> list[Any]:
+            found = plain.countByValue() if merge is None else plain.reduceByKeyLocally(merge)
+            return list(found.items())
+
+        self.finish(owner or node, point, rdd, values=list(counts.items()), ids=list(range(len(counts))),
+                    redo=redo, computed_from=node)
         return counts
 
     def ordered(self, node: Node, op: str, num: int, key: Callable[[Any], Any] | None, largest: bool) -> list[Any]:
@@ -143,19 +148,23 @@ class Actions:
         chosen = rdd.mapPartitions(per_partition).reduce(merge)
         OneGlobal.write(target, 0, array("q", [g for g, _ in chosen]))  # computed on the driver: partition 0
         values = [v for _, v in chosen]
-        self.finish(node, point, rdd, values=values, ids=list(range(len(values))))
+        self.finish(node, point, rdd, values=values, ids=list(range(len(values))),
+                    redo=lambda r: _ordered(r, num, key, largest))
         return values
 
     # ------------------------------------------------------------------ bookkeeping
     def finish(self, node: Node, point: CapturePoint, rdd: RDD | None, values: list[Any] | None = None,
-               ids: list[int] | None = None) -> OutputRun:
+               ids: list[int] | None = None, redo: Callable[[RDD], list[Any]] | None = None,
+               computed_from: Node | None = None) -> OutputRun:
+        """Records an action's output (``redo``: the action on a plain RDD of ``computed_from``,
+        default ``node``, for what-if replay; None: not replayable)."""
         if rdd is not None:
             point.rdd_id = rdd.id()
         if values is not None and ids is None:
             ids = dense_ids(point.partition_rows(self.store.fs))
             if len(ids) != len(values):
                 raise AssertionError(f"{point.capture_id}: {len(ids)} lineage rows for {len(values)} results")
-        run = OutputRun(point, values, ids or [])
+        run = OutputRun(point, values, ids or [], computed_from or node, redo)
         if values is not None:
             try:
                 store_values(self.store.fs, point, run.ids, values)
@@ -165,6 +174,25 @@ class Actions:
         self.outputs[point.capture_id] = run
         self.after_action(point)
         return run
+
+
+def _ordered(plain: RDD, num: int, key: Callable[[Any], Any] | None, largest: bool) -> list[Any]:
+    if key is None:
+        return plain.top(num) if largest else plain.takeOrdered(num)
+    return plain.top(num, key) if largest else plain.takeOrdered(num, key)
+
+
+def _collect(plain: RDD) -> list[Any]:
+    return list(plain.collect())
+
+
+def _one_result(run: Callable[[RDD], Any], plain: RDD) -> list[Any]:
+    """An aggregate's result as a list of one; none when it has no records to aggregate (reduce,
+    max... of nothing raise ValueError, as PySpark does)."""
+    try:
+        return [run(plain)]
+    except ValueError:
+        return []
 
 
 def _qualified(sc: Any, path: str) -> str:

@@ -28,8 +28,9 @@ from capture_agent.record.capture.inputs import CsvInput, ParallelizeInput, Parq
 from capture_agent.record.capture.outputs import OutputRun
 from capture_agent.record.capture.plan import SourceNode
 from capture_agent.record.capture.rdd import CapturedRDD
+from capture_agent.record.capture.rerun import rerun_without
 from capture_agent.record.capture.runtime import CaptureRuntime
-from capture_agent.record.errors import LineageError, NotCaptured, ValuesNotAvailable
+from capture_agent.record.errors import LineageError, NotCaptured, ReplayNotPossible, ValuesNotAvailable
 from capture_agent.record.query.engine import TraceEngine
 from capture_agent.record.query.executors import check_executors, ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
@@ -90,7 +91,7 @@ class LineageContext:
         self.compiler = Compiler(sc, self.store, self._target)
         self.actions = Actions(sc, self.compiler, self.outputs, self.after_action)
         self.lineage_session = TraceSession(self.store, sc, trace_mode, self.outputs, self._replay,
-                                            self.capture_id_of)
+                                            self.capture_id_of, self._rerun)
         self._rt = CaptureRuntime(sc, self.compiler, self.actions, self.lineage_session)
         if agent_settings:
             from capture_agent.agent import enable
@@ -222,6 +223,13 @@ class LineageContext:
         batch = _events.capture_point_events(self.app_id, self.store, sorted(changed, key=lambda p: p.seq))
         if _events.deliver(self.sc, batch):
             self.events_sent += len(batch)
+
+    def _rerun(self, target: str, deleted: dict[str, BitMap64]) -> list[Any]:
+        """The output ``target`` computed again without ``deleted`` (``capture.rerun``)."""
+        run = self.outputs.get(target)
+        if run is None:
+            raise ReplayNotPossible(f"{target} is not the output of an action of this context")
+        return rerun_without(self.compiler, run, deleted)
 
     def _replay(self, point: CapturePoint, ids: BitMap64, predicate: Predicate) -> list[tuple[int, Any]]:
         """Recomputes the partitions of ``point`` that hold ``ids`` and picks those records."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,11 +19,15 @@ VALUES_FILE = "values.parquet"
 
 @dataclass
 class OutputRun:
-    """One action's output point and, when the action brought them to the driver, its values."""
+    """One action's output point and, when the action brought them to the driver, its values;
+    ``node`` and ``redo`` say how to compute it again as plain PySpark (``capture.rerun``):
+    ``redo`` applies the action to the plain RDD of ``node`` and returns its result records."""
 
     point: CapturePoint
     values: list[Any] | None = None
     ids: list[int] = field(default_factory=list)
+    node: Any = None
+    redo: Callable[[Any], list[Any]] | None = None
 
     def value_map(self) -> dict[int, Any] | None:
         if self.values is None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from capture_agent.record.query.engine import TraceEngine
+from capture_agent.record.query.engine import Frontier, TraceEngine
 from capture_agent.record.query.values import KeptResult, Replay, ValueReader
 from capture_agent.record.storage.manifest import CapturePoint, LineageStore
+
+Rerun = Callable[[str, Frontier], list[Any]]
 
 
 def _capture_id(store: LineageStore, target: Any) -> str:
@@ -26,16 +28,19 @@ class TraceSession:
         outputs: action results kept in memory, by capture id.
         replay: recomputes records of intermediate points (only where the job's RDDs exist).
         resolve: turns a target (capture id, CapturePoint, captured RDD...) into a capture id.
+        rerun: an output computed again without some input records (what-if; only where the
+            job's functions are).
     """
 
     def __init__(self, store: LineageStore, sc: Any = None, trace_mode: str = "auto",
                  outputs: Mapping[str, KeptResult] | None = None, replay: Replay | None = None,
-                 resolve: Callable[[Any], str] | None = None) -> None:
+                 resolve: Callable[[Any], str] | None = None, rerun: Rerun | None = None) -> None:
         self.store = store
         self.sc = sc
         self.engine = TraceEngine(store, sc, trace_mode)
         self.values = ValueReader(self.engine, outputs, replay)
         self._resolve = resolve
+        self.rerun = rerun
 
     def capture_id_of(self, target: Any) -> str:
         if self._resolve is not None:

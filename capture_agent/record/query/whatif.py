@@ -22,7 +22,7 @@ from typing import Any
 
 from pyroaring import BitMap64
 
-from capture_agent.record.errors import NotCaptured
+from capture_agent.record.errors import NotCaptured, ReplayNotPossible
 from capture_agent.record.query.engine import Frontier, TraceEngine
 from capture_agent.record.query.session import TraceSession
 from capture_agent.record.storage.deletion import Fate
@@ -108,15 +108,101 @@ class Propagation:
         return out
 
 
+def _canonical(value: Any) -> Any:
+    """A hashable stand-in for a value, equal for equal values (lists and dicts by their repr)."""
+    try:
+        hash(value)
+    except TypeError:
+        return ("repr", repr(value))
+    return ("value", value)
+
+
+def _key(value: Any) -> Any:
+    """The key of a (key, value) record, when it is one with a hashable key (else None)."""
+    if isinstance(value, tuple) and len(value) == 2:
+        try:
+            hash(value[0])
+        except TypeError:
+            return None
+        return ("key", value[0])
+    return None
+
+
+@dataclass
+class Classes:
+    """An output's records by fate, exactly: ``deleted + [old for old, _ in changed] + unchanged``
+    is the original output and ``unchanged + [new for _, new in changed] + appeared`` the output
+    without the deleted records (as multisets)."""
+
+    deleted: list[Any]
+    changed: list[tuple[Any, Any]]
+    unchanged: list[Any]
+    appeared: list[Any]
+
+
+def classify(old: list[tuple[int, Any]], dead: BitMap64, reached: BitMap64, new: list[Any],
+             single: bool = False) -> Classes:
+    """Matches an output's records (``old``: (id, value)) with the output computed again
+    (``new``). A record keeps its place when its value is still there (unreached records first,
+    then ``reached``, then ``dead`` ones). What is left is paired by key ((key, value) records
+    with hashable keys: changed), records lineage keeps first, then the ones it deletes (a group
+    whose every record is deleted while other records move into its key has changed); a
+    one-result output (``single``) pairs its one record with the new one. Left over: deleted on
+    the old side, appeared on the new."""
+    pending: dict[Any, list[Any]] = {}
+    for value in new:
+        pending.setdefault(_canonical(value), []).append(value)
+    unchanged: list[Any] = []
+    left: list[Any] = []
+    # unreached first, then reached, then dead: an equal record of the new output takes the place
+    # of a dead one (take(n) of equal values, a group rebuilt with the same members)
+    in_order = sorted(old, key=lambda t: 2 if t[0] in dead else 1 if t[0] in reached else 0)
+    for _, value in in_order:
+        same = pending.get(_canonical(value))
+        if same:
+            unchanged.append(same.pop())
+        else:
+            left.append(value)
+    rest = [v for values in pending.values() for v in values]
+    by_key: dict[Any, list[int]] = {}
+    for n, value in enumerate(rest):
+        key = _key(value)
+        if key is not None:
+            by_key.setdefault(key, []).append(n)
+    changed: list[tuple[Any, Any]] = []
+    deleted: list[Any] = []
+    paired: set[int] = set()
+    for value in left:
+        key = _key(value)
+        partners = by_key.get(key) if key is not None else None
+        if partners:
+            n = partners.pop()
+            changed.append((value, rest[n]))
+            paired.add(n)
+        else:
+            deleted.append(value)
+    appeared = [v for n, v in enumerate(rest) if n not in paired]
+    if single and len(deleted) == 1 and len(appeared) == 1 and not changed and not unchanged:
+        changed, deleted, appeared = [(deleted[0], appeared[0])], [], []
+    return Classes(deleted, changed, unchanged, appeared)
+
+
 class Impact:
     """What deleting some records does to a target point (an action's output, by default the
-    last one computed from them): which of its records die, which are reached with surviving
-    inputs, which the deletion does not reach, and the fates at every point on the way."""
+    last one computed from them).
 
-    def __init__(self, session: TraceSession, fates: dict[str, PointFates], target: str) -> None:
+    Lineage alone (``dead``, ``reached``, ``unreached``, ``counts``, the ids): which records die, which
+    are reached by the deletion, the fates at every point on the way. Exactly, by replaying the
+    job without the deleted records (``deleted``, ``changed``, ``unchanged``, ``appeared``): only
+    in the process that ran the job (``ReplayNotPossible`` elsewhere, saying why)."""
+
+    def __init__(self, session: TraceSession, fates: dict[str, PointFates], target: str,
+                 seeds: Frontier | None = None) -> None:
         self.session = session
         self.fates = fates
         self.target = target
+        self.seeds = seeds if seeds is not None else {}
+        self._classes: Classes | None = None
 
     def _at(self, capture_id: str | None = None) -> tuple[CapturePoint, PointFates]:
         cid = capture_id or self.target
@@ -135,8 +221,9 @@ class Impact:
     def _values(self, ids: BitMap64) -> list[Any]:
         return [v for _, v in self.session.values.values(self._at()[0], ids)]
 
-    def deleted(self) -> list[Any]:
-        """The target's records that would disappear (their values, by id)."""
+    def dead(self) -> list[Any]:
+        """The target's records that lineage alone says die (every input of theirs deleted, by
+        their point's rule); with replay they are in ``deleted()`` too."""
         return self._values(self.deleted_ids())
 
     def reached(self) -> list[Any]:
@@ -150,6 +237,35 @@ class Impact:
     def counts(self) -> dict[str, dict[str, int]]:
         """Per capture point the deletion reached: how many of its records are deleted and changed."""
         return {cid: {"deleted": len(f.deleted), "changed": len(f.changed)} for cid, f in self.fates.items()}
+
+    # ------------------------------------------------------------------ exact, by replay
+    def classes(self) -> Classes:
+        """The four classes (computed once, by rerunning the job without the deleted records)."""
+        if self._classes is None:
+            if self.session.rerun is None:
+                raise ReplayNotPossible("the job's functions are not here: a what-if of a run opened from its "
+                                        "folder gives the fates lineage decides (reached, unreached, counts)")
+            new = self.session.rerun(self.target, self.seeds)
+            point, fates = self._at()
+            old = self.session.values.values(point, self.session.engine.all_ids(point))
+            self._classes = classify(old, fates.deleted, fates.changed, new, single=point.layout.keep_all_rows)
+        return self._classes
+
+    def deleted(self) -> list[Any]:
+        """Output records that would disappear."""
+        return self.classes().deleted
+
+    def changed(self) -> list[tuple[Any, Any]]:
+        """(old, new) of the output records that survive with another value."""
+        return self.classes().changed
+
+    def unchanged(self) -> list[Any]:
+        """The rest of the original output."""
+        return self.classes().unchanged
+
+    def appeared(self) -> list[Any]:
+        """Outputs that exist only without the deleted records."""
+        return self.classes().appeared
 
 
 def what_if_deleted(session: TraceSession, deleted: Frontier, target: str | None = None) -> Impact:
@@ -166,4 +282,4 @@ def what_if_deleted(session: TraceSession, deleted: Frontier, target: str | None
                               "or name a target")
         target = max(outputs, key=lambda p: p.seq).capture_id
     scope = store.ancestors(target) & reached
-    return Impact(session, Propagation(session.engine).run(deleted, scope), target)
+    return Impact(session, Propagation(session.engine).run(deleted, scope), target, deleted)

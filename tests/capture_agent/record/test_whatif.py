@@ -10,23 +10,14 @@ from operator import add
 import pytest
 
 from capture_agent.record import LineageRDD
+from tests.capture_agent.record.whatif_data import ORDERS, TEXT, USERS
 
 pytestmark = pytest.mark.spark
 
-TEXT = [
-    "the quick brown fox",
-    "error disk full",
-    "the lazy dog",
-    "warning low memory error",
-    "fox and dog",
-    "error error",
-    "only here",
-    "the end",
-]
 
 
 def fates_by_value(impact):
-    return {"deleted": sorted(impact.deleted()), "reached": sorted(impact.reached()),
+    return {"deleted": sorted(impact.dead()), "reached": sorted(impact.reached()),
             "unreached": sorted(impact.unreached())}
 
 
@@ -78,8 +69,6 @@ def test_a_group_on_computed_counts_is_reached_through_the_words_it_holds(lc, wr
     assert fates_by_value(impact) == split_by_fate(result, group_fate)
 
 
-USERS = ["u1,alice", "u2,bob", "u3,carol", "u4,dave", "u2,bobby"]
-ORDERS = ["o1,u1,10", "o2,u2,5", "o3,u1,7", "o4,u9,1", "o5,u3,2", "o6,u2,4", "o7,u1,1"]
 
 
 def keyed(lc, write_text):
@@ -125,7 +114,7 @@ def test_a_distinct_value_lives_while_any_of_its_records_does(lc, write_text):
     lin = lines.getLineage()
     first_a = [i for i, v in lin.items() if v == "a"][:2]
     impact = LineageRDD.at_point(lc.lineage_session, lin.points()[0], first_a).whatIfDeleted()
-    assert impact.deleted() == [] and impact.reached() == []
+    assert impact.dead() == [] and impact.reached() == []
     assert sorted(impact.unreached()) == sorted(result)
 
 
@@ -139,7 +128,7 @@ def test_union_outputs_are_copies_and_a_count_changes_until_every_record_is_gone
     total = both.count()
     assert total == 5
     some = left.getLineage().filter(lambda v: v != "l2").whatIfDeleted()
-    assert (some.deleted(), some.reached(), some.unreached()) == ([], [5], [])
+    assert (some.dead(), some.reached(), some.unreached()) == ([], [5], [])
     assert some.counts()[some.target] == {"deleted": 0, "changed": 1}
     everything = both.getLineage().goBackAll().whatIfDeleted()
-    assert everything.deleted() == [5]
+    assert everything.dead() == [5]
