@@ -129,7 +129,10 @@ class Bench:
         builder = (SparkSession.builder.master(args.master).appName("record-capture-bench")
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.driver.memory", args.driver_memory))
-        if not getattr(args, "reuse_workers", False):
+        # without reuse, PySpark's daemon lets the kernel reap its workers: their CPU time is lost
+        # to /proc, so the CPU figures are printed only with reused workers
+        self.cpu_counted = bool(getattr(args, "reuse_workers", False))
+        if not self.cpu_counted:
             builder = builder.config("spark.python.worker.reuse", "false")
         for key, value in (conf or {}).items():
             builder = builder.config(key, value)
@@ -191,8 +194,9 @@ class Bench:
         self.rows.append(row)
         print(f"\n== {name}: plain {row['plain']:.2f}s  captured {row['captured']:.2f}s  ratio {row['ratio']:.3f}"
               f"  (per run {', '.join(f'{r:.3f}' for r in row['per_run'])})")
-        print(f"   CPU: plain {row['plain_cpu']:.1f}s  captured {row['captured_cpu']:.1f}s"
-              f"  ratio {row['cpu_ratio']:.3f}  (per run {', '.join(f'{r:.3f}' for r in row['cpu_per_run'])})")
+        if self.cpu_counted:
+            print(f"   CPU: plain {row['plain_cpu']:.1f}s  captured {row['captured_cpu']:.1f}s"
+                  f"  ratio {row['cpu_ratio']:.3f}  (per run {', '.join(f'{r:.3f}' for r in row['cpu_per_run'])})")
         print(f"   Python workers' peak memory: plain {row['plain_mem_mb']:.0f} MB  captured "
               f"{row['captured_mem_mb']:.0f} MB  ratio {row['mem_ratio']:.2f}")
         print(f"   lineage {row['lineage_mb']:.1f} MB = {row['lineage_pct']:.1f}% of {input_bytes / 1e6:.0f} MB input")
@@ -204,8 +208,9 @@ class Bench:
         for row in self.rows:
             traces = (f"  trace1 {row['trace_1']:.3f}s trace100 {row['trace_100']:.3f}s fwd1 {row['forward_1']:.3f}s"
                       if "trace_1" in row else "")
+            cpu = f"cpu-ratio {row['cpu_ratio']:.3f} " if self.cpu_counted else ""
             print(f"  {row['workload']:10s} plain {row['plain']:7.2f}s captured {row['captured']:7.2f}s "
-                  f"ratio {row['ratio']:.3f} cpu-ratio {row['cpu_ratio']:.3f} mem-ratio {row['mem_ratio']:.2f}  "
+                  f"ratio {row['ratio']:.3f} {cpu}mem-ratio {row['mem_ratio']:.2f}  "
                   f"lineage {row['lineage_pct']:5.1f}% of input{traces}")
 
     def trace_figures(self, name: str, lc: Any, rdd: Any, pick: Callable[[Any], Any], many: list[Any]) -> None:
