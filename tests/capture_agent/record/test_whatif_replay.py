@@ -217,3 +217,24 @@ def test_every_action_replays_to_what_plain_pyspark_returns(lc, sc, write_text, 
     new_side = impact.unchanged() + [new for _, new in impact.changed()] + impact.appeared()
     assert multiset(normal(old_side)) == multiset(original)
     assert multiset(normal(new_side)) == multiset(rerun)
+
+
+def test_parallelized_and_parquet_inputs_drop_the_deleted_records_in_a_replay(lc, sc, spark, tmp_path):
+    numbers = lc.parallelize(range(40), 4)
+    by_rest = numbers.map(lambda n: (n % 5, n)).reduceByKey(add, 2)
+    original = by_rest.collect()
+    impact = numbers.getLineage().filter(lambda n: n % 10 == 3).whatIfDeleted()
+    kept = [n for n in range(40) if n % 10 != 3]
+    rerun = sc.parallelize(kept, 4).map(lambda n: (n % 5, n)).reduceByKey(add).collect()
+    assert_exact(impact, original, rerun)
+    assert impact.changed() == [((3, sum(range(3, 40, 5))), (3, sum(n for n in range(3, 40, 5) if n % 10 != 3)))]
+
+    path = str(tmp_path / "people.parquet")
+    rows = [(i, f"name{i}", i % 3) for i in range(30)]
+    spark.createDataFrame(rows, ["id", "name", "grp"]).repartition(3).write.parquet(path)
+    people = lc.parquet(path)
+    per_group = people.map(lambda r: (r.grp, 1)).reduceByKey(add, 2)
+    original = per_group.collect()
+    impact = people.getLineage().filter(lambda r: r.id < 6).whatIfDeleted()
+    rerun = [(g, sum(1 for i, _, gg in rows if gg == g and i >= 6)) for g in range(3)]
+    assert_exact(impact, original, rerun)
