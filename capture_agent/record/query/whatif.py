@@ -9,10 +9,12 @@ unchanged. A record with an input that survives with another value is changed (u
 deletes it). Counting runs per partition table, as trace steps do (``Layout.counts``: here, or as
 a Spark job for big steps).
 
-This is what lineage alone decides: ``deleted`` records disappear whatever the functions do.
-``changed`` records are the ones whose inputs changed; their new values, and records that change
-or appear only because a changed value moves to another key of a later group or join (which no
-lineage of the original run reaches), need the job's functions replayed on the surviving inputs.
+This is what lineage alone decides (``Impact.dead``, ``reached``, ``unreached``): dead records
+disappear whatever the functions do; reached ones are those whose inputs were deleted or changed.
+Their new values, and records that change or appear only because a changed value moves to another
+key of a later group or join (which no lineage of the original run reaches), need the job run
+again without the deleted records (``capture.rerun``); ``classify`` then matches the new output
+with the old one (``Impact.deleted``, ``changed``, ``unchanged``, ``appeared``).
 """
 
 from __future__ import annotations
@@ -272,14 +274,12 @@ def what_if_deleted(session: TraceSession, deleted: Frontier, target: str | None
     """Propagates ``deleted`` through a run (``Propagation``) up to ``target``: a capture id, or
     the output of the last action computed from the deleted records."""
     store = session.store
-    reached: set[str] = set()
-    for cid in deleted:
-        reached |= store.descendants(cid)
     if target is None:
+        reached = set().union(*(store.descendants(cid) for cid in deleted))
         outputs = [store.point(c) for c in reached if store.point(c).kind == "output"]
         if not outputs:
             raise NotCaptured("no action's output was computed from these records: run an action first, "
                               "or name a target")
         target = max(outputs, key=lambda p: p.seq).capture_id
-    scope = store.ancestors(target) & reached
-    return Impact(session, Propagation(session.engine).run(deleted, scope), target, deleted)
+    fates = Propagation(session.engine).run(deleted, scope=store.ancestors(target))
+    return Impact(session, fates, target, deleted)

@@ -12,6 +12,7 @@ from typing import Any
 
 from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.layouts.base import i64_column, int64_values, u32_column
+from capture_agent.record.storage.layouts.counts import lifted
 from capture_agent.record.storage.layouts.inputs import write_text_input
 from capture_agent.record.storage.layouts.local import (
     write_list_local,
@@ -63,7 +64,7 @@ def lists_by_slot(slots: array, values: array | None, base: int = 0, hi: int = -
     if values is None and base:
         grouped = pc.add(grouped, pa.scalar(base, pa.uint32()))
     if hi >= 0:
-        grouped = pc.add(pc.cast(grouped, pa.int64()), pa.scalar(hi, pa.int64()))
+        grouped = lifted(hi >> SHIFT, grouped)
     return pa.ListArray.from_arrays(lists.offsets, grouped)
 
 

@@ -301,10 +301,7 @@ class Layout:
         ``lost`` or ``changed`` (ids at each parent slot), one ``RowCounts`` per table read."""
         nslots = self.slots(len(point.parents))
         if self.local and not self.keep_all_rows:
-            touched = BitMap64()
-            for ids in (*lost[:nslots], *changed[:nslots]):
-                touched |= ids
-            parts = [p for p, _ in split_by_partition(touched)]
+            parts = [p for p, _ in split_by_partition(union_all((*lost[:nslots], *changed[:nslots])))]
         else:
             parts = list(range(point.num_partitions))
         lost_blobs = [bytes(b.serialize()) for b in lost[:nslots]]

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pyroaring import BitMap64
+from pyroaring import BitMap, BitMap64
+
+from capture_agent.record.storage.ids import SHIFT, lift
 
 
 @dataclass
@@ -87,8 +89,6 @@ def lifted(part: int, positions: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from capture_agent.record.storage.ids import SHIFT
-
     return pc.add(pc.cast(positions, pa.int64()), pa.scalar(part << SHIFT, pa.int64()))
 
 
@@ -97,8 +97,6 @@ def bitmap_lists(blobs: list[bytes | None], part: int | None) -> Any:
     None) as a ListArray of int64 ids, one list per bitmap."""
     import pyarrow as pa
 
-    from capture_agent.record.storage.ids import lift
-
     lists: list[list[int]] = []
     for blob in blobs:
         if blob is None:
@@ -106,7 +104,5 @@ def bitmap_lists(blobs: list[bytes | None], part: int | None) -> Any:
         elif part is None:
             lists.append(list(BitMap64.deserialize(blob)))
         else:
-            from pyroaring import BitMap
-
             lists.append(list(lift(part, BitMap.deserialize(blob))))
     return pa.array(lists, pa.list_(pa.int64()))
