@@ -28,6 +28,7 @@ expected. Nothing else in the agent reads ``LINEAGE_*`` variables.
 | `LINEAGE_PYTHON_OPERATORS` | `python_operators` | `true` | record Python operators fused into each PythonRDD |
 | `LINEAGE_JAR` | `jar` | `capture_agent/_jars/lineage-listener.jar` | listener jar to load (2) |
 | `LINEAGE_STORE` | `store` | `var/lineage` (under the current directory) | root of the record-level lineage store (3) |
+| `LINEAGE_KEEP_FUNCTIONS_MB` | `keep_functions_mb` | `64` | MB of a job's functions kept for replays (6) |
 
 (1) Under `$XDG_CACHE_HOME` when set. Per user rather than per working directory, so the next
 run finds the batches wherever it starts; `python -m capture_agent flush-spool` delivers them.
@@ -40,6 +41,9 @@ job on a cluster"). The default is made absolute when the settings are resolved.
 is false).
 (5) Those created after `import capture_agent`, and one already running then. Unset, capture
 happens only where `enable()` or `LineageContext` is called.
+(6) The job's pickled functions and values, kept in its run folder so that the server can replay
+what-ifs (``capture.kept``); `0` keeps none. They are the job's code, loaded only inside Spark
+tasks of a replay (README, "Trust model of kept functions").
 """
 
 from __future__ import annotations
@@ -97,6 +101,7 @@ class Settings:
     python_operators: bool = True
     jar: str = ""
     store: str = ""
+    keep_functions_mb: int = 64
 
     @property
     def active(self) -> bool:
@@ -196,6 +201,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "python_operators": _parse_bool,
     "jar": _text,
     "store": _store,
+    "keep_functions_mb": _int_in(0, 1 << 20),
 }
 assert set(_PARSERS) == {f.name for f in fields(Settings)}
 

@@ -6,7 +6,7 @@ import django_filters
 from django.db.models import Q, QuerySet
 
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, Job, Operator, RunStatus, Stage
-from lineage_server.tracing.models import Direction, Trace, TraceStatus
+from lineage_server.tracing.models import Direction, Trace, TraceKind, TraceStatus
 
 
 class ApplicationFilter(django_filters.FilterSet):
@@ -104,3 +104,19 @@ class TraceFilter(django_filters.FilterSet):
 
     def filter_search(self, queryset: QuerySet[Trace], name: str, value: str) -> QuerySet[Trace]:
         return queryset.filter(Q(name__icontains=value) | Q(note__icontains=value))
+
+
+class WhatIfFilter(TraceFilter):
+    direction = None  # a what-if always goes forward
+
+    class Meta:
+        model = Trace
+        fields = ["status", "pinned"]
+
+
+class HistoryFilter(TraceFilter):
+    kind = django_filters.ChoiceFilter(choices=TraceKind.choices, help_text="trace or whatif.")
+
+    class Meta:
+        model = Trace
+        fields = ["kind", "direction", "status", "pinned"]

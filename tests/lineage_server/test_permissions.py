@@ -15,7 +15,7 @@ import pytest
 from lineage_server.accounts.models import AgentToken, PersonalToken
 from lineage_server.accounts.services import create_agent_token, create_personal_token, create_team, set_member_role
 from lineage_server.catalog.models import Application, Dataset, DatasetIO, Operator
-from lineage_server.tracing.services import ask_trace
+from lineage_server.tracing.services import ask_trace, ask_whatif
 from tests.lineage_server.events import event, word_count_with_join
 
 pytestmark = pytest.mark.django_db
@@ -76,6 +76,18 @@ TABLE: list[tuple[str, str, tuple[int, ...]]] = [
     ("GET", "/api/v1/traces/{trace}/records/", (401, 404, 409, 409, 409)),
     ("GET", "/api/v1/traces/{trace}/graph/", (401, 404, 409, 409, 409)),
     ("GET", "/api/v1/traces/{trace}/download/{fmt}/", (401, 404, 409, 409, 409)),
+    # What-ifs: as traces. The history lists both kinds.
+    ("GET", "/api/v1/whatifs/", (401, 200, 200, 200, 200)),
+    ("POST", "/api/v1/whatifs/", (401, 400, 403, 202, 202)),
+    ("GET", "/api/v1/whatifs/{whatif}/", (401, 404, 200, 200, 200)),
+    ("PATCH", "/api/v1/whatifs/{whatif}/", (401, 404, 403, 200, 200)),
+    ("DELETE", "/api/v1/whatifs/{whatif}/", (401, 404, 403, 204, 204)),
+    ("POST", "/api/v1/whatifs/{whatif}/cancel/", (401, 404, 403, 200, 200)),
+    ("POST", "/api/v1/whatifs/{whatif}/rerun/", (401, 404, 403, 202, 202)),
+    ("GET", "/api/v1/whatifs/{whatif}/records/", (401, 404, 409, 409, 409)),
+    ("GET", "/api/v1/whatifs/{whatif}/graph/", (401, 404, 409, 409, 409)),
+    ("GET", "/api/v1/whatifs/{whatif}/download/{fmt}/", (401, 404, 409, 409, 409)),
+    ("GET", "/api/v1/history/", (401, 200, 200, 200, 200)),
 ]
 
 BODIES: dict[tuple[str, str], dict[str, Any]] = {
@@ -88,6 +100,8 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/api/v1/traces/"): {"application": "local-1", "capture_point": "cp-in", "direction": "forward",
                                   "selection": {"ids": [0]}},
     ("PATCH", "/api/v1/traces/{trace}/"): {"name": "why is error 42", "pinned": True},
+    ("POST", "/api/v1/whatifs/"): {"application": "local-1", "capture_point": "cp-in", "selection": {"ids": [0]}},
+    ("PATCH", "/api/v1/whatifs/{whatif}/"): {"note": "without the bad batch"},
 }
 
 
@@ -127,6 +141,8 @@ def world(post_events: Any, team: Any, make_member: Any) -> dict[str, Any]:
     personal = create_personal_token(users["admin"], "admin's")[0]
     trace = ask_trace(Application.objects.get(app_id="local-1"), by=users["analyst"], direction="forward",
                       capture_point="cp-in", selection={"ids": [0]})
+    whatif = ask_whatif(Application.objects.get(app_id="local-1"), by=users["analyst"], capture_point="cp-in",
+                        selection={"ids": [0]})
     return {
         "users": users,
         "values": {
@@ -139,6 +155,7 @@ def world(post_events: Any, team: Any, make_member: Any) -> dict[str, Any]:
             "slug": team.slug,
             "username": "sam",
             "trace": trace.pk,
+            "whatif": whatif.pk,
             "fmt": "csv",
         },
         "ids": {
@@ -206,7 +223,7 @@ def test_the_table_covers_every_endpoint_and_method_of_the_schema():
 
     def normalise(template: str) -> str:
         """The schema's spelling of a row's path: nested team routes name the slug {team_slug}."""
-        path = template.replace("{personal_token}", "{id}").replace("{trace}", "{id}")
+        path = template.replace("{personal_token}", "{id}").replace("{trace}", "{id}").replace("{whatif}", "{id}")
         return path if path.endswith("teams/{slug}/") else path.replace("teams/{slug}/", "teams/{team_slug}/")
 
     in_table = {(method, normalise(template)) for method, template, _ in TABLE}

@@ -14,11 +14,14 @@ from pyspark.core.rdd import RDD
 
 from capture_agent.protocol import OUTPUT_FORMAT_PROPERTY, OUTPUT_PATH_PROPERTY
 from capture_agent.record.capture.compiler import Compiler
+from capture_agent.record.capture.kept import KeptJob
 from capture_agent.record.capture.outputs import OutputRun, dense_ids, store_values, trim_partitions
 from capture_agent.record.capture.pipeline import Branch, Pipeline, Tail
 from capture_agent.record.capture.plan import NarrowOp, Node
+from capture_agent.record.query.recipes import IN_TASKS, Redo
 from capture_agent.record.storage.layouts import ListGlobal, ListLocal, OneGlobal, OneLocal, Save, Single
 from capture_agent.record.storage.manifest import CapturePoint
+from capture_agent.record.worker.actions import LocalReduce, Ordered
 from capture_agent.record.worker.functions import identity_partition, pair_with_one
 
 log = logging.getLogger("capture_agent")
@@ -29,18 +32,20 @@ OutputDone = Callable[[CapturePoint], None]
 class Actions:
     """Runs the actions of one LineageContext's captured RDDs."""
 
-    def __init__(self, sc: Any, compiler: Compiler, outputs: dict[str, OutputRun], after_action: OutputDone) -> None:
+    def __init__(self, sc: Any, compiler: Compiler, outputs: dict[str, OutputRun], after_action: OutputDone,
+                 kept: KeptJob | None = None) -> None:
         self.sc = sc
         self.compiler = compiler
         self.store = compiler.store
         self.outputs = outputs
         self.after_action = after_action  # refreshes the run's manifest and registers the points
+        self.kept = kept  # the job kept in the run's folder for replays from elsewhere
 
     # ------------------------------------------------------------------ record outputs
     def collect(self, node: Node, op: str) -> list[Any]:
         point, rdd, _ = self.compiler.output(node, op, "records", OneLocal())
         values = rdd.collect()
-        self.finish(node, point, rdd, values=values, redo=_collect)
+        self.finish(node, point, rdd, values=values, redo=Redo("collect"))
         return values
 
     def take(self, node: Node, num: int, op: str) -> list[Any]:
@@ -66,19 +71,20 @@ class Actions:
             scanned += tries
         result = items[:num]
         trim_partitions(self.store.fs, target, point, len(result))
-        self.finish(node, point, rdd, values=result, redo=lambda r: r.take(num))
+        self.finish(node, point, rdd, values=result, redo=Redo("take", num))
         return result
 
     def count(self, node: Node) -> int:
         point, rdd, _ = self.compiler.output(node, "count", "count", Single())
         result = rdd.sum()
-        self.finish(node, point, rdd, values=[result], ids=[0], redo=lambda r: [r.count()])
+        self.finish(node, point, rdd, values=[result], ids=[0], redo=Redo("count", shape="one"))
         return result
 
-    def aggregate(self, node: Node, op: str, run: Callable[[RDD], Any]) -> Any:
+    def aggregate(self, node: Node, op: str, method: str, args: tuple[Any, ...], redo: Redo) -> Any:
+        """An action that computes one result: PySpark's ``method(*args)`` on the captured records."""
         point, rdd, _ = self.compiler.output(node, op, "consume", Single())
-        result = run(rdd)
-        self.finish(node, point, rdd, values=[result], ids=[0], redo=lambda r: _one_result(run, r))
+        result = getattr(rdd, method)(*args)
+        self.finish(node, point, rdd, values=[result], ids=[0], redo=redo)
         return result
 
     def save_text(self, node: Node, path: str) -> None:
@@ -124,10 +130,7 @@ class Actions:
 
         # computed on the driver: partition 0
         ListGlobal.write(target, 0, pa.array([sources[k] for k in counts], type=pa.list_(pa.int64())))
-        def redo(plain: RDD) -> list[Any]:
-            found = plain.countByValue() if merge is None else plain.reduceByKeyLocally(merge)
-            return list(found.items())
-
+        redo = Redo("countByValue", shape="items") if merge is None else Redo(IN_TASKS, LocalReduce(merge))
         self.finish(owner or node, point, rdd, values=list(counts.items()), ids=list(range(len(counts))),
                     redo=redo, computed_from=node)
         return counts
@@ -149,12 +152,13 @@ class Actions:
         OneGlobal.write(target, 0, array("q", [g for g, _ in chosen]))  # computed on the driver: partition 0
         values = [v for _, v in chosen]
         self.finish(node, point, rdd, values=values, ids=list(range(len(values))),
-                    redo=lambda r: _ordered(r, num, key, largest))
+                    redo=Redo(IN_TASKS, Ordered(num, key, largest)) if key is not None
+                    else Redo("top" if largest else "takeOrdered", num))
         return values
 
     # ------------------------------------------------------------------ bookkeeping
     def finish(self, node: Node, point: CapturePoint, rdd: RDD | None, values: list[Any] | None = None,
-               ids: list[int] | None = None, redo: Callable[[RDD], list[Any]] | None = None,
+               ids: list[int] | None = None, redo: Redo | None = None,
                computed_from: Node | None = None) -> OutputRun:
         """Records an action's output (``redo``: the action on a plain RDD of ``computed_from``,
         default ``node``, for what-if replay; None: not replayable)."""
@@ -172,27 +176,16 @@ class Actions:
                 log.warning("lineage: cannot keep the results of %s: %s", point.capture_id, exc)
         node.last_output = run
         self.outputs[point.capture_id] = run
+        if self.kept is not None and redo is not None:
+            self.kept.keep(point.capture_id, run.node, redo, self._input_of)
         self.after_action(point)
         return run
 
-
-def _ordered(plain: RDD, num: int, key: Callable[[Any], Any] | None, largest: bool) -> list[Any]:
-    if key is None:
-        return plain.top(num) if largest else plain.takeOrdered(num)
-    return plain.top(num, key) if largest else plain.takeOrdered(num, key)
-
-
-def _collect(plain: RDD) -> list[Any]:
-    return list(plain.collect())
-
-
-def _one_result(run: Callable[[RDD], Any], plain: RDD) -> list[Any]:
-    """An aggregate's result as a list of one; none when it has no records to aggregate (reduce,
-    max... of nothing raise ValueError, as PySpark does)."""
-    try:
-        return [run(plain)]
-    except ValueError:
-        return []
+    def _input_of(self, node: Node) -> str:
+        """The input capture id of a source node of a job that ran."""
+        head = self.compiler.compiled(node)
+        assert head is not None, f"{node!r} was not compiled"
+        return head.point.capture_id
 
 
 def _qualified(sc: Any, path: str) -> str:

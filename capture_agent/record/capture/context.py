@@ -25,6 +25,7 @@ from capture_agent.record.capture import events as _events
 from capture_agent.record.capture.actions import Actions
 from capture_agent.record.capture.compiler import Compiler
 from capture_agent.record.capture.inputs import CsvInput, ParallelizeInput, ParquetInput, TextInput
+from capture_agent.record.capture.kept import KeptJob
 from capture_agent.record.capture.outputs import OutputRun
 from capture_agent.record.capture.plan import SourceNode
 from capture_agent.record.capture.rdd import CapturedRDD
@@ -34,6 +35,7 @@ from capture_agent.record.errors import LineageError, NotCaptured, ReplayNotPoss
 from capture_agent.record.query.engine import TraceEngine
 from capture_agent.record.query.executors import check_executors, ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
+from capture_agent.record.query.recipes import READ, SC, Recipe
 from capture_agent.record.query.session import TraceSession
 from capture_agent.record.query.values import Predicate
 from capture_agent.record.storage.fs import StoreFS
@@ -89,7 +91,8 @@ class LineageContext:
         check_executors(sc)
         self._failures = sc.accumulator([], FailureList())
         self.compiler = Compiler(sc, self.store, self._target)
-        self.actions = Actions(sc, self.compiler, self.outputs, self.after_action)
+        self.kept = KeptJob(self.store, sc, self.settings.keep_functions_mb)
+        self.actions = Actions(sc, self.compiler, self.outputs, self.after_action, self.kept)
         self.lineage_session = TraceSession(self.store, sc, trace_mode, self.outputs, self._replay,
                                             self.capture_id_of, self._rerun)
         self._rt = CaptureRuntime(sc, self.compiler, self.actions, self.lineage_session)
@@ -125,14 +128,16 @@ class LineageContext:
             return self.sc.textFile(name, minPartitions, use_unicode)
         source = TextInput(self.sc, name, minPartitions, use_unicode)
         node = SourceNode(self.sc, "textFile", source, source.num_partitions,
-                          lambda ps: self.sc.textFile(name, minPartitions, use_unicode))
+                          Recipe(SC, "textFile", name, source.min_partitions, use_unicode))
         return CapturedRDD(self._rt, node)
 
     def parallelize(self, c: Iterable[Any], numSlices: int | None = None) -> CapturedRDD:
-        rdd = self.sc.parallelize(c, numSlices)
         if not self.enabled:
-            return rdd
-        node = SourceNode(self.sc, "parallelize", ParallelizeInput(rdd), rdd.getNumPartitions(), lambda ps: rdd)
+            return self.sc.parallelize(c, numSlices)
+        data = c if isinstance(c, range) else list(c)
+        rdd = self.sc.parallelize(data, numSlices)
+        node = SourceNode(self.sc, "parallelize", ParallelizeInput(rdd), rdd.getNumPartitions(),
+                          Recipe(SC, "parallelize", data, rdd.getNumPartitions()))
         return CapturedRDD(self._rt, node)
 
     def parquet(self, *paths: str) -> CapturedRDD:
@@ -140,7 +145,8 @@ class LineageContext:
         if not self.enabled:
             return self.spark.read.parquet(*paths).rdd
         source = ParquetInput(self.sc, self.spark, paths)
-        node = SourceNode(self.sc, "parquet", source, source.num_partitions, lambda ps: source.df.rdd)
+        node = SourceNode(self.sc, "parquet", source, source.num_partitions,
+                          Recipe(READ, "parquet", *paths, attr="rdd"))
         return CapturedRDD(self._rt, node)
 
     def csv(self, path: str, header: bool = False, sep: str = ",", quote: str = '"') -> CapturedRDD:
@@ -149,7 +155,7 @@ class LineageContext:
             return self.spark.read.csv(path, header=header, sep=sep, quote=quote).rdd
         source = CsvInput(self.sc, self.spark, path, header, sep, quote)
         node = SourceNode(self.sc, "csv", source, source.num_partitions,
-                          lambda ps: self.spark.read.csv(path, header=header, sep=sep, quote=quote).rdd)
+                          Recipe(READ, "csv", path, header=header, sep=sep, quote=quote, attr="rdd"))
         return CapturedRDD(self._rt, node)
 
     def union(self, rdds: list[CapturedRDD]) -> CapturedRDD:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from capture_agent.record.query.recipes import Redo
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.manifest import CapturePoint
@@ -27,7 +27,7 @@ class OutputRun:
     values: list[Any] | None = None
     ids: list[int] = field(default_factory=list)
     node: Any = None
-    redo: Callable[[Any], list[Any]] | None = None
+    redo: Redo | None = None
 
     def value_map(self) -> dict[int, Any] | None:
         if self.values is None:

@@ -2,8 +2,9 @@
 
 Each captured RDD holds one ``Node``. A node knows its parents, how many partitions it has and
 its partitioner (by the same rules PySpark uses, so captured and plain jobs partition alike), and
-how to build its plain PySpark equivalent (``plain()``), which the compiler uses for the helper
-jobs PySpark itself runs (sortByKey's sampling, zipWithIndex's counts) and tests use as oracle.
+how to build its plain PySpark equivalent (``plain()``, from its ``recipes.Recipe``), which the
+compiler uses for the helper jobs PySpark itself runs (sortByKey's sampling, zipWithIndex's
+counts), what-ifs replay, and tests use as oracle.
 
 Nodes that start a pipeline ("heads") become capture points: sources, shuffle outputs,
 mapPartitions, coalesce, cartesian, and any cached RDD. Narrow nodes are fused into the stage
@@ -19,6 +20,8 @@ from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.core.rdd import RDD, Partitioner
+
+from capture_agent.record.query.recipes import Recipe, live
 
 _seq = itertools.count(1)
 
@@ -46,7 +49,7 @@ class Node:
     kind = "node"
 
     def __init__(self, sc: Any, parents: list[Node], op: str, num_partitions: int,
-                 partitioner: Partitioner | None, plain_builder: Callable[[list[RDD]], RDD]) -> None:
+                 partitioner: Partitioner | None, recipe: Recipe) -> None:
         self.sc = sc
         self.seq = next(_seq)
         self.parents = parents
@@ -54,7 +57,7 @@ class Node:
         self.num_partitions = num_partitions
         self.partitioner = partitioner
         self.storage_level: StorageLevel | None = None
-        self._plain_builder = plain_builder
+        self.recipe = recipe
         self._plain: RDD | None = None
         self.last_output: Any = None  # the OutputRun of the last action on this node
 
@@ -69,7 +72,7 @@ class Node:
     def plain(self) -> RDD:
         """The same computation as plain PySpark (built once, lazily)."""
         if self._plain is None:
-            self._plain = self._plain_builder([p.plain() for p in self.parents])
+            self._plain = self.recipe.build(self.sc, live)
             if self.storage_level is not None:
                 self._plain.persist(self.storage_level)
         return self._plain
@@ -91,8 +94,8 @@ class SourceNode(Node):
     kind = "source"
 
     def __init__(self, sc: Any, op: str, source: Any, num_partitions: int,
-                 plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(sc, [], op, num_partitions, None, plain_builder)
+                 recipe: Recipe) -> None:
+        super().__init__(sc, [], op, num_partitions, None, recipe)
         self.source = source  # inputs.TextInput / ParallelizeInput / ParquetInput / CsvInput
 
 
@@ -100,9 +103,9 @@ class NarrowNode(Node):
     kind = "narrow"
 
     def __init__(self, parent: Node, op: NarrowOp, preserves: bool,
-                 plain_builder: Callable[[list[RDD]], RDD]) -> None:
+                 recipe: Recipe) -> None:
         super().__init__(parent.sc, [parent], op.name, parent.num_partitions,
-                         parent.partitioner if preserves else None, plain_builder)
+                         parent.partitioner if preserves else None, recipe)
         self.narrow = op
 
 
@@ -112,9 +115,9 @@ class PartitionsNode(Node):
     kind = "partitions"
 
     def __init__(self, parent: Node, op: str, func: Callable[..., Any], with_index: bool, preserves: bool,
-                 plain_builder: Callable[[list[RDD]], RDD], whole_partition: bool = False) -> None:
+                 recipe: Recipe, whole_partition: bool = False) -> None:
         super().__init__(parent.sc, [parent], op, parent.num_partitions,
-                         parent.partitioner if preserves else None, plain_builder)
+                         parent.partitioner if preserves else None, recipe)
         self.func = func
         self.with_index = with_index
         self.whole_partition = whole_partition
@@ -128,10 +131,10 @@ class CombineNode(Node):
     def __init__(self, parent: Node, op: str, create: Callable[[Any], Any] | None,
                  merge_value: Callable[[Any, Any], Any],
                  merge_combiners: Callable[[Any, Any], Any], num_partitions: int,
-                 partition_func: Callable[[Any], int], plain_builder: Callable[[list[RDD]], RDD],
+                 partition_func: Callable[[Any], int], recipe: Recipe,
                  mode: str = "combine") -> None:
         super().__init__(parent.sc, [parent], op, num_partitions,
-                         Partitioner(num_partitions, partition_func), plain_builder)
+                         Partitioner(num_partitions, partition_func), recipe)
         self.mode = mode  # "distinct": the reduced value does not depend on which inputs survive
         self.create = create  # None: the value itself (reduceByKey)
         self.merge_value = merge_value
@@ -149,10 +152,10 @@ class GroupNode(Node):
 
     def __init__(self, parents: list[Node], op: str, mode: str, num_partitions: int,
                  partition_func: Callable[[Any], int], keeps_partitioner: bool,
-                 plain_builder: Callable[[list[RDD]], RDD]) -> None:
+                 recipe: Recipe) -> None:
         assert mode in GROUP_MODES
         super().__init__(parents[0].sc, parents, op, num_partitions,
-                         Partitioner(num_partitions, partition_func) if keeps_partitioner else None, plain_builder)
+                         Partitioner(num_partitions, partition_func) if keeps_partitioner else None, recipe)
         self.mode = mode
         self.partition_func = partition_func
 
@@ -164,9 +167,9 @@ class ShuffleNode(Node):
 
     def __init__(self, parent: Node, op: str, num_partitions: int, partition_func: Callable[[Any], int],
                  sort_key: Callable[[Any], Any] | None, ascending: bool, keeps_partitioner: bool,
-                 plain_builder: Callable[[list[RDD]], RDD], capture_kind: str = "stage") -> None:
+                 recipe: Recipe, capture_kind: str = "stage") -> None:
         super().__init__(parent.sc, [parent], op, num_partitions,
-                         Partitioner(num_partitions, partition_func) if keeps_partitioner else None, plain_builder)
+                         Partitioner(num_partitions, partition_func) if keeps_partitioner else None, recipe)
         self.partition_func = partition_func
         self.sort_key = sort_key
         self.ascending = ascending
@@ -179,8 +182,8 @@ class SortWithinNode(Node):
     kind = "sort_within"
 
     def __init__(self, parent: Node, sort_key: Callable[[Any], Any], ascending: bool,
-                 plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(parent.sc, [parent], "sortByKey", parent.num_partitions, parent.partitioner, plain_builder)
+                 recipe: Recipe) -> None:
+        super().__init__(parent.sc, [parent], "sortByKey", parent.num_partitions, parent.partitioner, recipe)
         self.sort_key = sort_key
         self.ascending = ascending
 
@@ -188,23 +191,23 @@ class SortWithinNode(Node):
 class RepartitionNode(Node):
     kind = "repartition"
 
-    def __init__(self, parent: Node, num_partitions: int, plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(parent.sc, [parent], "repartition", num_partitions, None, plain_builder)
+    def __init__(self, parent: Node, num_partitions: int, recipe: Recipe) -> None:
+        super().__init__(parent.sc, [parent], "repartition", num_partitions, None, recipe)
 
 
 class CoalesceNode(Node):
     kind = "coalesce"
 
-    def __init__(self, parent: Node, num_partitions: int, plain_builder: Callable[[list[RDD]], RDD]) -> None:
-        super().__init__(parent.sc, [parent], "coalesce", num_partitions, None, plain_builder)
+    def __init__(self, parent: Node, num_partitions: int, recipe: Recipe) -> None:
+        super().__init__(parent.sc, [parent], "coalesce", num_partitions, None, recipe)
 
 
 class CartesianNode(Node):
     kind = "cartesian"
 
-    def __init__(self, left: Node, right: Node, plain_builder: Callable[[list[RDD]], RDD]) -> None:
+    def __init__(self, left: Node, right: Node, recipe: Recipe) -> None:
         super().__init__(left.sc, [left, right], "cartesian", left.num_partitions * right.num_partitions,
-                         None, plain_builder)
+                         None, recipe)
 
 
 class UnionNode(Node):
@@ -212,6 +215,6 @@ class UnionNode(Node):
 
     kind = "union"
 
-    def __init__(self, parents: list[Node], plain_builder: Callable[[list[RDD]], RDD]) -> None:
+    def __init__(self, parents: list[Node], recipe: Recipe) -> None:
         super().__init__(parents[0].sc, parents, "union", sum(p.num_partitions for p in parents), None,
-                         plain_builder)
+                         recipe)

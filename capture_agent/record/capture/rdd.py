@@ -25,6 +25,7 @@ from capture_agent.record.capture.rdd_actions import ActionMethods
 from capture_agent.record.capture.rdd_shuffles import ShuffleMethods
 from capture_agent.record.capture.runtime import CaptureRuntime
 from capture_agent.record.errors import UnsupportedOperation
+from capture_agent.record.query.recipes import Recipe, Ref
 
 
 def _pipe_function(command: str, env: dict[str, str], check_code: bool) -> Callable[[Iterable[Any]], Iterable[str]]:
@@ -166,35 +167,35 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
         return other._node
 
     # ------------------------------------------------------------------ narrow
-    def _narrow(self, name: str, template: str, func: Any, preserves: bool,
-                plain: Callable[[RDD], RDD], bound: bool = False) -> CapturedRDD:
+    def _narrow(self, name: str, template: str, func: Any, preserves: bool, method: str, *args: Any,
+                bound: bool = False) -> CapturedRDD:
+        """A narrow node; its plain RDD is the parent's ``method(*args)``."""
         op = NarrowOp(name, template, func, bound)
-        return self._wrap(NarrowNode(self._node, op, preserves, lambda ps: plain(ps[0])))
+        return self._wrap(NarrowNode(self._node, op, preserves, Recipe(Ref(self._node), method, *args)))
 
     def map(self, f: Callable[[Any], Any], preservesPartitioning: bool = False) -> CapturedRDD:
-        return self._narrow("map", "map", f, preservesPartitioning, lambda r: r.map(f, preservesPartitioning))
+        return self._narrow("map", "map", f, preservesPartitioning, "map", f, preservesPartitioning)
 
     def flatMap(self, f: Callable[[Any], Iterable[Any]], preservesPartitioning: bool = False) -> CapturedRDD:
-        return self._narrow("flatMap", "flat", f, preservesPartitioning,
-                            lambda r: r.flatMap(f, preservesPartitioning))
+        return self._narrow("flatMap", "flat", f, preservesPartitioning, "flatMap", f, preservesPartitioning)
 
     def filter(self, f: Callable[[Any], bool]) -> CapturedRDD:
-        return self._narrow("filter", "filter", f, True, lambda r: r.filter(f))
+        return self._narrow("filter", "filter", f, True, "filter", f)
 
     def mapValues(self, f: Callable[[Any], Any]) -> CapturedRDD:
-        return self._narrow("mapValues", "mapValues", f, True, lambda r: r.mapValues(f))
+        return self._narrow("mapValues", "mapValues", f, True, "mapValues", f)
 
     def flatMapValues(self, f: Callable[[Any], Iterable[Any]]) -> CapturedRDD:
-        return self._narrow("flatMapValues", "flatMapValues", f, True, lambda r: r.flatMapValues(f))
+        return self._narrow("flatMapValues", "flatMapValues", f, True, "flatMapValues", f)
 
     def keyBy(self, f: Callable[[Any], Any]) -> CapturedRDD:
-        return self._narrow("keyBy", "keyBy", f, False, lambda r: r.keyBy(f))
+        return self._narrow("keyBy", "keyBy", f, False, "keyBy", f)
 
     def keys(self) -> CapturedRDD:
-        return self._narrow("keys", "keys", None, False, lambda r: r.keys())
+        return self._narrow("keys", "keys", None, False, "keys")
 
     def values(self) -> CapturedRDD:
-        return self._narrow("values", "values", None, False, lambda r: r.values())
+        return self._narrow("values", "values", None, False, "values")
 
     def sample(self, withReplacement: bool, fraction: float, seed: int | None = None) -> CapturedRDD:
         if not fraction >= 0:
@@ -212,8 +213,7 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
             return lambda x: uniform() < fraction
 
         template = "flat" if withReplacement else "filter"
-        return self._narrow("sample", template, bind, True, lambda r: r.sample(withReplacement, fraction, seed),
-                            bound=True)
+        return self._narrow("sample", template, bind, True, "sample", withReplacement, fraction, seed, bound=True)
 
     def randomSplit(self, weights: list[float], seed: int | None = None) -> list[CapturedRDD]:
         if not all(w >= 0 for w in weights):
@@ -237,10 +237,8 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
                 uniform = bound.getUniformSample
                 return lambda x: lower <= uniform() < upper
 
-            def plain(r: RDD) -> RDD:
-                return r.mapPartitionsWithIndex(RDDRangeSampler(lower, upper, chosen_seed).func, True)
-
-            return self._narrow("randomSplit", "filter", bind, True, plain, bound=True)
+            return self._narrow("randomSplit", "filter", bind, True, "mapPartitionsWithIndex",
+                                RDDRangeSampler(lower, upper, chosen_seed).func, True, bound=True)
 
         return [split_between(lb, ub) for lb, ub in zip(bounds, bounds[1:], strict=False)]
 
@@ -259,7 +257,7 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
             return lambda kv: uniform() < fractions[kv[0]]
 
         return self._narrow("sampleByKey", "flat" if withReplacement else "filter", bind, True,
-                            lambda r: r.mapPartitionsWithIndex(sampler.func, True), bound=True)
+                            "mapPartitionsWithIndex", sampler.func, True, bound=True)
 
     def zipWithUniqueId(self) -> CapturedRDD:
         n = self._node.num_partitions
@@ -268,7 +266,7 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
             counter = itertools.count()
             return lambda v: (v, next(counter) * n + split)
 
-        return self._narrow("zipWithUniqueId", "map", bind, False, lambda r: r.zipWithUniqueId(), bound=True)
+        return self._narrow("zipWithUniqueId", "map", bind, False, "zipWithUniqueId", bound=True)
 
     def zipWithIndex(self) -> CapturedRDD:
         starts = [0]
@@ -281,20 +279,20 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
             counter = itertools.count(starts[split])
             return lambda v: (v, next(counter))
 
-        return self._narrow("zipWithIndex", "map", bind, False, lambda r: r.zipWithIndex(), bound=True)
+        return self._narrow("zipWithIndex", "map", bind, False, "zipWithIndex", bound=True)
 
     def mapPartitions(self, f: Callable[[Iterable[Any]], Iterable[Any]], preservesPartitioning: bool = False,
                       *, lineage: str = "interval") -> CapturedRDD:
         """PySpark's mapPartitions. ``lineage="interval"`` (default): an output comes from the
         inputs pulled since the previous output; ``"partition"``: from every input of its partition."""
         return self._wrap(PartitionsNode(self._node, "mapPartitions", f, False, preservesPartitioning,
-                                         lambda ps: ps[0].mapPartitions(f, preservesPartitioning),
+                                         Recipe(Ref(self._node), "mapPartitions", f, preservesPartitioning),
                                          _whole_partition(lineage)))
 
     def mapPartitionsWithIndex(self, f: Callable[[int, Iterable[Any]], Iterable[Any]],
                                preservesPartitioning: bool = False, *, lineage: str = "interval") -> CapturedRDD:
         return self._wrap(PartitionsNode(self._node, "mapPartitionsWithIndex", f, True, preservesPartitioning,
-                                         lambda ps: ps[0].mapPartitionsWithIndex(f, preservesPartitioning),
+                                         Recipe(Ref(self._node), "mapPartitionsWithIndex", f, preservesPartitioning),
                                          _whole_partition(lineage)))
 
     mapPartitionsWithSplit = mapPartitionsWithIndex
@@ -303,10 +301,10 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
         """PySpark's pipe; an output line of the command comes from every input of its partition."""
         func = _pipe_function(command, env or {}, checkCode)
         return self._wrap(PartitionsNode(self._node, "pipe", func, False, False,
-                                         lambda ps: ps[0].pipe(command, env, checkCode), True))
+                                         Recipe(Ref(self._node), "pipe", command, env, checkCode), True))
 
     def glom(self) -> CapturedRDD:
         def func(iterator: Iterable[Any]) -> Iterable[list[Any]]:
             yield list(iterator)
 
-        return self._wrap(PartitionsNode(self._node, "glom", func, False, False, lambda ps: ps[0].glom()))
+        return self._wrap(PartitionsNode(self._node, "glom", func, False, False, Recipe(Ref(self._node), "glom")))

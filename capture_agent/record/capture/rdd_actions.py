@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from pyspark.core.rdd import RDD
-
 from capture_agent.record.capture.plan import Node
 from capture_agent.record.capture.runtime import CaptureRuntime
 from capture_agent.record.errors import NotCaptured, UnsupportedOperation
 from capture_agent.record.query.lineage_rdd import LineageRDD
+from capture_agent.record.query.recipes import IN_TASKS, Redo
+from capture_agent.record.worker.actions import Fold, MaxBy
 
 
 class ActionMethods:
@@ -51,57 +51,69 @@ class ActionMethods:
     def lookup(self, key: Any) -> list[Any]:
         return self.filter(lambda kv: kv[0] == key).values().collect()
 
-    def _aggregate(self, op: str, run: Callable[[RDD], Any]) -> Any:
-        return self._rt.actions.aggregate(self._node, op, run)
+    def _aggregate(self, op: str, method: str, *args: Any, redo: Redo | None = None) -> Any:
+        """PySpark's ``method(*args)``; ``redo`` replays it (default: the same call, nothing for an
+        empty RDD where PySpark raises)."""
+        return self._rt.actions.aggregate(self._node, op, method, args,
+                                          redo or Redo(method, *args, shape="one_or_none"))
 
     def reduce(self, f: Callable[[Any, Any], Any]) -> Any:
-        return self._aggregate("reduce", lambda r: r.reduce(f))
+        return self._aggregate("reduce", "reduce", f, redo=Redo(IN_TASKS, Fold(f, f)))
 
     def treeReduce(self, f: Callable[[Any, Any], Any], depth: int = 2) -> Any:
-        return self._aggregate("treeReduce", lambda r: r.treeReduce(f, depth))
+        return self._aggregate("treeReduce", "treeReduce", f, depth, redo=Redo(IN_TASKS, Fold(f, f)))
 
     def fold(self, zeroValue: Any, op: Callable[[Any, Any], Any]) -> Any:
-        return self._aggregate("fold", lambda r: r.fold(zeroValue, op))
+        return self._aggregate("fold", "fold", zeroValue, op, redo=Redo(IN_TASKS, Fold(op, op, zeroValue)))
 
     def aggregate(self, zeroValue: Any, seqOp: Callable[[Any, Any], Any], combOp: Callable[[Any, Any], Any]) -> Any:
-        return self._aggregate("aggregate", lambda r: r.aggregate(zeroValue, seqOp, combOp))
+        return self._aggregate("aggregate", "aggregate", zeroValue, seqOp, combOp,
+                               redo=Redo(IN_TASKS, Fold(seqOp, combOp, zeroValue)))
 
     def treeAggregate(self, zeroValue: Any, seqOp: Callable[[Any, Any], Any], combOp: Callable[[Any, Any], Any],
                       depth: int = 2) -> Any:
-        return self._aggregate("treeAggregate", lambda r: r.treeAggregate(zeroValue, seqOp, combOp, depth))
+        return self._aggregate("treeAggregate", "treeAggregate", zeroValue, seqOp, combOp, depth,
+                               redo=Redo(IN_TASKS, Fold(seqOp, combOp, zeroValue)))
 
     def sum(self) -> Any:
-        return self._aggregate("sum", lambda r: r.sum())
+        return self._aggregate("sum", "sum")
+
+    def _extreme(self, op: str, key: Callable[[Any], Any] | None) -> Any:
+        if key is None:
+            return self._aggregate(op, op)
+        pick = MaxBy(key, largest=op == "max")
+        return self._aggregate(op, op, key, redo=Redo(IN_TASKS, Fold(pick, pick)))
 
     def max(self, key: Callable[[Any], Any] | None = None) -> Any:
-        return self._aggregate("max", lambda r: r.max() if key is None else r.max(key))
+        return self._extreme("max", key)
 
     def min(self, key: Callable[[Any], Any] | None = None) -> Any:
-        return self._aggregate("min", lambda r: r.min() if key is None else r.min(key))
+        return self._extreme("min", key)
 
     def mean(self) -> float:
-        return self._aggregate("mean", lambda r: r.mean())
+        return self._aggregate("mean", "mean")
 
     def stats(self) -> Any:
-        return self._aggregate("stats", lambda r: r.stats())
+        return self._aggregate("stats", "stats")
 
     def variance(self) -> float:
-        return self._aggregate("variance", lambda r: r.variance())
+        return self._aggregate("variance", "variance")
 
     def stdev(self) -> float:
-        return self._aggregate("stdev", lambda r: r.stdev())
+        return self._aggregate("stdev", "stdev")
 
     def sampleStdev(self) -> float:
-        return self._aggregate("sampleStdev", lambda r: r.sampleStdev())
+        return self._aggregate("sampleStdev", "sampleStdev")
 
     def sampleVariance(self) -> float:
-        return self._aggregate("sampleVariance", lambda r: r.sampleVariance())
+        return self._aggregate("sampleVariance", "sampleVariance")
 
     def foreach(self, f: Callable[[Any], None]) -> None:
-        self._aggregate("foreach", lambda r: r.foreach(f))
+        self._aggregate("foreach", "foreach", f, redo=Redo("foreach", f, shape="one", side_effects=True))
 
     def foreachPartition(self, f: Callable[[Iterable[Any]], None]) -> None:
-        self._aggregate("foreachPartition", lambda r: r.foreachPartition(f))
+        self._aggregate("foreachPartition", "foreachPartition", f,
+                        redo=Redo("foreachPartition", f, shape="one", side_effects=True))
 
     def countByValue(self) -> dict[Any, int]:
         return self._rt.actions.count_by_value(self._node, "countByValue")

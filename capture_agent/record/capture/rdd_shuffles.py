@@ -25,6 +25,8 @@ from capture_agent.record.capture.plan import (
     UnionNode,
 )
 from capture_agent.record.capture.runtime import CaptureRuntime
+from capture_agent.record.query.recipes import Recipe, Ref
+from capture_agent.record.worker.functions import identity
 
 
 def _union_shape(nodes: list[Node]) -> tuple[int, Partitioner | None]:
@@ -57,15 +59,15 @@ class ShuffleMethods:
                      mergeCombiners: Callable[[Any, Any], Any], numPartitions: int | None = None,
                      partitionFunc: Callable[[Any], int] = portable_hash) -> Self:
         n = numPartitions if numPartitions is not None else self._node.default_reduce_partitions()
-        plain = lambda ps: ps[0].combineByKey(createCombiner, mergeValue, mergeCombiners,  # noqa: E731
-                                              numPartitions, partitionFunc)
+        plain = Recipe(Ref(self._node), "combineByKey", createCombiner, mergeValue, mergeCombiners, numPartitions,
+                       partitionFunc)
         return self._wrap(CombineNode(self._node, "combineByKey", createCombiner, mergeValue, mergeCombiners, n,
                                       partitionFunc, plain))
 
     def reduceByKey(self, func: Callable[[Any, Any], Any], numPartitions: int | None = None,
                     partitionFunc: Callable[[Any], int] = portable_hash) -> Self:
         n = numPartitions if numPartitions is not None else self._node.default_reduce_partitions()
-        plain = lambda ps: ps[0].reduceByKey(func, numPartitions, partitionFunc)  # noqa: E731
+        plain = Recipe(Ref(self._node), "reduceByKey", func, numPartitions, partitionFunc)
         return self._wrap(CombineNode(self._node, "reduceByKey", None, func, func, n, partitionFunc, plain))
 
     def aggregateByKey(self, zeroValue: Any, seqFunc: Callable[[Any, Any], Any], combFunc: Callable[[Any, Any], Any],
@@ -75,8 +77,8 @@ class ShuffleMethods:
             return seqFunc(copy.deepcopy(zeroValue), v)
 
         n = numPartitions if numPartitions is not None else self._node.default_reduce_partitions()
-        plain = lambda ps: ps[0].aggregateByKey(zeroValue, seqFunc, combFunc,  # noqa: E731
-                                                numPartitions, partitionFunc)
+        # PySpark's aggregateByKey is this combineByKey (the zero value lives in ``create``)
+        plain = Recipe(Ref(self._node), "combineByKey", create, seqFunc, combFunc, numPartitions, partitionFunc)
         return self._wrap(CombineNode(self._node, "aggregateByKey", create, seqFunc, combFunc, n, partitionFunc,
                                       plain))
 
@@ -86,7 +88,7 @@ class ShuffleMethods:
             return func(copy.deepcopy(zeroValue), v)
 
         n = numPartitions if numPartitions is not None else self._node.default_reduce_partitions()
-        plain = lambda ps: ps[0].foldByKey(zeroValue, func, numPartitions, partitionFunc)  # noqa: E731
+        plain = Recipe(Ref(self._node), "combineByKey", create, func, func, numPartitions, partitionFunc)
         return self._wrap(CombineNode(self._node, "foldByKey", create, func, func, n, partitionFunc, plain))
 
     def distinct(self, numPartitions: int | None = None) -> Self:
@@ -96,7 +98,7 @@ class ShuffleMethods:
         def first(x: Any, _: Any) -> Any:
             return x
 
-        plain = lambda ps: ps[0].reduceByKey(first, numPartitions)  # noqa: E731
+        plain = Recipe(Ref(keyed._node), "reduceByKey", first, numPartitions)
         # mode "distinct": the reduced value is the key itself, whichever inputs survive a deletion
         reduced = keyed._wrap(CombineNode(keyed._node, "reduceByKey", None, first, first, n, portable_hash, plain,
                                           mode="distinct"))
@@ -105,7 +107,7 @@ class ShuffleMethods:
     def groupByKey(self, numPartitions: int | None = None,
                    partitionFunc: Callable[[Any], int] = portable_hash) -> Self:
         n = numPartitions if numPartitions is not None else self._node.default_reduce_partitions()
-        plain = lambda ps: ps[0].groupByKey(numPartitions, partitionFunc)  # noqa: E731
+        plain = Recipe(Ref(self._node), "groupByKey", numPartitions, partitionFunc)
         return self._wrap(GroupNode([self._node], "groupByKey", "group", n, partitionFunc, True, plain))
 
     def groupBy(self, f: Callable[[Any], Any], numPartitions: int | None = None,
@@ -114,7 +116,7 @@ class ShuffleMethods:
 
     # ------------------------------------------------------------------ joins and set operations
     def _group_sides(self, op: str, mode: str, nodes: list[Node], numPartitions: int | None,
-                     keeps: bool, plain: Callable[[list[RDD]], RDD]) -> Self:
+                     keeps: bool, plain: Recipe) -> Self:
         union_count, _ = _union_shape(nodes)
         if numPartitions is not None:
             n = numPartitions
@@ -127,68 +129,57 @@ class ShuffleMethods:
     def join(self, other: Self, numPartitions: int | None = None) -> Self:
         nodes = [self._node, self._other(other, "join")]
         return self._group_sides("join", "join", nodes, numPartitions, True,
-                                 lambda ps: ps[0].join(ps[1], numPartitions))
+                                 Recipe(Ref(nodes[0]), "join", Ref(nodes[1]), numPartitions))
 
     def leftOuterJoin(self, other: Self, numPartitions: int | None = None) -> Self:
         nodes = [self._node, self._other(other, "leftOuterJoin")]
         return self._group_sides("leftOuterJoin", "left", nodes, numPartitions, True,
-                                 lambda ps: ps[0].leftOuterJoin(ps[1], numPartitions))
+                                 Recipe(Ref(nodes[0]), "leftOuterJoin", Ref(nodes[1]), numPartitions))
 
     def rightOuterJoin(self, other: Self, numPartitions: int | None = None) -> Self:
         nodes = [self._node, self._other(other, "rightOuterJoin")]
         return self._group_sides("rightOuterJoin", "right", nodes, numPartitions, True,
-                                 lambda ps: ps[0].rightOuterJoin(ps[1], numPartitions))
+                                 Recipe(Ref(nodes[0]), "rightOuterJoin", Ref(nodes[1]), numPartitions))
 
     def fullOuterJoin(self, other: Self, numPartitions: int | None = None) -> Self:
         nodes = [self._node, self._other(other, "fullOuterJoin")]
         return self._group_sides("fullOuterJoin", "full", nodes, numPartitions, True,
-                                 lambda ps: ps[0].fullOuterJoin(ps[1], numPartitions))
+                                 Recipe(Ref(nodes[0]), "fullOuterJoin", Ref(nodes[1]), numPartitions))
 
     def cogroup(self, other: Self, numPartitions: int | None = None) -> Self:
         nodes = [self._node, self._other(other, "cogroup")]
         return self._group_sides("cogroup", "cogroup", nodes, numPartitions, True,
-                                 lambda ps: ps[0].cogroup(ps[1], numPartitions))
+                                 Recipe(Ref(nodes[0]), "cogroup", Ref(nodes[1]), numPartitions))
 
     def groupWith(self, other: Self, *others: Self) -> Self:
         nodes = [self._node, self._other(other, "groupWith"), *(self._other(o, "groupWith") for o in others)]
         return self._group_sides("groupWith", "cogroup", nodes, None, True,
-                                 lambda ps: ps[0].groupWith(ps[1], *ps[2:]))
+                                 Recipe(Ref(nodes[0]), "groupWith", *(Ref(n) for n in nodes[1:])))
 
     def subtractByKey(self, other: Self, numPartitions: int | None = None) -> Self:
         nodes = [self._node, self._other(other, "subtractByKey")]
         return self._group_sides("subtractByKey", "subtract_by_key", nodes, numPartitions, True,
-                                 lambda ps: ps[0].subtractByKey(ps[1], numPartitions))
+                                 Recipe(Ref(nodes[0]), "subtractByKey", Ref(nodes[1]), numPartitions))
 
     def subtract(self, other: Self, numPartitions: int | None = None) -> Self:
         self._other(other, "subtract")
         nodes = [self.map(lambda x: (x, True))._node, other.map(lambda x: (x, True))._node]
-        result = self._group_sides("subtract", "subtract", nodes, numPartitions, False,
-                                   lambda ps: ps[0].subtractByKey(ps[1], numPartitions).keys())
-        def plain(ps: list[RDD]) -> RDD:
-            return self.plain().subtract(other.plain(), numPartitions)
-
-        result._node._plain_builder = plain
-        return result
+        return self._group_sides("subtract", "subtract", nodes, numPartitions, False,
+                                 Recipe(Ref(self._node), "subtract", Ref(other._node), numPartitions))
 
     def intersection(self, other: Self) -> Self:
         self._other(other, "intersection")
         nodes = [self.map(lambda v: (v, None))._node, other.map(lambda v: (v, None))._node]
-        result = self._group_sides("intersection", "intersection", nodes, None, False, lambda ps: ps[0])
-        def plain(ps: list[RDD]) -> RDD:
-            return self.plain().intersection(other.plain())
-
-        result._node._plain_builder = plain
-        return result
+        return self._group_sides("intersection", "intersection", nodes, None, False,
+                                 Recipe(Ref(self._node), "intersection", Ref(other._node)))
 
     def union(self, other: Self) -> Self:
         nodes = [self._node, self._other(other, "union")]
         count, partitioner = _union_shape(nodes)
-        virtual = UnionNode(nodes, lambda ps: ps[0].union(ps[1]))
+        plain = Recipe(Ref(nodes[0]), "union", Ref(nodes[1]))
+        virtual = UnionNode(nodes, plain)
         if partitioner is None:
             return self._wrap(virtual)
-        def plain(ps: list[RDD]) -> RDD:
-            return self.plain().union(other.plain())
-
         # Co-partitioned: PySpark keeps the partitions aligned (partition k = k of each side).
         node = ShuffleNode(virtual, "union", count, partitioner.partitionFunc, None, True, True, plain,
                            capture_kind="union")
@@ -201,7 +192,7 @@ class ShuffleMethods:
 
     def cartesian(self, other: Self) -> Self:
         right = self._other(other, "cartesian")
-        return self._wrap(CartesianNode(self._node, right, lambda ps: ps[0].cartesian(ps[1])))
+        return self._wrap(CartesianNode(self._node, right, Recipe(Ref(self._node), "cartesian", Ref(right))))
 
     # ------------------------------------------------------------------ repartitioning and sorting
     def partitionBy(self, numPartitions: int | None, partitionFunc: Callable[[Any], int] = portable_hash,
@@ -210,38 +201,37 @@ class ShuffleMethods:
         if self._node.partitioner == Partitioner(n, partitionFunc):
             return self
         return self._wrap(ShuffleNode(self._node, "partitionBy", n, partitionFunc, None, True, True,
-                                      lambda ps: ps[0].partitionBy(numPartitions, partitionFunc)))
+                                      Recipe(Ref(self._node), "partitionBy", numPartitions, partitionFunc)))
 
     def repartitionAndSortWithinPartitions(self, numPartitions: int | None = None,
                                            partitionFunc: Callable[[Any], int] = portable_hash,
                                            ascending: bool = True,
-                                           keyfunc: Callable[[Any], Any] = lambda x: x) -> Self:
+                                           keyfunc: Callable[[Any], Any] = identity) -> Self:
         n = numPartitions if numPartitions is not None else self._node.default_reduce_partitions()
-        plain = lambda ps: ps[0].repartitionAndSortWithinPartitions(  # noqa: E731
-            numPartitions, partitionFunc, ascending, keyfunc)
+        plain = Recipe(Ref(self._node), "repartitionAndSortWithinPartitions", numPartitions, partitionFunc,
+                       ascending, keyfunc)
         return self._wrap(ShuffleNode(self._node, "repartitionAndSortWithinPartitions", n, partitionFunc, keyfunc,
                                       ascending, True, plain))
 
     def repartition(self, numPartitions: int) -> Self:
-        return self._wrap(RepartitionNode(self._node, numPartitions, lambda ps: ps[0].repartition(numPartitions)))
+        plain = Recipe(Ref(self._node), "repartition", numPartitions)
+        return self._wrap(RepartitionNode(self._node, numPartitions, plain))
 
     def coalesce(self, numPartitions: int, shuffle: bool = False) -> Self:
         if shuffle:
             return self.repartition(numPartitions)
         node = CoalesceNode(self._node, min(numPartitions, self._node.num_partitions),
-                            lambda ps: ps[0].coalesce(numPartitions))
+                            Recipe(Ref(self._node), "coalesce", numPartitions))
         return self._wrap(node)
 
     def sortByKey(self, ascending: bool | None = True, numPartitions: int | None = None,
-                  keyfunc: Callable[[Any], Any] = lambda x: x) -> Self:
+                  keyfunc: Callable[[Any], Any] = identity) -> Self:
         asc = bool(ascending)
         n = numPartitions if numPartitions is not None else self._node.default_reduce_partitions()
-        plain_sort = lambda ps: ps[0].sortByKey(ascending, numPartitions, keyfunc)  # noqa: E731
+        plain_sort = Recipe(Ref(self._node), "sortByKey", ascending, numPartitions, keyfunc)
         if n == 1:
             source = self.coalesce(1) if self._node.num_partitions > 1 else self
-            node = SortWithinNode(source._node, keyfunc, asc, lambda ps: ps[0])
-            node._plain_builder = lambda ps: plain_sort([self._node.plain()])
-            return self._wrap(node)
+            return self._wrap(SortWithinNode(source._node, keyfunc, asc, plain_sort))
         plain_parent = self._node.plain()
         size = plain_parent.count()
         if not size:

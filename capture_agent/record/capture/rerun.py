@@ -1,20 +1,19 @@
 """What-if replay: an action's output computed again, as plain PySpark, without some input records.
 
-The plan keeps every captured RDD's plain computation (``Node.plain``, built from its parents'
-plain RDDs with the job's own functions). A rerun clears those plain RDDs for the output's
-ancestors, gives each input that loses records a plain RDD that drops them (ids are (partition,
-index in partition) of the input's plain RDD: text splits, parallelized slices, Parquet
-partitions), applies the action again (``OutputRun.redo``) and puts the original plain RDDs back.
-Builders that reach their parents through ``self.plain()`` rather than their arguments read the
-substituted RDDs too, as every path goes through ``Node.plain``.
+The plan keeps every captured RDD's plain computation (``Node.plain``, built by its recipe from
+other nodes' plain RDDs with the job's own functions). A rerun clears those plain RDDs for the
+output's ancestors, gives each input that loses records a plain RDD that drops them (ids are
+(partition, index in partition) of the input's plain RDD: text splits, parallelized slices,
+Parquet partitions), applies the action again (``OutputRun.redo``, a ``recipes.Redo``) and puts
+the original plain RDDs back. Every recipe reads other nodes through ``Node.plain``, so each
+reads the substituted RDDs.
 
-Only in the process that ran the job (the functions live there); the whole computation reruns,
-not just the keys the deletion reaches.
+In the process that ran the job (a run opened from its folder replays the job kept there,
+``query.stored_job``); the whole computation reruns, not just the keys the deletion reaches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pyroaring import BitMap
@@ -23,9 +22,10 @@ from capture_agent.record.capture.compiler import Compiler
 from capture_agent.record.capture.outputs import OutputRun
 from capture_agent.record.capture.plan import Node
 from capture_agent.record.errors import ReplayNotPossible
+from capture_agent.record.query.recipes import live
+from capture_agent.record.query.stored_job import REPLAYABLE_SOURCES
 from capture_agent.record.storage.ids import split_by_partition
-
-REPLAYABLE_SOURCES = ("textFile", "parallelize", "parquet")  # ids: (partition, index in partition)
+from capture_agent.record.worker.functions import dropping
 
 
 def _ancestors(node: Node) -> list[Node]:
@@ -37,19 +37,6 @@ def _ancestors(node: Node) -> list[Node]:
             seen[current.seq] = current
             todo.extend(current.parents)
     return list(seen.values())
-
-
-def _dropping(gone: dict[int, BitMap]) -> Callable[[int, Iterable[Any]], Iterator[Any]]:
-    def keep(split: int, iterator: Iterable[Any]) -> Iterator[Any]:
-        positions = gone.get(split)
-        if positions is None:
-            yield from iterator
-            return
-        for i, value in enumerate(iterator):
-            if i not in positions:
-                yield value
-
-    return keep
 
 
 def rerun_without(compiler: Compiler, run: OutputRun, deleted: dict[str, Any]) -> list[Any]:
@@ -79,7 +66,7 @@ def rerun_without(compiler: Compiler, run: OutputRun, deleted: dict[str, Any]) -
         for cid, ids in deleted.items():
             node = inputs[cid]
             gone = {part: BitMap(positions) for part, positions in split_by_partition(ids)}
-            node._plain = node._plain_builder([]).mapPartitionsWithIndex(_dropping(gone))
+            node._plain = node.recipe.build(node.sc, live).mapPartitionsWithIndex(dropping(gone))
         return list(run.redo(run.node.plain()))
     finally:
         for node in nodes:

@@ -101,7 +101,7 @@ def write_result(session: TraceSession, result: Frontier, path: str, first_page:
                     summary.count += len(rows)
                     if on_chunk is not None:
                         on_chunk(summary.count)
-        _publish(store.fs, local, path)
+        publish(store.fs, local, path)
     finally:
         os.unlink(local)
     return summary
@@ -137,7 +137,7 @@ def _rows(session: TraceSession, cid: str, ids: BitMap64, summary: ResultSummary
     return rows
 
 
-def _publish(fs: StoreFS, local: str, path: str) -> None:
+def publish(fs: StoreFS, local: str, path: str) -> None:
     def copy(dest: Any) -> None:
         if isinstance(dest, str):
             shutil.copyfile(local, dest)

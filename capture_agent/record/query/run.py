@@ -5,7 +5,8 @@
     run.lineage(out, [0]).goBackAll().collect()             # input lines, read by seeking
 
 Input records and action results (kept in ``values.parquet``) are readable; records at
-intermediate capture points are not (they exist only while their job's RDDs do).
+intermediate capture points are not (they exist only while their job's RDDs do). Given a
+SparkContext, what-ifs replay the job kept in the folder (``stored_job``) for exact new values.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from capture_agent.record.query.executors import ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
 from capture_agent.record.query.session import TraceSession
+from capture_agent.record.query.stored_job import StoredJob
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 
@@ -24,7 +26,10 @@ class LineageRun:
     """The capture points of one run folder, ready for LineageRDD traces."""
 
     def __init__(self, run_dir: str, sc: Any = None, trace_mode: str = "auto", store: StoreFS | None = None) -> None:
-        self.session = TraceSession(LineageStore.open(run_dir, store), sc, trace_mode)
+        lineage = LineageStore.open(run_dir, store)
+        # with a SparkContext, what-ifs replay the job kept in the folder (when it was kept)
+        self.job = StoredJob.open(lineage, sc) if sc is not None else None
+        self.session = TraceSession(lineage, sc, trace_mode, rerun=self.job.rerun if self.job else None)
         if sc is not None and trace_mode != "local":
             ship_task_code()  # trace steps run as Spark jobs need the layouts' code on the executors
 

@@ -19,6 +19,7 @@ with the old one (``Impact.deleted``, ``changed``, ``unchanged``, ``appeared``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,9 +67,12 @@ class Propagation:
     def __init__(self, engine: TraceEngine) -> None:
         self.engine = engine
 
-    def run(self, deleted: Frontier, scope: set[str] | None = None) -> dict[str, PointFates]:
+    def run(self, deleted: Frontier, scope: set[str] | None = None,
+            progress: Callable[[int, int, int], None] | None = None) -> dict[str, PointFates]:
         """The fates of every record a deletion reaches: ``deleted`` ({capture id: ids}) at the
-        points it names, and through every point computed from them (within ``scope``)."""
+        points it names, and through every point computed from them (within ``scope``);
+        ``progress(points done, points in all, records reached)`` after each point (it may raise
+        to stop)."""
         store = self.engine.store
         fates = {cid: PointFates(cid, deleted=ids.copy()) for cid, ids in deleted.items() if ids}
         reached: set[str] = set()
@@ -77,10 +81,13 @@ class Propagation:
         if scope is not None:
             reached &= scope
         self.engine.check_complete(reached)
-        for point in sorted((store.point(c) for c in reached - set(fates)), key=lambda p: p.seq):
+        todo = sorted((store.point(c) for c in reached - set(fates)), key=lambda p: p.seq)
+        for done, point in enumerate(todo, start=1):
             found = self.step(point, fates)
             if found:
                 fates[point.capture_id] = found
+            if progress is not None:
+                progress(done, len(todo), sum(len(f.deleted) + len(f.changed) for f in fates.values()))
         return fates
 
     def step(self, point: CapturePoint, fates: dict[str, PointFates]) -> PointFates:
@@ -134,12 +141,14 @@ def _key(value: Any) -> Any:
 class Classes:
     """An output's records by fate, exactly: ``deleted + [old for old, _ in changed] + unchanged``
     is the original output and ``unchanged + [new for _, new in changed] + appeared`` the output
-    without the deleted records (as multisets)."""
+    without the deleted records (as multisets). ``ids`` holds the output record id of each deleted,
+    changed and unchanged record (in the same order as its list)."""
 
     deleted: list[Any]
     changed: list[tuple[Any, Any]]
     unchanged: list[Any]
     appeared: list[Any]
+    ids: dict[str, list[int]] = field(default_factory=dict)
 
 
 def classify(old: list[tuple[int, Any]], dead: BitMap64, reached: BitMap64, new: list[Any],
@@ -154,39 +163,41 @@ def classify(old: list[tuple[int, Any]], dead: BitMap64, reached: BitMap64, new:
     pending: dict[Any, list[Any]] = {}
     for value in new:
         pending.setdefault(_canonical(value), []).append(value)
-    unchanged: list[Any] = []
-    left: list[Any] = []
+    unchanged: list[tuple[int, Any]] = []
+    left: list[tuple[int, Any]] = []
     # unreached first, then reached, then dead: an equal record of the new output takes the place
     # of a dead one (take(n) of equal values, a group rebuilt with the same members)
     in_order = sorted(old, key=lambda t: 2 if t[0] in dead else 1 if t[0] in reached else 0)
-    for _, value in in_order:
+    for record_id, value in in_order:
         same = pending.get(_canonical(value))
         if same:
-            unchanged.append(same.pop())
+            unchanged.append((record_id, same.pop()))
         else:
-            left.append(value)
+            left.append((record_id, value))
     rest = [v for values in pending.values() for v in values]
     by_key: dict[Any, list[int]] = {}
     for n, value in enumerate(rest):
         key = _key(value)
         if key is not None:
             by_key.setdefault(key, []).append(n)
-    changed: list[tuple[Any, Any]] = []
-    deleted: list[Any] = []
+    changed: list[tuple[int, tuple[Any, Any]]] = []
+    deleted: list[tuple[int, Any]] = []
     paired: set[int] = set()
-    for value in left:
+    for record_id, value in left:
         key = _key(value)
         partners = by_key.get(key) if key is not None else None
         if partners:
             n = partners.pop()
-            changed.append((value, rest[n]))
+            changed.append((record_id, (value, rest[n])))
             paired.add(n)
         else:
-            deleted.append(value)
+            deleted.append((record_id, value))
     appeared = [v for n, v in enumerate(rest) if n not in paired]
     if single and len(deleted) == 1 and len(appeared) == 1 and not changed and not unchanged:
-        changed, deleted, appeared = [(deleted[0], appeared[0])], [], []
-    return Classes(deleted, changed, unchanged, appeared)
+        changed, deleted, appeared = [(deleted[0][0], (deleted[0][1], appeared[0]))], [], []
+    return Classes([v for _, v in deleted], [pair for _, pair in changed], [v for _, v in unchanged], appeared,
+                   {"deleted": [i for i, _ in deleted], "changed": [i for i, _ in changed],
+                    "unchanged": [i for i, _ in unchanged]})
 
 
 class Impact:
@@ -195,8 +206,9 @@ class Impact:
 
     Lineage alone (``dead``, ``reached``, ``unreached``, ``counts``, the ids): which records die, which
     are reached by the deletion, the fates at every point on the way. Exactly, by replaying the
-    job without the deleted records (``deleted``, ``changed``, ``unchanged``, ``appeared``): only
-    in the process that ran the job (``ReplayNotPossible`` elsewhere, saying why)."""
+    job without the deleted records (``deleted``, ``changed``, ``unchanged``, ``appeared``): in
+    the process that ran the job, or from the job kept in the run's folder (``stored_job``);
+    ``ReplayNotPossible`` says why not where neither can."""
 
     def __init__(self, session: TraceSession, fates: dict[str, PointFates], target: str,
                  seeds: Frontier | None = None) -> None:
@@ -245,8 +257,9 @@ class Impact:
         """The four classes (computed once, by rerunning the job without the deleted records)."""
         if self._classes is None:
             if self.session.rerun is None:
-                raise ReplayNotPossible("the job's functions are not here: a what-if of a run opened from its "
-                                        "folder gives the fates lineage decides (reached, unreached, counts)")
+                raise ReplayNotPossible("the job cannot be replayed here: a run opened from its folder replays "
+                                        "the job kept there only given a SparkContext; without one, the what-if "
+                                        "gives the fates lineage decides (dead, reached, unreached, counts)")
             new = self.session.rerun(self.target, self.seeds)
             point, fates = self._at()
             old = self.session.values.values(point, self.session.engine.all_ids(point))
@@ -270,7 +283,8 @@ class Impact:
         return self.classes().appeared
 
 
-def what_if_deleted(session: TraceSession, deleted: Frontier, target: str | None = None) -> Impact:
+def what_if_deleted(session: TraceSession, deleted: Frontier, target: str | None = None,
+                    progress: Callable[[int, int, int], None] | None = None) -> Impact:
     """Propagates ``deleted`` through a run (``Propagation``) up to ``target``: a capture id, or
     the output of the last action computed from the deleted records."""
     store = session.store
@@ -281,5 +295,5 @@ def what_if_deleted(session: TraceSession, deleted: Frontier, target: str | None
             raise NotCaptured("no action's output was computed from these records: run an action first, "
                               "or name a target")
         target = max(outputs, key=lambda p: p.seq).capture_id
-    fates = Propagation(session.engine).run(deleted, scope=store.ancestors(target))
+    fates = Propagation(session.engine).run(deleted, scope=store.ancestors(target), progress=progress)
     return Impact(session, fates, target, deleted)

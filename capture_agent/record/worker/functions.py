@@ -6,7 +6,7 @@ agent that only the driver needs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from capture_agent.record.storage.sources import text_unit
@@ -23,3 +23,47 @@ def pair_with_one(x: Any) -> tuple[Any, int]:
 def unit_values(unit: tuple[Any, ...]) -> list[Any]:
     """The values of one ``text_unit`` (lines of a text split fetched by offset)."""
     return [value for _, value in text_unit(*unit)]
+
+
+def identity(x: Any) -> Any:
+    """The default key function of sortByKey and repartitionAndSortWithinPartitions (by name, so a
+    replay from a run's folder imports it rather than loading the job's code)."""
+    return x
+
+
+def dropping(gone: dict[int, Any]) -> Callable[[int, Iterable[Any]], Iterator[Any]]:
+    """A mapPartitionsWithIndex function leaving out the records at ``gone`` ({partition: the
+    positions to leave out, a BitMap or set}): an input without some of its records."""
+
+    def keep(split: int, iterator: Iterable[Any]) -> Iterator[Any]:
+        positions = gone.get(split)
+        if positions is None:
+            yield from iterator
+            return
+        for i, value in enumerate(iterator):
+            if i not in positions:
+                yield value
+
+    return keep
+
+
+class Slices:
+    """The partitions of ``sc.parallelize(data, num_slices)``, cut in a task as PySpark cuts them:
+    a range by its arithmetic; anything else as a list sent in batches of ``batch`` records that
+    the JVM splits evenly by batch (a parallelized input built again from a run's folder)."""
+
+    def __init__(self, data: Any, num_slices: int, batch_size: int = 0) -> None:
+        self.data = data if isinstance(data, range) else list(data)
+        self.num_slices = num_slices
+        self.batch = max(1, min(len(self.data) // max(num_slices, 1), batch_size or 1024))
+
+    def bounds(self, split: int) -> tuple[int, int]:
+        size, n = len(self.data), self.num_slices
+        if isinstance(self.data, range):
+            return int(split * size / n), int((split + 1) * size / n)
+        batches = -(-size // self.batch)
+        return min(split * batches // n * self.batch, size), min((split + 1) * batches // n * self.batch, size)
+
+    def __call__(self, split: int, iterator: Iterable[Any]) -> Iterator[Any]:
+        start, end = self.bounds(split)
+        return iter(self.data[start:end])

@@ -72,7 +72,7 @@ class TraceSerializer(serializers.ModelSerializer[Trace]):
         read_only_fields = fields
 
     def get_kind(self, trace: Trace) -> str:
-        return "trace"
+        return trace.kind
 
     def get_reused(self, trace: Trace) -> bool:
         return trace.answered_from_id is not None
@@ -86,14 +86,13 @@ class TraceSerializer(serializers.ModelSerializer[Trace]):
         return request.build_absolute_uri(path) if request is not None else path
 
     def get_url(self, trace: Trace) -> str:
-        return self._absolute(reverse("api:trace-detail", kwargs={"pk": trace.pk}))
+        return self._absolute(reverse(f"api:{trace.kind}-detail", kwargs={"pk": trace.pk}))
 
     def get_links(self, trace: Trace) -> dict[str, str]:
-        names = {"records": "api:trace-records", "graph": "api:trace-graph", "cancel": "api:trace-cancel",
-                 "rerun": "api:trace-rerun"}
-        links = {key: self._absolute(reverse(name, kwargs={"pk": trace.pk})) for key, name in names.items()}
+        links = {key: self._absolute(reverse(f"api:{trace.kind}-{key}", kwargs={"pk": trace.pk}))
+                 for key in ("records", "graph", "cancel", "rerun")}
         for fmt in ("csv", "jsonl"):
-            path = reverse("api:trace-download", kwargs={"pk": trace.pk, "fmt": fmt})
+            path = reverse(f"api:{trace.kind}-download", kwargs={"pk": trace.pk, "fmt": fmt})
             links[f"download_{fmt}"] = self._absolute(path)
         return links
 
@@ -118,3 +117,43 @@ class TraceRecordSerializer(serializers.Serializer[Any]):
     value = serializers.JSONField(allow_null=True, help_text="The record (JSON); null where values are not kept.")
     file = serializers.CharField(allow_null=True)
     offset = serializers.IntegerField(allow_null=True, help_text="Byte offset (text) or row (Parquet) in file.")
+
+
+class WhatIfQuestionSerializer(serializers.Serializer[Any]):
+    """What POST /whatifs/ asks: which records to delete, and which output to look at."""
+
+    application = serializers.CharField(help_text="App id of the application.")
+    capture_point = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True,
+        help_text="Capture point whose records are deleted (an input, for a replay with new values); leave it "
+        "out when deleting an earlier trace's result.",
+    )
+    selection = serializers.JSONField(help_text="The records deleted. " + SELECTION_HELP)
+    target = serializers.CharField(
+        required=False, allow_blank=True, default="end",
+        help_text="end (the output of the last action computed from the deleted records) or an output's "
+        "capture_id.",
+    )
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+    recompute = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Run it even if the same what-if was answered on unchanged lineage (else that answer is reused).",
+    )
+
+
+class WhatIfDetailSerializer(TraceDetailSerializer):
+    """A what-if with its answer's summary: counts per capture point and fate, the output's classes,
+    the first changed records (old and new), whether the job was replayed (and why not), timings."""
+
+
+class WhatIfRecordSerializer(serializers.Serializer[Any]):
+    """One record of a what-if's result."""
+
+    capture_id = serializers.CharField()
+    record_id = serializers.IntegerField(allow_null=True, help_text="Null for a record that only appears.")
+    partition = serializers.IntegerField(allow_null=True)
+    position = serializers.IntegerField(allow_null=True)
+    fate = serializers.ChoiceField(choices=["deleted", "changed", "unchanged", "appeared"])
+    value = serializers.JSONField(allow_null=True, help_text="The record (its old value when changed).")
+    new_value = serializers.JSONField(allow_null=True, help_text="A changed record's new value; an appeared one's.")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.conf import settings
@@ -30,7 +30,7 @@ from lineage_server.accounts.selectors import person, role_refusal
 from lineage_server.api import filters
 from lineage_server.api.serializers import tracing as s
 from lineage_server.catalog.selectors import visible_applications
-from lineage_server.tracing.models import Trace, TraceStatus
+from lineage_server.tracing.models import Trace, TraceKind, TraceStatus
 from lineage_server.tracing.selectors import trace_history, visible_traces
 from lineage_server.tracing.services import (
     TraceQuestionError,
@@ -65,9 +65,10 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
 
     filterset_class = filters.TraceFilter
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+    kind = TraceKind.TRACE
 
     def get_queryset(self) -> QuerySet[Trace]:
-        return trace_history(self.request.user).order_by("-pinned", "-created_at", "-id")
+        return trace_history(self.request.user).filter(kind=self.kind).order_by("-pinned", "-created_at", "-id")
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
         if self.action == "create":
@@ -108,7 +109,7 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
         "(unless recompute). Needs the analyst role in the application's team.",
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        question = s.TraceQuestionSerializer(data=request.data)
+        question = self.get_serializer(data=request.data)
         question.is_valid(raise_exception=True)
         data = question.validated_data
         app = visible_applications(request.user).select_related("team").filter(app_id=data["application"]).first()
@@ -116,14 +117,17 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
             raise ValidationError({"application": [f"no application {data['application']!r} in your teams"]})
         self._require_role(app.team, Role.ANALYST)
         try:
-            trace = ask_trace(
-                app, by=person(request.user), direction=data["direction"], selection=data["selection"],
-                capture_point=data.get("capture_point") or None, target=data.get("target"), name=data["name"],
-                note=data["note"], recompute=data["recompute"], seeds=self._seeds(),
-            )
+            trace = self._ask(app, data)
         except TraceQuestionError as exc:
             raise ValidationError({exc.field: [str(exc)]}) from None
         return self._respond(trace)
+
+    def _ask(self, app: Any, data: dict[str, Any]) -> Trace:
+        return ask_trace(
+            app, by=person(self.request.user), direction=data["direction"], selection=data["selection"],
+            capture_point=data.get("capture_point") or None, target=data.get("target"), name=data["name"],
+            note=data["note"], recompute=data["recompute"], seeds=self._seeds(),
+        )
 
     @extend_schema(request=None, responses={202: s.TraceDetailSerializer})
     @action(detail=True, methods=["post"], filterset_class=None)
@@ -169,13 +173,14 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
     # ------------------------------------------------------------------ answers
     def _result(self, trace: Trace) -> tuple[StoreFS, str]:
         if trace.status != TraceStatus.SUCCEEDED:
-            raise Conflict(f"trace {trace.pk} is {trace.status}: its records exist once it has succeeded")
+            raise Conflict(f"{trace.kind} {trace.pk} is {trace.status}: its records exist once it has succeeded")
         try:
             store = StoreFS.resolve(trace.result_location)
         except ValueError as exc:
             raise Gone(f"the result {trace.result_location} cannot be opened: {exc}") from None
         if not store.exists(store.root):
-            raise Gone(f"the result file {trace.result_location} is no longer in the lineage store; re-run the trace")
+            raise Gone(f"the result file {trace.result_location} is no longer in the lineage store; re-run the "
+                       f"{trace.kind}")
         return store, store.root
 
     @extend_schema(
@@ -191,19 +196,25 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
         """The result's records page by page: ids, and for inputs and outputs the records with file and offset."""
         trace = self.get_object()
         store, path = self._result(trace)
-        page, size = _page_params(request)
+        return self._page(request, trace, lambda start, size, local: read_page(store, path, start, size, local))
+
+    def _page(self, request: Request, trace: Trace, read: Callable[[int, int, str | None], Any],
+              **filters: str) -> Response:
+        """One page of a result's records: ``read(start, size, local capture id)`` gives (total, rows);
+        ``filters`` are the other query parameters the page links keep."""
+        page, size = page_params(request)
         capture_id = request.query_params.get("capture_id") or None
         run_id = trace.summary.get("run_id")
         local = capture_id.removeprefix(f"{run_id}/") if capture_id and run_id else capture_id
-        total, rows = read_page(store, path, (page - 1) * size, size, local)
-        results = [_server_record(r, run_id) for r in rows]
+        total, rows = read((page - 1) * size, size, local)
         base = request.build_absolute_uri(request.path)
-        query = f"&page_size={size}" + (f"&capture_id={capture_id}" if capture_id else "")
+        kept = {"page_size": str(size), **({"capture_id": capture_id} if capture_id else {}), **filters}
+        query = "".join(f"&{k}={v}" for k, v in kept.items())
         return Response({
             "count": total,
             "next": f"{base}?page={page + 1}{query}" if page * size < total else None,
             "previous": f"{base}?page={page - 1}{query}" if page > 1 else None,
-            "results": results,
+            "results": [server_record(r, run_id) for r in rows],
         })
 
     @extend_schema(
@@ -216,12 +227,17 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
         """The whole result as CSV or JSON lines, streamed (any size)."""
         trace = self.get_object()
         store, path = self._result(trace)
+        return self._stream(trace, iter_records(store, path), fmt, CSV_COLUMNS)
+
+    def _stream(self, trace: Trace, rows: Iterator[dict[str, Any]], fmt: str,
+                columns: list[str]) -> StreamingHttpResponse:
+        """A result's rows streamed as CSV (``columns``) or JSON lines, with the server's capture ids."""
         run_id = trace.summary.get("run_id")
-        records = (_server_record(r, run_id) for r in iter_records(store, path))
-        body = _csv_lines(records) if fmt == "csv" else (json.dumps(r) + "\n" for r in records)
+        records = (server_record(r, run_id) for r in rows)
+        body = csv_lines(records, columns) if fmt == "csv" else (json.dumps(r) + "\n" for r in records)
         content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
         response = StreamingHttpResponse(body, content_type=f"{content_type}; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="trace-{trace.pk}.{fmt}"'
+        response["Content-Disposition"] = f'attachment; filename="{trace.kind}-{trace.pk}.{fmt}"'
         return response
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
@@ -231,11 +247,11 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
         and operators) with the records at each, and for small traces the records and the edges between them."""
         trace = self.get_object()
         if trace.status != TraceStatus.SUCCEEDED:
-            raise Conflict(f"trace {trace.pk} is {trace.status}: its graph exists once it has succeeded")
-        return Response({"trace": trace.pk, "application": trace.application.app_id, **trace.graph})
+            raise Conflict(f"{trace.kind} {trace.pk} is {trace.status}: its graph exists once it has succeeded")
+        return Response({trace.kind: trace.pk, "application": trace.application.app_id, **trace.graph})
 
 
-def _page_params(request: Request) -> tuple[int, int]:
+def page_params(request: Request) -> tuple[int, int]:
     try:
         page = int(request.query_params.get("page", 1))
         size = int(request.query_params.get("page_size", settings.LINEAGE["PAGE_SIZE"]))
@@ -246,21 +262,26 @@ def _page_params(request: Request) -> tuple[int, int]:
     return page, size
 
 
-def _server_record(record: dict[str, Any], run_id: str | None) -> dict[str, Any]:
+def server_record(record: dict[str, Any], run_id: str | None) -> dict[str, Any]:
     """A result row with the server's capture id (``<run>/<capture id>``)."""
     return {**record, "capture_id": f"{run_id}/{record['capture_id']}" if run_id else record["capture_id"]}
 
 
-def _csv_lines(records: Iterator[dict[str, Any]]) -> Iterator[str]:
+def csv_lines(records: Iterator[dict[str, Any]], columns: list[str]) -> Iterator[str]:
+    """Records as CSV text, in chunks of about 64 KB (values that are not text as JSON)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(columns)
     for record in records:
-        value = record["value"]
-        row = {**record, "value": value if isinstance(value, str) or value is None else json.dumps(value)}
-        writer.writerow([row[c] for c in CSV_COLUMNS])
+        writer.writerow([_cell(record[c]) for c in columns])
         if buffer.tell() > 64 * 1024:
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate()
     yield buffer.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    if value is None or isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    return json.dumps(value)

@@ -25,11 +25,18 @@ class Direction(models.TextChoices):
     FORWARD = "forward"  # what did these records affect?
 
 
+class TraceKind(models.TextChoices):
+    TRACE = "trace"  # which records came from / went into these ones
+    WHATIF = "whatif"  # what deleting these records would do (always forward)
+
+
 class Trace(models.Model):
-    """One question asked of an application's record-level lineage, and the summary of its answer.
+    """One question asked of an application's record-level lineage, and the summary of its answer:
+    a trace, or a what-if (``kind``), which runs, is followed and is kept the same way.
 
     The answer's records live in the lineage store (``result_location``, a Parquet file written by
-    ``capture_agent.record.query.results``); the row keeps what history pages show at once.
+    ``capture_agent.record.query.results`` for traces, ``whatif_results`` for what-ifs); the row
+    keeps what history pages show at once.
     """
 
     application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="traces")
@@ -40,10 +47,11 @@ class Trace(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     # The question.
+    kind = models.CharField(max_length=8, choices=TraceKind.choices, default=TraceKind.TRACE, db_index=True)
     direction = models.CharField(max_length=8, choices=Direction.choices)
     start_capture_id = models.CharField(max_length=256, blank=True, default="")  # "" with a seed trace
     selection = models.JSONField(default=dict)  # {"ids": [...]} | {"predicate": {...}} | {"trace": id, ...}
-    target = models.CharField(max_length=256, default="end")  # "end", "step" or a capture id
+    target = models.CharField(max_length=256, default="end")  # "end", "step" or a capture id (what-if: an output)
     question_key = models.CharField(max_length=64, db_index=True)  # same question on the same lineage
     seed = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="seeded")
     rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
@@ -83,6 +91,8 @@ class Trace(models.Model):
         ]
 
     def __str__(self) -> str:
+        if self.kind == TraceKind.WHATIF:
+            return f"what-if {self.pk} of {self.application_id}"
         return f"trace {self.pk} ({self.direction}) of {self.application_id}"
 
     @property

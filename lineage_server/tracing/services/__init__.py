@@ -1,6 +1,6 @@
 """Writes on traces, each a verb function inside a transaction; ``run_trace`` is the worker's."""
 
-from lineage_server.tracing.services.ask import RUN_TRACE_TASK, ask_trace, rerun_trace
+from lineage_server.tracing.services.ask import RUN_TRACE_TASK, ask_trace, ask_whatif, rerun_trace
 from lineage_server.tracing.services.history import TraceStateError, cancel_trace, delete_trace, update_trace
 from lineage_server.tracing.services.questions import TraceQuestionError
 from lineage_server.tracing.services.recovery import recover_traces
@@ -11,6 +11,7 @@ __all__ = [
     "TraceQuestionError",
     "TraceStateError",
     "ask_trace",
+    "ask_whatif",
     "cancel_trace",
     "delete_trace",
     "recover_traces",

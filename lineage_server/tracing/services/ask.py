@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from lineage_server.catalog.models import Application
 from lineage_server.task_queue import queue_task_on_commit
-from lineage_server.tracing.models import Trace, TraceStatus
+from lineage_server.tracing.models import Direction, Trace, TraceKind, TraceStatus
 from lineage_server.tracing.services.questions import Question, check_question
 
 if TYPE_CHECKING:
@@ -23,18 +23,21 @@ RUN_TRACE_TASK = "tracing.run_trace"
 @transaction.atomic
 def ask_trace(app: Application, *, by: User, direction: str, selection: Any,
               capture_point: str | None = None, target: str | None = None, name: str = "", note: str = "",
-              recompute: bool = False, seeds: QuerySet[Trace] | None = None, rerun_of: Trace | None = None) -> Trace:
-    """A new trace of ``app``, queued; or, when the same question was answered on the same lineage
-    and ``recompute`` is false, a new trace holding that stored answer at once (``answered_from``).
+              recompute: bool = False, seeds: QuerySet[Trace] | None = None, rerun_of: Trace | None = None,
+              kind: str = TraceKind.TRACE) -> Trace:
+    """A new trace (or, ``kind``, what-if) of ``app``, queued; or, when the same question was
+    answered on the same lineage and ``recompute`` is false, a new one holding that stored answer at
+    once (``answered_from``).
 
     Raises:
         TraceQuestionError: the question cannot be asked (nothing is queued).
     """
     question = check_question(app, direction=direction, capture_point=capture_point, selection=selection,
-                              target=target, seeds=seeds if seeds is not None else Trace.objects.none())
+                              target=target, seeds=seeds if seeds is not None else Trace.objects.none(), kind=kind)
     key = question.key()
     trace = Trace(
-        application=app, created_by=by, created_by_label=by.get_username(), direction=question.direction,
+        application=app, created_by=by, created_by_label=by.get_username(), kind=question.kind,
+        direction=question.direction,
         start_capture_id=question.start.capture_id if question.start else "", selection=question.selection,
         target=question.target, question_key=key, seed=question.seed, rerun_of=rerun_of, name=name, note=note,
     )
@@ -67,15 +70,24 @@ def _stored_answer(app: Application, key: str) -> Trace | None:
     )
 
 
+def ask_whatif(app: Application, *, by: User, selection: Any, capture_point: str | None = None,
+               target: str | None = None, name: str = "", note: str = "", recompute: bool = False,
+               seeds: QuerySet[Trace] | None = None, rerun_of: Trace | None = None) -> Trace:
+    """A new what-if of ``app``: what deleting the selected records would do to an output."""
+    return ask_trace(app, by=by, direction=Direction.FORWARD, selection=selection, capture_point=capture_point,
+                     target=target, name=name, note=note, recompute=recompute, seeds=seeds, rerun_of=rerun_of,
+                     kind=TraceKind.WHATIF)
+
+
 def rerun_trace(trace: Trace, *, by: User, seeds: QuerySet[Trace]) -> Trace:
-    """A new trace asking ``trace``'s question again (computed afresh), linked to it."""
+    """A new trace (or what-if) asking ``trace``'s question again (computed afresh), linked to it."""
     selection: dict[str, Any] = dict(trace.selection)
     if "trace" in selection and selection.get("capture_point") is None:
         selection.pop("capture_point")
     return ask_trace(
         trace.application, by=by, direction=trace.direction, selection=selection,
         capture_point=trace.start_capture_id or None, target=trace.target, name=trace.name, note=trace.note,
-        recompute=True, seeds=seeds, rerun_of=trace,
+        recompute=True, seeds=seeds, rerun_of=trace, kind=trace.kind,
     )
 
 

@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 
 from capture_agent.record.worker.predicates import PredicateError, compile_filter
 from lineage_server.catalog.models import Application, CaptureKind, CapturePoint
-from lineage_server.tracing.models import Direction, Trace, TraceStatus
+from lineage_server.tracing.models import Direction, Trace, TraceKind, TraceStatus
 
 MAX_IDS = 10_000
 END, STEP = "end", "step"
@@ -41,6 +41,7 @@ class Question:
     selection: dict[str, Any]
     target: str  # END, STEP or a server capture id
     seed: Trace | None = None
+    kind: str = TraceKind.TRACE
 
     def key(self) -> str:
         """Same question on the same lineage -> same key (the seed's answer counts as its selection)."""
@@ -52,7 +53,7 @@ class Question:
         seed = (self.seed.result_location, self.seed.result_count) if self.seed is not None else None
         text = json.dumps(
             [self.application.app_id, self.direction, self.start.capture_id if self.start else None,
-             self.selection, self.target, seed, points],
+             self.selection, self.target, seed, points, *([self.kind] if self.kind != TraceKind.TRACE else [])],
             sort_keys=True, default=str,
         )
         return hashlib.sha256(text.encode()).hexdigest()
@@ -69,8 +70,10 @@ def last_output(app: Application) -> CapturePoint | None:
 
 
 def check_question(app: Application, *, direction: str, capture_point: str | None, selection: Any,
-                   target: str | None, seeds: QuerySet[Trace]) -> Question:
-    """The question, checked; ``seeds`` are the traces the caller may seed from.
+                   target: str | None, seeds: QuerySet[Trace], kind: str = TraceKind.TRACE) -> Question:
+    """The question, checked; ``seeds`` are the traces the caller may seed from. A what-if
+    (``kind``) deletes the selected records and goes forward to an output (``target``: end, the
+    output of the last action computed from them, or an output's capture id).
 
     Raises:
         TraceQuestionError: what is wrong, and with which field.
@@ -85,10 +88,18 @@ def check_question(app: Application, *, direction: str, capture_point: str | Non
     if not points:
         raise TraceQuestionError("application", f"{app.app_id} has no record-level lineage (no capture points)")
     seed = _seed(selection, seeds, app) if "trace" in selection else None
+    if kind == TraceKind.WHATIF and not capture_point and seed is None:
+        raise TraceQuestionError("capture_point", "name the capture point whose records a what-if deletes (an "
+                                                  "input), or select an earlier trace's result")
     start = _start(app, points, capture_point, seed)
     checked = _selection(selection, start)
-    question = Question(app, direction, start, checked, _target(points, direction, start, seed, target), seed)
-    return question
+    if kind == TraceKind.WHATIF:
+        if target == STEP:
+            raise TraceQuestionError("target", "a what-if goes to an output: use end or an output's capture id")
+        if target not in (None, "", END) and target in points and points[target].kind != CaptureKind.OUTPUT:
+            raise TraceQuestionError("target", f"{target} is a {points[target].kind} point; a what-if's target "
+                                               "is an output (an action's result)")
+    return Question(app, direction, start, checked, _target(points, direction, start, seed, target), seed, kind)
 
 
 def _seed(selection: dict[str, Any], seeds: QuerySet[Trace], app: Application) -> Trace:
@@ -103,6 +114,8 @@ def _seed(selection: dict[str, Any], seeds: QuerySet[Trace], app: Application) -
         raise TraceQuestionError("selection", f"no trace {seed_id} of yours to start from")
     if seed.application_id != app.pk:
         raise TraceQuestionError("selection", f"trace {seed_id} is of another application")
+    if seed.kind != TraceKind.TRACE:
+        raise TraceQuestionError("selection", f"{seed_id} is a what-if: start from a trace's result")
     if seed.status != TraceStatus.SUCCEEDED or not seed.result_location:
         raise TraceQuestionError("selection", f"trace {seed_id} has no result to start from (it is {seed.status})")
     wanted = selection.get("capture_point")

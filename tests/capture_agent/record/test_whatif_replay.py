@@ -17,6 +17,21 @@ from tests.capture_agent.record.whatif_data import ERROR_ONLY, ORDERS, TEXT, USE
 pytestmark = pytest.mark.spark
 
 
+@pytest.fixture(params=["live", "folder"])
+def where(request, sc):
+    """Where the what-if runs: in the job's context (its functions at hand), or on its run opened
+    from the folder with only the job kept there (``query.stored_job``), as the server's worker does."""
+    if request.param == "live":
+        return lambda lineage: lineage
+
+    def reopened(lineage):
+        session = lineage._lc
+        run = LineageRun(session.store.fs.uri(session.store.run_dir), sc)
+        [cid] = lineage.points()
+        return run.lineage(cid, list(lineage.frontier()[cid]))
+
+    return reopened
+
 
 def multiset(values):
     return Counter(repr(v) for v in values)
@@ -52,12 +67,12 @@ def word_count(ctx, path, partitions=3):
     return ctx.textFile(path, partitions).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add, 2)
 
 
-def test_word_count_changes_the_counts_of_words_left_in_other_lines(lc, sc, write_text):
+def test_word_count_changes_the_counts_of_words_left_in_other_lines(lc, sc, write_text, where):
     path = write_text("words.txt", TEXT)
     counts = word_count(lc, path)
     original = counts.collect()
     doomed = lambda line: "error" in line  # noqa: E731
-    impact = counts.getLineage().goBackAll().filter(doomed).whatIfDeleted()
+    impact = where(counts.getLineage()).goBackAll().filter(doomed).whatIfDeleted()
     rerun = word_count(sc, without(write_text, "words.txt", TEXT, doomed)).collect()
     assert_exact(impact, original, rerun)
     assert classes(impact) == by_key(original, rerun)
@@ -65,7 +80,7 @@ def test_word_count_changes_the_counts_of_words_left_in_other_lines(lc, sc, writ
     assert counts.collect() == original  # the job's own RDDs are as they were
 
 
-def test_a_group_on_computed_counts_moves_words_between_groups(lc, sc, write_text):
+def test_a_group_on_computed_counts_moves_words_between_groups(lc, sc, write_text, where):
     path = write_text("words.txt", TEXT)
 
     def by_count(ctx, p):
@@ -75,7 +90,7 @@ def test_a_group_on_computed_counts_moves_words_between_groups(lc, sc, write_tex
     groups = by_count(lc, path)
     original = groups.collect()
     doomed = lambda line: "dog" in line.split()  # noqa: E731
-    impact = groups.getLineage().goBackAll().filter(doomed).whatIfDeleted()
+    impact = where(groups.getLineage()).goBackAll().filter(doomed).whatIfDeleted()
     rerun = by_count(sc, without(write_text, "words.txt", TEXT, doomed)).collect()
     assert_exact(impact, original, rerun)
     assert classes(impact) == by_key(original, rerun)
@@ -83,7 +98,7 @@ def test_a_group_on_computed_counts_moves_words_between_groups(lc, sc, write_tex
     assert (5, ["dog"]) in impact.deleted()
 
 
-def test_inner_join_then_a_sum_per_name(lc, sc, write_text):
+def test_inner_join_then_a_sum_per_name(lc, sc, write_text, where):
     users_path, orders_path = write_text("users.csv", USERS), write_text("orders.csv", ORDERS)
 
     def per_name(ctx, users_file, orders_file):
@@ -93,7 +108,7 @@ def test_inner_join_then_a_sum_per_name(lc, sc, write_text):
 
     totals = per_name(lc, users_path, orders_path)
     original = totals.collect()
-    order_lines = totals.getLineage().goBackAll().split()
+    order_lines = where(totals.getLineage()).goBackAll().split()
     orders_point = next(cid for cid, part in order_lines.items() if "o1,u1,10" in part.collect())
     doomed = lambda line: line.startswith("o") and int(line.split(",")[2]) >= 5  # noqa: E731
     impact = order_lines[orders_point].filter(doomed).whatIfDeleted()
@@ -104,7 +119,7 @@ def test_inner_join_then_a_sum_per_name(lc, sc, write_text):
 
 
 @pytest.mark.parametrize("how", ["leftOuterJoin", "fullOuterJoin"])
-def test_outer_join_pairs_lose_a_side_instead_of_dying(lc, sc, write_text, how):
+def test_outer_join_pairs_lose_a_side_instead_of_dying(lc, sc, write_text, how, where):
     users_path, orders_path = write_text("users.csv", USERS), write_text("orders.csv", ORDERS)
 
     def pairs(ctx, users_file, orders_file):
@@ -115,26 +130,26 @@ def test_outer_join_pairs_lose_a_side_instead_of_dying(lc, sc, write_text, how):
     joined = pairs(lc, users_path, orders_path)
     original = joined.collect()
     doomed = lambda line: line == "u3,carol"  # noqa: E731
-    impact = joined.getLineage().goBackAll().filter(doomed).whatIfDeleted()
+    impact = where(joined.getLineage()).goBackAll().filter(doomed).whatIfDeleted()
     rerun = pairs(sc, without(write_text, "users.csv", USERS, doomed), orders_path).collect()
     assert_exact(impact, original, rerun)
     assert impact.changed() == [(("u3", ("o5", "carol")), ("u3", ("o5", None)))]
     assert impact.deleted() == [] and impact.appeared() == []
 
 
-def test_distinct_values_die_only_with_their_last_record(lc, sc, write_text):
+def test_distinct_values_die_only_with_their_last_record(lc, sc, write_text, where):
     values = ["a", "b", "a", "c", "b", "d", "a", "e"]
     path = write_text("values.txt", values)
     distinct = lc.textFile(path, 3).distinct(2)
     original = distinct.collect()
     doomed = lambda v: v in ("b", "c")  # noqa: E731
-    impact = distinct.getLineage().goBackAll().filter(doomed).whatIfDeleted()
+    impact = where(distinct.getLineage()).goBackAll().filter(doomed).whatIfDeleted()
     rerun = sc.textFile(without(write_text, "values.txt", values, doomed), 3).distinct(2).collect()
     assert_exact(impact, original, rerun)
     assert sorted(impact.deleted()) == ["b", "c"] and impact.changed() == [] and impact.appeared() == []
 
 
-def test_union_then_count_and_a_multi_stage_top(lc, sc, write_text):
+def test_union_then_count_and_a_multi_stage_top(lc, sc, write_text, where):
     left_path = write_text("left.txt", TEXT[:5])
     right_path = write_text("right.txt", TEXT[5:])
 
@@ -146,7 +161,7 @@ def test_union_then_count_and_a_multi_stage_top(lc, sc, write_text):
     ranked = top_words(lc, left_path, right_path)
     original = ranked.take(3)
     doomed = lambda line: "dog" in line.split()  # noqa: E731
-    impact = ranked.getLineage().goBackAll().filter(doomed).whatIfDeleted()
+    impact = where(ranked.getLineage()).goBackAll().filter(doomed).whatIfDeleted()
     rerun = top_words(sc, without(write_text, "left.txt", TEXT[:5], doomed),
                       without(write_text, "right.txt", TEXT[5:], doomed)).take(3)
     assert_exact(impact, original, rerun)
@@ -154,7 +169,7 @@ def test_union_then_count_and_a_multi_stage_top(lc, sc, write_text):
 
     lines = lc.textFile(left_path, 2).union(lc.textFile(right_path, 1))
     total = lines.count()
-    impact = lines.getLineage().goBackAll().filter(doomed).whatIfDeleted()
+    impact = where(lines.getLineage()).goBackAll().filter(doomed).whatIfDeleted()
     assert impact.changed() == [(total, total - sum(doomed(line) for line in TEXT))]
 
 
@@ -166,7 +181,7 @@ def test_a_run_opened_from_its_folder_gives_the_lineage_classes_and_says_why_not
     lin = run.lineage(counts.getLineage().points()[0])
     impact = lin.goBackAll().filter(lambda line: "error" in line).whatIfDeleted()
     assert sorted(impact.dead()) == ERROR_ONLY
-    with pytest.raises(ReplayNotPossible, match="not here"):
+    with pytest.raises(ReplayNotPossible, match="cannot be replayed here"):
         impact.changed()
 
 
@@ -195,35 +210,42 @@ ACTIONS = {
     "takeOrdered": lambda r: r.takeOrdered(2, key=lambda kv: -kv[1]),
     "countByValue": lambda r: sorted(r.countByValue().items()),
     "countByKey": lambda r: sorted(r.countByKey().items()),
+    "fold": lambda r: [r.fold(0, add)],
+    "aggregate": lambda r: [r.aggregate((0, 0), lambda acc, v: (acc[0] + v, acc[1] + 1),
+                                        lambda a, b: (a[0] + b[0], a[1] + b[1]))],
+    "maxByKey": lambda r: [r.max(key=lambda kv: (kv[1], kv[0]))],
+    "reduceByKeyLocally": lambda r: sorted(r.reduceByKeyLocally(add).items()),
 }
+VALUES_ONLY = ("sum", "reduce", "fold", "aggregate")
+UNORDERED = ("countByValue", "countByKey", "reduceByKeyLocally")
 
 
 @pytest.mark.parametrize("action", sorted(ACTIONS))
-def test_every_action_replays_to_what_plain_pyspark_returns(lc, sc, write_text, action):
+def test_every_action_replays_to_what_plain_pyspark_returns(lc, sc, write_text, action, where):
     path = write_text("words.txt", TEXT)
     doomed = lambda line: "the" in line.split()  # noqa: E731
 
     def lines_and_pairs(ctx, p):
         lines = ctx.textFile(p, 3)
         pairs = lines.flatMap(str.split).map(lambda w: (w[0], len(w)))
-        return lines, pairs.values() if action in ("sum", "reduce") else pairs
+        return lines, pairs.values() if action in VALUES_ONLY else pairs
 
     lines, rdd = lines_and_pairs(lc, path)
     original = ACTIONS[action](rdd)
-    impact = lines.getLineage().filter(doomed).whatIfDeleted()
+    impact = where(lines.getLineage()).filter(doomed).whatIfDeleted()
     rerun = ACTIONS[action](lines_and_pairs(sc, without(write_text, "words.txt", TEXT, doomed))[1])
-    normal = sorted if action.startswith("count") and action != "count" else list
+    normal = sorted if action in UNORDERED else list
     old_side = impact.deleted() + [old for old, _ in impact.changed()] + impact.unchanged()
     new_side = impact.unchanged() + [new for _, new in impact.changed()] + impact.appeared()
     assert multiset(normal(old_side)) == multiset(original)
     assert multiset(normal(new_side)) == multiset(rerun)
 
 
-def test_parallelized_and_parquet_inputs_drop_the_deleted_records_in_a_replay(lc, sc, spark, tmp_path):
+def test_parallelized_and_parquet_inputs_drop_the_deleted_records_in_a_replay(lc, sc, spark, tmp_path, where):
     numbers = lc.parallelize(range(40), 4)
     by_rest = numbers.map(lambda n: (n % 5, n)).reduceByKey(add, 2)
     original = by_rest.collect()
-    impact = numbers.getLineage().filter(lambda n: n % 10 == 3).whatIfDeleted()
+    impact = where(numbers.getLineage()).filter(lambda n: n % 10 == 3).whatIfDeleted()
     kept = [n for n in range(40) if n % 10 != 3]
     rerun = sc.parallelize(kept, 4).map(lambda n: (n % 5, n)).reduceByKey(add).collect()
     assert_exact(impact, original, rerun)
@@ -235,6 +257,6 @@ def test_parallelized_and_parquet_inputs_drop_the_deleted_records_in_a_replay(lc
     people = lc.parquet(path)
     per_group = people.map(lambda r: (r.grp, 1)).reduceByKey(add, 2)
     original = per_group.collect()
-    impact = people.getLineage().filter(lambda r: r.id < 6).whatIfDeleted()
+    impact = where(people.getLineage()).filter(lambda r: r.id < 6).whatIfDeleted()
     rerun = [(g, sum(1 for i, _, gg in rows if gg == g and i >= 6)) for g in range(3)]
     assert_exact(impact, original, rerun)

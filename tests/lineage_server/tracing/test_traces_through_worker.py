@@ -9,6 +9,7 @@ import json
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -29,9 +30,10 @@ def wait_for(client: Any, url: str, worker: Any, log: Path, timeout: float = 240
     raise AssertionError(f"{url} did not finish: {body}\n{log.read_text()[-3000:]}")
 
 
-def all_records(client: Any, url: str) -> list[dict[str, Any]]:
+def all_records(client: Any, url: str, **params: Any) -> list[dict[str, Any]]:
+    """Every record of a result, page after page (``params``: more query parameters)."""
     records: list[dict[str, Any]] = []
-    page: str | None = f"{url}?page_size=37"
+    page: str | None = f"{url}?{urlencode({'page_size': 37, **params})}"
     while page:
         body = client.get(page).json()
         records.extend(body["results"])

@@ -1,0 +1,150 @@
+"""What-if replay of a run opened from its folder: the job kept there (``capture.kept``) built
+again as plain PySpark on this process's SparkContext, without some input records.
+
+Each node's recipe is called as in the job's process, with other nodes' plain RDDs for its
+references, PySpark's and this package's functions imported by name, JSON values as they are, and
+every pickled function or value as a ``worker.stored.StoredFunction``: its bytes travel to the
+executors inside the tasks and are loaded only there. Inputs losing records drop them by (partition,
+index), as ``capture.rerun`` does; an input whose partitions differ here from the capture (another
+split size, a changed file) cannot be replayed, and says so.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pyroaring import BitMap
+from pyspark.core.rdd import RDD
+
+from capture_agent.record.errors import ReplayNotPossible
+from capture_agent.record.query.engine import Frontier
+from capture_agent.record.query.recipes import Recipe, Redo, Ref
+from capture_agent.record.storage.ids import split_by_partition
+from capture_agent.record.storage.manifest import LineageStore
+from capture_agent.record.worker.functions import dropping
+from capture_agent.record.worker.stored import LOAD_FAILED, OutsideTask, StoredFunction
+
+FOLDER = "job"  # in the run's folder (``capture.kept`` writes it)
+JOB_FILE = "job.json"
+VERSION = 1
+NAMED_PACKAGES = ("pyspark.", "capture_agent.")  # kept by name: importable where the replay runs
+REPLAYABLE_SOURCES = ("textFile", "parallelize", "parquet")  # ids: (partition, index in partition)
+
+
+def _named(name: str) -> Any:
+    module, _, qualname = name.partition(":")
+    if not module.startswith(NAMED_PACKAGES):
+        raise ReplayNotPossible(f"the kept job names {name}, outside PySpark and this package")
+    return getattr(importlib.import_module(module), qualname)
+
+
+class StoredJob:
+    """The job kept in a run's folder; ``rerun`` is a ``TraceSession`` rerun."""
+
+    def __init__(self, store: LineageStore, sc: Any, document: dict[str, Any]) -> None:
+        self.store = store
+        self.sc = sc
+        self.job = document
+        self._folder = store.fs.join(store.run_dir, FOLDER)
+        self._functions: dict[str, StoredFunction] = {}
+
+    @classmethod
+    def open(cls, store: LineageStore, sc: Any) -> StoredJob | None:
+        """The run's kept job, or None when none was kept."""
+        path = store.fs.join(store.run_dir, FOLDER, JOB_FILE)
+        if not store.fs.exists(path):
+            return None
+        document = json.loads(store.fs.read_bytes(path))
+        if document.get("version") != VERSION:
+            return None
+        return cls(store, sc, document)
+
+    def why_not(self, target: str) -> str | None:
+        """Why ``target`` cannot be replayed from the folder, or None when it can be tried."""
+        if target in self.job["outputs"]:
+            redo = self.job["outputs"][target]["redo"]
+            if redo["side_effects"]:
+                return (f"{redo['method']} runs the job's functions for their side effects, which a replay "
+                        "does not repeat")
+            return None
+        return self.job["not_kept"].get(target) or f"the job's functions were not kept for {target}"
+
+    def rerun(self, target: str, deleted: Frontier) -> list[Any]:
+        """``target``'s action again on the inputs without ``deleted`` ({input capture id: ids}).
+
+        Raises:
+            ReplayNotPossible: why (not kept, an input that cannot leave records out or differs
+                here, a function that cannot be loaded on the cluster).
+        """
+        why = self.why_not(target)
+        if why is not None:
+            raise ReplayNotPossible(why)
+        out = self.job["outputs"][target]
+        nodes = self.job["nodes"]
+        inputs = {n["input"]: n for n in nodes.values() if "input" in n}
+        for cid in deleted:
+            node = inputs.get(cid)
+            if node is None:
+                raise ReplayNotPossible(f"{cid} is not an input of the kept job: only input records can be "
+                                        "deleted in a replay")
+            if node["op"] not in REPLAYABLE_SOURCES:
+                raise ReplayNotPossible(f"records of a {node['op']} input cannot be left out in a replay yet")
+        built: dict[int, RDD] = {}
+
+        def value(argument: Any) -> Any:
+            if isinstance(argument, Ref):
+                return build(argument.node)
+            if "ref" in argument:
+                return build(argument["ref"])
+            if "value" in argument:
+                return argument["value"]
+            if "name" in argument:
+                return _named(argument["name"])
+            return self._function(argument["pickled"])
+
+        def build(seq: int) -> RDD:
+            if seq not in built:
+                built[seq] = self._build(nodes[str(seq)], value, deleted)
+            return built[seq]
+
+        redo = out["redo"]
+        try:
+            plain = build(out["node"])
+            return Redo(redo["method"], *redo["args"], shape=redo["shape"]).run(plain, value)
+        except OutsideTask as exc:
+            raise ReplayNotPossible(str(exc)) from None
+        except Exception as exc:
+            if LOAD_FAILED in str(exc):
+                line = next((x for x in str(exc).splitlines() if LOAD_FAILED in x), LOAD_FAILED)
+                raise ReplayNotPossible(line.split("RuntimeError: ", 1)[-1].strip()) from None
+            raise
+
+    def _build(self, node: dict[str, Any], value: Callable[[Any], Any], deleted: Frontier) -> RDD:
+        spec = node["recipe"]
+        if spec["method"] == "slices":  # a parallelized collection, cut in its tasks
+            slices, count = spec["args"]
+            rdd = self.sc.parallelize(range(count), count).mapPartitionsWithIndex(value(slices))
+        else:
+            on = Ref(spec["on"]["ref"]) if isinstance(spec["on"], dict) else spec["on"]
+            recipe = Recipe(on, spec["method"], *spec["args"], attr=spec["attr"], **spec["kwargs"])
+            rdd = recipe.build(self.sc, value)
+        cid = node.get("input")
+        if cid is None:
+            return rdd
+        if rdd.getNumPartitions() != node["partitions"]:
+            raise ReplayNotPossible(f"the input {cid} has {rdd.getNumPartitions()} partitions here against "
+                                    f"{node['partitions']} when it was captured (its files or split size changed)")
+        ids = deleted.get(cid)
+        if ids:
+            gone = {part: BitMap(positions) for part, positions in split_by_partition(ids)}
+            rdd = rdd.mapPartitionsWithIndex(dropping(gone))
+        return rdd
+
+    def _function(self, digest: str) -> StoredFunction:
+        if digest not in self._functions:
+            data = self.store.fs.read_bytes(self.store.fs.join(self._folder, f"{digest}.pkl"))
+            self._functions[digest] = StoredFunction(digest, data)
+        return self._functions[digest]

@@ -1,0 +1,153 @@
+"""A what-if's result as a table in the lineage store, read back page by page or streamed whole.
+
+One Parquet file per what-if: first the records the deletion reaches at each capture point on the
+way (in the run's order: ``deleted`` and ``changed`` ids, no values), then every record of the
+target by fate, with values:
+
+| column | type | holds |
+|---|---|---|
+| capture_id | string | the capture point |
+| record_id | int64, null | the record's id (null for a record that appears only without the deleted ones) |
+| fate | string | deleted, changed, unchanged or appeared |
+| value | string, null | the record as JSON (the target's records; the old value of a changed one) |
+| new_value | string, null | a changed record's new value, an appeared record's value (JSON; replay only) |
+
+Without a replay the target's fates are lineage's: deleted (dead), changed (reached), unchanged
+(unreached), with no new values and nothing appeared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from capture_agent.record.query.results import ROW_GROUP, json_value, publish
+from capture_agent.record.query.whatif import Classes, Impact
+from capture_agent.record.storage.fs import StoreFS
+from capture_agent.record.storage.ids import SHIFT
+from capture_agent.record.storage.tables import parquet_file, take_rows
+
+FATES = ("deleted", "changed", "unchanged", "appeared")
+COLUMNS = ("capture_id", "record_id", "fate", "value", "new_value")
+
+
+@dataclass
+class WhatIfSummary:
+    """What the database keeps of a what-if's result."""
+
+    count: int = 0  # rows of the file
+    output: dict[str, int] = field(default_factory=dict)  # fate -> records at the target
+    first_changed: list[dict[str, Any]] = field(default_factory=list)  # old and new side by side
+
+
+def _schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("capture_id", pa.string()), ("record_id", pa.int64()), ("fate", pa.string()),
+                      ("value", pa.string()), ("new_value", pa.string())])
+
+
+def _json(value: Any) -> str:
+    return json.dumps(json_value(value))
+
+
+def _target_rows(impact: Impact, classes: Classes | None) -> list[dict[str, Any]]:
+    cid = impact.target
+    if classes is None:
+        rows = []
+        for fate, ids in (("deleted", impact.deleted_ids()), ("changed", impact.changed_ids()),
+                          ("unchanged", impact.unchanged_ids())):
+            point = impact.session.store.point(cid)
+            for record_id, value in impact.session.values.values(point, ids):
+                rows.append({"capture_id": cid, "record_id": record_id, "fate": fate, "value": _json(value),
+                             "new_value": None})
+        return rows
+    rows = [{"capture_id": cid, "record_id": i, "fate": "deleted", "value": _json(v), "new_value": None}
+            for i, v in zip(classes.ids["deleted"], classes.deleted, strict=True)]
+    rows += [{"capture_id": cid, "record_id": i, "fate": "changed", "value": _json(old), "new_value": _json(new)}
+             for i, (old, new) in zip(classes.ids["changed"], classes.changed, strict=True)]
+    rows += [{"capture_id": cid, "record_id": i, "fate": "unchanged", "value": _json(v), "new_value": None}
+             for i, v in zip(classes.ids["unchanged"], classes.unchanged, strict=True)]
+    rows += [{"capture_id": cid, "record_id": None, "fate": "appeared", "value": None, "new_value": _json(v)}
+             for v in classes.appeared]
+    return rows
+
+
+def write_whatif(impact: Impact, classes: Classes | None, path: str, first_changed: int = 50) -> WhatIfSummary:
+    """Writes ``impact`` (with ``classes`` when the job was replayed) to ``path`` in the run's store."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store = impact.session.store
+    summary = WhatIfSummary()
+    handle, local = tempfile.mkstemp(prefix="whatif-", suffix=".parquet")
+    os.close(handle)
+    try:
+        with pq.ParquetWriter(local, _schema(), compression="zstd") as writer:
+            for cid in sorted(impact.fates, key=lambda c: store.point(c).seq):
+                if cid == impact.target:
+                    continue
+                fates = impact.fates[cid]
+                for fate, ids in (("deleted", fates.deleted), ("changed", fates.changed)):
+                    rows = [{"capture_id": cid, "record_id": i, "fate": fate, "value": None, "new_value": None}
+                            for i in ids]
+                    if rows:
+                        writer.write_table(pa.Table.from_pylist(rows, schema=_schema()), row_group_size=ROW_GROUP)
+                        summary.count += len(rows)
+            rows = _target_rows(impact, classes)
+            if rows:
+                writer.write_table(pa.Table.from_pylist(rows, schema=_schema()), row_group_size=ROW_GROUP)
+            summary.count += len(rows)
+            summary.output = {fate: sum(1 for r in rows if r["fate"] == fate) for fate in FATES}
+            summary.first_changed = [_as_record(r) for r in rows if r["fate"] == "changed"][:first_changed]
+        publish(store.fs, local, path)
+    finally:
+        os.unlink(local)
+    return summary
+
+
+def _as_record(row: dict[str, Any]) -> dict[str, Any]:
+    """A result row as the API shows it: values parsed, the id split into partition and position."""
+    record_id = row["record_id"]
+    return {"capture_id": row["capture_id"], "record_id": record_id, "fate": row["fate"],
+            "partition": None if record_id is None else record_id >> SHIFT,
+            "position": None if record_id is None else record_id & ((1 << SHIFT) - 1),
+            "value": None if row["value"] is None else json.loads(row["value"]),
+            "new_value": None if row["new_value"] is None else json.loads(row["new_value"])}
+
+
+def read_whatif_page(fs: StoreFS, path: str, start: int, size: int, capture_id: str | None = None,
+                     fate: str | None = None) -> tuple[int, list[dict[str, Any]]]:
+    """(rows matching, the records of matching rows ``start`` to ``start + size``), of one capture
+    point and one fate when given."""
+    import pyarrow.compute as pc
+
+    pf = parquet_file(fs, path)
+    if capture_id is None and fate is None:
+        total = int(pf.metadata.num_rows)
+        rows = list(range(start, min(start + size, total)))
+    else:
+        table = pf.read(columns=["capture_id", "fate"])
+        mask = None
+        for column, wanted in (("capture_id", capture_id), ("fate", fate)):
+            if wanted is not None:
+                test = pc.equal(table.column(column), wanted)
+                mask = test if mask is None else pc.and_(mask, test)
+        matching = pc.indices_nonzero(mask).to_pylist()
+        total = len(matching)
+        rows = matching[start:start + size]
+    if not rows:
+        return total, []
+    return total, [_as_record(r) for r in take_rows(pf, list(COLUMNS), rows).to_pylist()]
+
+
+def iter_whatif(fs: StoreFS, path: str) -> Iterator[dict[str, Any]]:
+    """Every row of a what-if's result, a row group at a time."""
+    pf = parquet_file(fs, path)
+    for group in range(pf.metadata.num_row_groups):
+        for row in pf.read_row_group(group, columns=list(COLUMNS)).to_pylist():
+            yield _as_record(row)

@@ -1,0 +1,188 @@
+"""What running a trace and running a what-if share in the worker: the watcher thread (heartbeat
+and cancellation), opening the run folder, the failures users read, where answers go.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from capture_agent.record import LineageRun
+from capture_agent.record.errors import LineageError
+from capture_agent.record.query.questions import TraceCancelled, select
+from capture_agent.record.query.results import read_frontier
+from capture_agent.record.storage.layouts.base import MissingTable
+from lineage_server.catalog.models import CapturePoint
+from lineage_server.tracing.models import Trace, TraceStatus
+
+log = logging.getLogger("lineage_server.tracing")
+
+FIRST_PAGE = 50
+
+
+class TraceFailure(Exception):
+    """A trace that cannot be answered; the message tells the user what to do."""
+
+
+class Watch:
+    """Beats the heartbeat and watches for a cancellation, in a thread beside the trace."""
+
+    def __init__(self, pk: int) -> None:
+        self.pk = pk
+        self.group = f"lineage-trace-{pk}-{uuid.uuid4().hex[:8]}"
+        self.sc: Any = None
+        self.cancelled = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"trace-{pk}-heartbeat", daemon=True)
+        self.interval = max(1.0, min(5.0, settings.LINEAGE["TRACE_STALE_SECONDS"] / 6))
+
+    def __enter__(self) -> Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        try:
+            while not self._stop.wait(self.interval):
+                Trace.objects.filter(pk=self.pk, status=TraceStatus.RUNNING).update(heartbeat_at=timezone.now())
+                if self._is_cancelled() and not self.cancelled.is_set():
+                    self.cancelled.set()
+                    if self.sc is not None:
+                        self.sc.cancelJobGroup(self.group)
+        except Exception:
+            log.exception("trace %s: heartbeat failed", self.pk)
+        finally:
+            connection.close()
+
+    def _is_cancelled(self) -> bool:
+        status = Trace.objects.filter(pk=self.pk).values_list("status", flat=True).first()
+        return status != TraceStatus.RUNNING
+
+    def check(self) -> None:
+        """Raises TraceCancelled once the trace is no longer running (cancelled, or taken back)."""
+        if self.cancelled.is_set() or self._is_cancelled():
+            self.cancelled.set()
+            raise TraceCancelled(f"trace {self.pk} was cancelled")
+
+    def progress(self, done: int, total: int, records: int) -> None:
+        Trace.objects.filter(pk=self.pk, status=TraceStatus.RUNNING).update(
+            points_done=done, points_total=total, records_so_far=records, heartbeat_at=timezone.now()
+        )
+        self.check()
+
+
+def _run_folder(trace: Trace) -> tuple[str, str]:
+    """(run folder, run id) of the trace's start (or of its seed's result)."""
+    if trace.start_capture_id:
+        server_id = trace.start_capture_id
+    elif trace.seed is not None and trace.seed.summary.get("result_points"):
+        server_id = next(iter(trace.seed.summary["result_points"]))
+    else:
+        raise TraceFailure("the trace whose result this one starts from was deleted; ask the question afresh")
+    point = CapturePoint.objects.filter(application=trace.application_id, capture_id=server_id).first()
+    if point is None:
+        raise TraceFailure(f"capture point {server_id} is no longer registered (was its application re-ingested?)")
+    return point.location.rstrip("/").rsplit("/", 1)[0], server_id.split("/", 1)[0]
+
+
+@dataclass
+class Opened:
+    """A trace's run opened in the worker, with the maps between server and run capture ids."""
+
+    run: LineageRun
+    run_dir: str
+    run_id: str
+    clock: Clock
+
+    def local(self, server_id: str) -> str:
+        return server_id.split("/", 1)[1] if server_id.startswith(f"{self.run_id}/") else server_id
+
+    def server(self, local_id: str) -> str:
+        return f"{self.run_id}/{local_id}"
+
+
+def open_run(trace: Trace, watch: Watch, sc: Any) -> Opened:
+    """Opens the trace's run folder (with ``sc`` for Spark steps and replays, or None)."""
+    clock = Clock()
+    run_dir, run_id = _run_folder(trace)
+    watch.sc = sc
+    if sc is not None:
+        sc.setJobGroup(watch.group, f"lineage {trace.kind} {trace.pk}", interruptOnCancel=True)
+    try:
+        run = LineageRun(run_dir, sc=sc, trace_mode=settings.LINEAGE["TRACE_MODE"])
+    except (OSError, ValueError) as exc:
+        raise TraceFailure(f"the lineage store folder {run_dir} is missing or unreadable ({type(exc).__name__}: "
+                           f"{exc}); it was deleted or moved since capture, or this worker cannot reach it") from None
+    clock.lap("open_ms")
+    return Opened(run, run_dir, run_id, clock)
+
+
+@contextmanager
+def lineage_failures(run_dir: str) -> Iterator[None]:
+    """Turns what the capture agent's engine raises into the failure a user reads."""
+    try:
+        yield
+    except (TraceCancelled, TraceFailure):
+        raise
+    except KeyError as exc:
+        what = exc.args[0] if exc.args else exc
+        raise TraceFailure(f"{what} (the run folder {run_dir} holds another run?)") from None
+    except MissingTable as exc:
+        raise TraceFailure(f"a lineage table is missing: {exc}; it was deleted since capture") from None
+    except (LineageError, ValueError) as exc:
+        raise TraceFailure(str(exc)) from None
+
+
+def result_path(opened: Opened, trace: Trace) -> str:
+    """Where a new answer of ``trace`` is written (under the run's ``traces`` folder)."""
+    store = opened.run.store
+    return store.fs.join(store.run_dir, "traces", f"{trace.kind}-{trace.pk}-{uuid.uuid4().hex[:8]}.parquet")
+
+
+def close_books(trace: Trace, updated: bool, uri: str) -> None:
+    """After the final update: an answer a cancellation beat at the last moment is not kept."""
+    if not updated:
+        from lineage_server.tracing.services.history import remove_result
+
+        remove_result(uri)
+        raise TraceCancelled(f"{trace.kind} {trace.pk} was cancelled")
+
+
+def selection_of(trace: Trace, run: LineageRun, local: Callable[[str], str], watch: Watch) -> dict[str, Any]:
+    selection = trace.selection
+    if "trace" in selection:
+        assert trace.seed is not None
+        store = run.store.fs
+        path = store.path_of(trace.seed.result_location)
+        wanted = selection.get("capture_point")
+        return read_frontier(store, path, local(wanted) if wanted else None)
+    start = local(trace.start_capture_id)
+    if "predicate" in selection:
+        return select(run.session, start, predicate=selection["predicate"])
+    return select(run.session, start, ids=selection.get("ids"))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.last = time.perf_counter()
+        self.laps: dict[str, int] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = int((now - self.last) * 1000)
+        self.last = now
+
+

@@ -1,0 +1,94 @@
+"""Answering a trace in the worker: walk the lineage with the capture agent's engine, store the
+answer in the lineage store, keep its summary and provenance subgraph on the row."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from capture_agent.record import LineageRun
+from capture_agent.record.query.questions import TraceAnswer, walk
+from capture_agent.record.query.results import ResultSummary, iter_records, write_result
+from lineage_server.tracing.models import Trace, TraceStatus
+from lineage_server.tracing.services.running import (
+    FIRST_PAGE,
+    Clock,
+    Watch,
+    close_books,
+    lineage_failures,
+    open_run,
+    result_path,
+    selection_of,
+)
+
+GRAPH_RECORDS = 300  # record-level nodes and edges are kept for traces crossing at most this many
+
+
+def answer_trace(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> None:
+    mode = settings.LINEAGE["TRACE_MODE"]
+    opened = open_run(trace, watch, spark() if spark is not None and mode != "local" else None)
+    run, clock = opened.run, opened.clock
+    with lineage_failures(opened.run_dir):
+        frontier = selection_of(trace, run, opened.local, watch)
+        clock.lap("select_ms")
+        target = trace.target if trace.target in ("end", "step") else opened.local(trace.target)
+        answer = walk(run.session, frontier, trace.direction, target, progress=watch.progress)
+        clock.lap("walk_ms")
+        location = result_path(opened, trace)
+        summary = write_result(run.session, answer.result, location, FIRST_PAGE,
+                               on_chunk=lambda _: watch.check())
+        clock.lap("store_ms")
+    uri = run.store.fs.uri(location)
+    close_books(trace, _finish(trace, watch, answer, summary, uri, opened.server, clock, run), uri)
+
+
+def _finish(trace: Trace, watch: Watch, answer: TraceAnswer, summary: ResultSummary, location: str,
+            server: Callable[[str], str], clock: Clock, run: LineageRun) -> bool:
+    now = timezone.now()
+    timings = {"queued_ms": int((trace.started_at - trace.created_at).total_seconds() * 1000) if trace.started_at
+               else None, **clock.laps, "spark_ms": int(answer.spark_seconds * 1000), "spark_jobs": answer.spark_jobs}
+    points = []
+    for cid in answer.visited:
+        point = run.store.point(cid)
+        points.append({"capture_id": server(cid), "kind": point.kind, "op": point.op, "stage_id": point.stage_id,
+                       "rdd_id": point.rdd_id, "records": len(answer.crossed[cid]), "in_result": cid in answer.result})
+    first_page = [{**r, "capture_id": server(r["capture_id"])} for r in summary.first_page]
+    summary_json = {
+        "run_id": server("").rstrip("/"),
+        "points": points,
+        "result_points": {server(cid): n for cid, n in summary.by_point.items()},
+        "first_page": first_page,
+        "values_missing": [server(cid) for cid in summary.values_missing],
+        "timings": timings,
+    }
+    graph = _graph(answer, points, server, run, location, summary.count)
+    updated = Trace.objects.filter(pk=trace.pk, status=TraceStatus.RUNNING).update(
+        status=TraceStatus.SUCCEEDED, finished_at=now, result_location=location, result_count=summary.count,
+        summary=summary_json, graph=graph, points_done=len(answer.visited), points_total=len(answer.visited),
+        records_so_far=summary.count, heartbeat_at=now,
+    )
+    return updated == 1
+
+
+def _graph(answer: TraceAnswer, points: list[dict[str, Any]], server: Callable[[str], str], run: LineageRun,
+           location: str, count: int) -> dict[str, Any]:
+    """The capture points the trace crossed (with records at each) and, for small traces, its records
+    and the edges between them."""
+    crossed = set(answer.crossed)
+    edges = [{"source": server(parent), "target": server(cid)}
+             for cid in answer.visited for parent in run.store.point(cid).parents if parent in crossed]
+    graph: dict[str, Any] = {"points": points, "edges": edges, "records": None}
+    if answer.edges is None or sum(len(v) for v in answer.crossed.values()) > GRAPH_RECORDS:
+        return graph
+    values: dict[tuple[str, int], Any] = {}
+    if count <= GRAPH_RECORDS:
+        path = run.store.fs.path_of(location)
+        values = {(r["capture_id"], r["record_id"]): r["value"] for r in iter_records(run.store.fs, path)}
+    nodes = [{"capture_id": server(cid), "record_id": rid, "value": values.get((cid, rid))}
+             for cid in answer.visited for rid in answer.crossed[cid]]
+    links = [{"source": [server(p), pid], "target": [server(c), cid]} for p, pid, c, cid in answer.edges]
+    graph["records"] = {"nodes": nodes, "edges": links}
+    return graph
