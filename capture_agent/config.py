@@ -29,6 +29,7 @@ expected. Nothing else in the agent reads ``LINEAGE_*`` variables.
 | `LINEAGE_JAR` | `jar` | `capture_agent/_jars/lineage-listener.jar` | listener jar to load (2) |
 | `LINEAGE_STORE` | `store` | `var/lineage` (under the current directory) | root of the record-level lineage store (3) |
 | `LINEAGE_KEEP_FUNCTIONS_MB` | `keep_functions_mb` | `64` | MB of a job's functions kept for replays (6) |
+| `LINEAGE_KEEP_AGGREGATES` | `keep_aggregates` | `100000` | keys a map-side combine task keeps aggregates of (7) |
 
 (1) Under `$XDG_CACHE_HOME` when set. Per user rather than per working directory, so the next
 run finds the batches wherever it starts; `python -m capture_agent flush-spool` delivers them.
@@ -44,6 +45,9 @@ happens only where `enable()` or `LineageContext` is called.
 (6) The job's pickled functions and values, kept in its run folder so that the server can replay
 what-ifs (``capture.kept``); `0` keeps none. They are the job's code, loaded only inside Spark
 tasks of a replay (README, "Trust model of kept functions").
+(7) Pickled beside the combiner's table, so that a what-if deleting records of some partitions
+replays only those (``query.selective``); a task with more keys, or that spilled, keeps none and
+what-ifs through it rerun the whole job. `0` keeps none.
 """
 
 from __future__ import annotations
@@ -102,6 +106,7 @@ class Settings:
     jar: str = ""
     store: str = ""
     keep_functions_mb: int = 64
+    keep_aggregates: int = 100_000
 
     @property
     def active(self) -> bool:
@@ -202,6 +207,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "jar": _text,
     "store": _store,
     "keep_functions_mb": _int_in(0, 1 << 20),
+    "keep_aggregates": _int_in(0, 1 << 40),
 }
 assert set(_PARSERS) == {f.name for f in fields(Settings)}
 

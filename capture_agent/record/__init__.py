@@ -36,7 +36,10 @@ Every other RDD method raises ``UnsupportedOperation`` naming it (``.plain()`` r
 RDD's computation as plain PySpark). Combine, group, the joins, cogroup and distinct spill to local
 disk past ``spark.python.worker.memory``, as PySpark's merger does (``worker/spill.py``). Traces
 read only the partition tables their ids point to; ``LineageRun`` opens a finished run's lineage
-from its folder alone.
+from its folder alone. What-ifs replay the job: in its own process, or from the plan and pickled
+functions each action keeps in the run's folder (``capture/kept.py``, ``query/stored_job.py``;
+functions load only inside Spark tasks), selectively where the shape allows
+(``query/selective.py``: a combine's collect, from the map-side aggregates its tasks kept).
 
 The package by role (a change has one place to go):
 
@@ -44,8 +47,8 @@ The package by role (a change has one place to go):
 |---|---|---|
 | ``storage`` | ids, the store's file system, tables, run manifest, layouts, deletion rules | driver and tasks |
 | ``worker`` | stage ends, boundary agents, input agents, spilling, the start-up check | tasks only |
-| ``capture`` | plan, captured RDDs, code generation, compiler, inputs, actions, outputs, context | the job's driver |
-| ``query`` | trace engine, record values, ``LineageRDD``, ``LineageRun`` | driver or trace worker |
+| ``capture`` | plan, captured RDDs, codegen, compiler, inputs, actions, outputs, kept job, context | the job's driver |
+| ``query`` | traces, record values, ``LineageRDD``, ``LineageRun``, recipes, what-ifs, replays | driver or worker |
 
 ``storage`` and ``worker`` travel to executors by value. A table layout is one class in
 ``storage/layouts`` owning its columns, task-side writer, backward and forward steps, ids,

@@ -9,6 +9,7 @@ generated stage functions (``codegen.py``); the task code at each boundary is in
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pyspark.core.rdd import RDD
@@ -58,6 +59,7 @@ class Compiler:
         self._unions: dict[int, CapturePoint] = {}
         # capture_id -> (rdd, reader kind) used to replay a point's values in this process
         self.replay: Replay = {}
+        self.keep_aggregates = 0  # keys of map-side aggregates a combiner task keeps (0: none)
 
     @property
     def worker_memory_mb(self) -> float:
@@ -178,6 +180,7 @@ class Compiler:
         pipe = self.pipeline(node.parents[0])
         combiner, target = self.new_point("combiner", node.op, ListLocal(mode=node.mode), [pipe.point],
                                           pipe.num_partitions)
+        target = replace(target, keep_aggregates=self.keep_aggregates)
         tail = Tail("combine", target=target, create=node.create, merge=node.merge_value,
                     memory_mb=self.worker_memory_mb * spill.MAP_SIDE, merge_combiners=node.merge_combiners)
         map_side = self.sink(pipe, tail)

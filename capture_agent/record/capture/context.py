@@ -36,7 +36,9 @@ from capture_agent.record.query.engine import TraceEngine
 from capture_agent.record.query.executors import check_executors, ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
 from capture_agent.record.query.recipes import READ, SC, Recipe
+from capture_agent.record.query.selective import selective_rerun
 from capture_agent.record.query.session import TraceSession
+from capture_agent.record.query.stored_job import Build, StoredJob
 from capture_agent.record.query.values import Predicate
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, split_by_partition
@@ -91,6 +93,7 @@ class LineageContext:
         check_executors(sc)
         self._failures = sc.accumulator([], FailureList())
         self.compiler = Compiler(sc, self.store, self._target)
+        self.compiler.keep_aggregates = self.settings.keep_aggregates
         self.kept = KeptJob(self.store, sc, self.settings.keep_functions_mb)
         self.actions = Actions(sc, self.compiler, self.outputs, self.after_action, self.kept)
         self.lineage_session = TraceSession(self.store, sc, trace_mode, self.outputs, self._replay,
@@ -230,11 +233,17 @@ class LineageContext:
         if _events.deliver(self.sc, batch):
             self.events_sent += len(batch)
 
-    def _rerun(self, target: str, deleted: dict[str, BitMap64]) -> list[Any]:
+    def _rerun(self, target: str, deleted: dict[str, BitMap64], dead: BitMap64 | None = None) -> list[Any]:
         """The output ``target`` computed again without ``deleted`` (``capture.rerun``)."""
         run = self.outputs.get(target)
         if run is None:
             raise ReplayNotPossible(f"{target} is not the output of an action of this context")
+        job = StoredJob.open(self.store, self.sc) if target in self.kept.outputs else None
+        if job is not None and job.why_not(target) is None:
+            job.values = self.lineage_session.values
+            found = selective_rerun(job, Build(job, deleted), target, deleted, dead)
+            if found is not None:  # only the partitions the deletion touches were computed again
+                return found
         return rerun_without(self.compiler, run, deleted)
 
     def _replay(self, point: CapturePoint, ids: BitMap64, predicate: Predicate) -> list[tuple[int, Any]]:

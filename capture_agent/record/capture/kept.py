@@ -3,7 +3,8 @@ replay it (``query.stored_job``).
 
 After each action, the recipes (``recipes.Recipe``) of the nodes its output is computed from and
 the action's ``recipes.Redo`` are written to ``<run>/job/job.json``. Arguments that are small JSON
-values stay there; module-level functions of PySpark and of this package are kept by name; every
+values stay there; module-level functions of PySpark, of this package and of the standard
+library's operator, builtins and math modules are kept by name; every
 other function or value (a lambda, a zero value, a parallelized collection) is cloudpickled once,
 as PySpark pickles it to ship it to executors, to ``<run>/job/<sha256>.pkl``. Kept functions are
 the job's code: a replay loads them only inside Spark tasks (``worker.stored``).
@@ -36,7 +37,7 @@ from typing import Any
 
 from capture_agent.record.capture.plan import Node
 from capture_agent.record.query.recipes import SC, Recipe, Redo, Ref
-from capture_agent.record.query.stored_job import FOLDER, JOB_FILE, NAMED_PACKAGES, VERSION
+from capture_agent.record.query.stored_job import FOLDER, JOB_FILE, NAMED_MODULES, NAMED_PACKAGES, VERSION
 from capture_agent.record.storage.manifest import LineageStore
 from capture_agent.record.worker.functions import Slices
 
@@ -62,10 +63,12 @@ def _is_json(value: Any) -> bool:
 
 
 def name_of(obj: Any) -> str | None:
-    """``module:qualname`` of a module-level function of PySpark or this package, else None."""
+    """``module:qualname`` of a module-level function of PySpark, this package or the standard
+    library's operator, builtins and math modules, else None."""
     module = getattr(obj, "__module__", None) or ""
     qualname = getattr(obj, "__qualname__", None) or ""
-    if not callable(obj) or not module.startswith(NAMED_PACKAGES) or "<" in qualname or "." in qualname:
+    named = module.startswith(NAMED_PACKAGES) or module in NAMED_MODULES
+    if not callable(obj) or not named or "<" in qualname or "." in qualname:
         return None
     try:
         found = getattr(importlib.import_module(module), qualname)

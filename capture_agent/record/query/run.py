@@ -30,6 +30,8 @@ class LineageRun:
         # with a SparkContext, what-ifs replay the job kept in the folder (when it was kept)
         self.job = StoredJob.open(lineage, sc) if sc is not None else None
         self.session = TraceSession(lineage, sc, trace_mode, rerun=self.job.rerun if self.job else None)
+        if self.job is not None:
+            self.job.values = self.session.values
         if sc is not None and trace_mode != "local":
             ship_task_code()  # trace steps run as Spark jobs need the layouts' code on the executors
 

@@ -16,12 +16,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pyroaring import BitMap
+from pyroaring import BitMap, BitMap64
 from pyspark.core.rdd import RDD
 
 from capture_agent.record.errors import ReplayNotPossible
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.recipes import Recipe, Redo, Ref
+from capture_agent.record.query.selective import selective_rerun
 from capture_agent.record.storage.ids import split_by_partition
 from capture_agent.record.storage.manifest import LineageStore
 from capture_agent.record.worker.functions import dropping
@@ -31,12 +32,13 @@ FOLDER = "job"  # in the run's folder (``capture.kept`` writes it)
 JOB_FILE = "job.json"
 VERSION = 1
 NAMED_PACKAGES = ("pyspark.", "capture_agent.")  # kept by name: importable where the replay runs
+NAMED_MODULES = ("operator", "_operator", "builtins", "math")  # the standard library's, by name too
 REPLAYABLE_SOURCES = ("textFile", "parallelize", "parquet")  # ids: (partition, index in partition)
 
 
 def _named(name: str) -> Any:
     module, _, qualname = name.partition(":")
-    if not module.startswith(NAMED_PACKAGES):
+    if not (module.startswith(NAMED_PACKAGES) or module in NAMED_MODULES):
         raise ReplayNotPossible(f"the kept job names {name}, outside PySpark and this package")
     return getattr(importlib.import_module(module), qualname)
 
@@ -50,6 +52,7 @@ class StoredJob:
         self.job = document
         self._folder = store.fs.join(store.run_dir, FOLDER)
         self._functions: dict[str, StoredFunction] = {}
+        self.values: Any = None  # the run's query.values.ValueReader: deleted input records, read back
 
     @classmethod
     def open(cls, store: LineageStore, sc: Any) -> StoredJob | None:
@@ -72,8 +75,9 @@ class StoredJob:
             return None
         return self.job["not_kept"].get(target) or f"the job's functions were not kept for {target}"
 
-    def rerun(self, target: str, deleted: Frontier) -> list[Any]:
-        """``target``'s action again on the inputs without ``deleted`` ({input capture id: ids}).
+    def rerun(self, target: str, deleted: Frontier, dead: BitMap64 | None = None) -> list[Any]:
+        """``target``'s action again on the inputs without ``deleted`` ({input capture id: ids});
+        ``dead``: the target's records lineage says die (selective replay uses them).
 
         Raises:
             ReplayNotPossible: why (not kept, an input that cannot leave records out or differs
@@ -92,28 +96,14 @@ class StoredJob:
                                         "deleted in a replay")
             if node["op"] not in REPLAYABLE_SOURCES:
                 raise ReplayNotPossible(f"records of a {node['op']} input cannot be left out in a replay yet")
-        built: dict[int, RDD] = {}
-
-        def value(argument: Any) -> Any:
-            if isinstance(argument, Ref):
-                return build(argument.node)
-            if "ref" in argument:
-                return build(argument["ref"])
-            if "value" in argument:
-                return argument["value"]
-            if "name" in argument:
-                return _named(argument["name"])
-            return self._function(argument["pickled"])
-
-        def build(seq: int) -> RDD:
-            if seq not in built:
-                built[seq] = self._build(nodes[str(seq)], value, deleted)
-            return built[seq]
-
+        build = Build(self, deleted)
         redo = out["redo"]
         try:
-            plain = build(out["node"])
-            return Redo(redo["method"], *redo["args"], shape=redo["shape"]).run(plain, value)
+            found = selective_rerun(self, build, target, deleted, dead)
+            if found is not None:
+                return found
+            plain = build.rdd(out["node"])
+            return Redo(redo["method"], *redo["args"], shape=redo["shape"]).run(plain, build.value)
         except OutsideTask as exc:
             raise ReplayNotPossible(str(exc)) from None
         except Exception as exc:
@@ -122,7 +112,7 @@ class StoredJob:
                 raise ReplayNotPossible(line.split("RuntimeError: ", 1)[-1].strip()) from None
             raise
 
-    def _build(self, node: dict[str, Any], value: Callable[[Any], Any], deleted: Frontier) -> RDD:
+    def build_node(self, node: dict[str, Any], value: Callable[[Any], Any], deleted: Frontier) -> RDD:
         spec = node["recipe"]
         if spec["method"] == "slices":  # a parallelized collection, cut in its tasks
             slices, count = spec["args"]
@@ -143,8 +133,33 @@ class StoredJob:
             rdd = rdd.mapPartitionsWithIndex(dropping(gone))
         return rdd
 
-    def _function(self, digest: str) -> StoredFunction:
+    def function(self, digest: str) -> StoredFunction:
         if digest not in self._functions:
             data = self.store.fs.read_bytes(self.store.fs.join(self._folder, f"{digest}.pkl"))
             self._functions[digest] = StoredFunction(digest, data)
         return self._functions[digest]
+
+
+class Build:
+    """The plain RDDs of one replay of a kept job (each node built once), and its arguments decoded."""
+
+    def __init__(self, job: StoredJob, deleted: Frontier, given: dict[int, RDD] | None = None) -> None:
+        self.job = job
+        self.deleted = deleted
+        self._built: dict[int, RDD] = dict(given or {})  # nodes whose RDD is given
+
+    def value(self, argument: Any) -> Any:
+        if isinstance(argument, Ref):
+            return self.rdd(argument.node)
+        if "ref" in argument:
+            return self.rdd(argument["ref"])
+        if "value" in argument:
+            return argument["value"]
+        if "name" in argument:
+            return _named(argument["name"])
+        return self.job.function(argument["pickled"])
+
+    def rdd(self, seq: int) -> RDD:
+        if seq not in self._built:
+            self._built[seq] = self.job.build_node(self.job.job["nodes"][str(seq)], self.value, self.deleted)
+        return self._built[seq]

@@ -260,8 +260,8 @@ class Impact:
                 raise ReplayNotPossible("the job cannot be replayed here: a run opened from its folder replays "
                                         "the job kept there only given a SparkContext; without one, the what-if "
                                         "gives the fates lineage decides (dead, reached, unreached, counts)")
-            new = self.session.rerun(self.target, self.seeds)
             point, fates = self._at()
+            new = self.session.rerun(self.target, self.seeds, fates.deleted)
             old = self.session.values.values(point, self.session.engine.all_ids(point))
             self._classes = classify(old, fates.deleted, fates.changed, new, single=point.layout.keep_all_rows)
         return self._classes

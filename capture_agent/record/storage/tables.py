@@ -38,6 +38,11 @@ def partial_name(part: int) -> str:
     return f"partial-{part:05d}.parquet"
 
 
+def aggregates_name(part: int) -> str:
+    """A combiner partition's map-side aggregates (key and value pickled), kept for what-ifs."""
+    return f"aggregates-{part:05d}.parquet"
+
+
 def part_of(name: str) -> int | None:
     """The partition of a table file name, or None for other files."""
     if name.startswith("part-") and name.endswith(".parquet"):
@@ -75,6 +80,7 @@ class TableTarget:
     location: str
     capture_id: str
     failures: Any = None  # the run's pyspark Accumulator of FailureList, or None outside Spark
+    keep_aggregates: int = 0  # a combiner's tasks keep their map-side aggregates up to this many keys
 
     @classmethod
     def of(cls, store: StoreFS, location: str, capture_id: str, failures: Any = None) -> TableTarget:
@@ -85,6 +91,9 @@ class TableTarget:
 
     def partial_path(self, part: int) -> str:
         return f"{self.location}/{partial_name(part)}"
+
+    def aggregates_path(self, part: int) -> str:
+        return f"{self.location}/{aggregates_name(part)}"
 
     def report(self, part: int, error: BaseException) -> None:
         reason = f"{type(error).__name__}: {error}"[:1000]

@@ -67,3 +67,22 @@ class Slices:
     def __call__(self, split: int, iterator: Iterable[Any]) -> Iterator[Any]:
         start, end = self.bounds(split)
         return iter(self.data[start:end])
+
+
+class LocalCombine:
+    """A combineByKey's map side on one partition: its (key, aggregate) pairs, as the captured job
+    computed them (``create`` None: the value itself, as reduceByKey)."""
+
+    def __init__(self, create: Callable[[Any], Any] | None, merge: Callable[[Any, Any], Any]) -> None:
+        self.create = create
+        self.merge = merge
+
+    def __call__(self, iterator: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+        combined: dict[Any, Any] = {}
+        create, merge = self.create, self.merge
+        for key, value in iterator:
+            if key in combined:
+                combined[key] = merge(combined[key], value)
+            else:
+                combined[key] = create(value) if create is not None else value
+        return iter(combined.items())

@@ -6,6 +6,7 @@ the end of the partition, through its layout's writer. Shipped to executors by v
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -20,7 +21,8 @@ from capture_agent.record.storage.layouts.local import (
     write_save,
     write_single_result,
 )
-from capture_agent.record.storage.tables import TableStream, TableTarget
+from capture_agent.record.storage.tables import TableStream, TableTarget, write_once, write_parquet
+from capture_agent.record.worker.inputs import dumps
 from capture_agent.record.worker.spill import Runs, by_slot
 
 
@@ -108,6 +110,8 @@ def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values
     hi = part << SHIFT
     if runs is None or not runs.count:
         write_list_local(target, part, lists_by_slot(slots, positions, base))
+        if 0 < len(keys) <= target.keep_aggregates:
+            keep_aggregates(target, part, keys, values)
         for key, slot in keys.items():
             yield key, (values[slot], hi | slot)
         return
@@ -117,6 +121,20 @@ def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values
     values.clear()
     for n, key, value in merged_combiners(runs, merge, TableStream(target, part), part, write_list_local):
         yield key, (value, hi | n)
+
+
+def keep_aggregates(target: TableTarget, part: int, keys: dict[Any, int], values: list[Any]) -> None:
+    """Writes a combiner partition's (key, map-side aggregate) pairs, pickled, beside its table: a
+    what-if that deletes records of other partitions merges these instead of recomputing them
+    (``query.selective``). Never raises: without the file the what-if reruns the whole job."""
+    import pyarrow as pa
+
+    try:
+        columns = {"key": pa.array([dumps(k) for k in keys], type=pa.binary()),
+                   "value": pa.array([dumps(values[s]) for s in keys.values()], type=pa.binary())}
+        write_once(target.fs, target.local, target.aggregates_path(part), lambda dest: write_parquet(dest, columns))
+    except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
+        print(f"lineage: cannot keep the aggregates of {target.aggregates_path(part)}: {exc}", file=sys.stderr)
 
 
 def merged_combiners(runs: Runs, merge: Callable[[Any, Any], Any], stream: TableStream, part: int,

@@ -1,0 +1,153 @@
+"""Selective replay of a what-if (Titian's): only the map-side partitions a deletion touches are
+computed again, and merged with the aggregates the other partitions kept at capture.
+
+It applies when the target is a ``collect`` of a combine (reduceByKey, combineByKey,
+aggregateByKey, foldByKey) that reads the deleted input through narrow operations only, and every
+partition of its combiner kept its map-side aggregates (``LINEAGE_KEEP_AGGREGATES``, written by
+``worker.tails.keep_aggregates``). Otherwise ``selective_rerun`` returns None and the whole job
+reruns (``stored_job``).
+
+1. The input partitions holding deleted records are computed again without them, up to the
+   map-side combine, with the job's own functions (in Spark tasks, on those partitions only).
+2. Only the keys those partitions had (their kept aggregates) can change value.
+3. The other partitions' kept aggregates of those keys and the recomputed ones are merged with the
+   job's mergeCombiners (in Spark tasks).
+4. The new output is the old one (kept at capture) with those keys' records replaced.
+
+A ``reduceByKey(operator.add)`` of integers (a count, a sum) needs less: each key's new value is
+its old one less what the deleted records contributed (their records read back by position, the
+job's narrow functions run on them alone), and the keys lineage says die are gone.
+"""
+
+from __future__ import annotations
+
+import operator
+import pickle
+from typing import Any
+
+from pyroaring import BitMap64
+
+from capture_agent.record.query.engine import Frontier
+from capture_agent.record.storage.ids import split_by_partition
+from capture_agent.record.storage.tables import aggregates_name, read_rows
+from capture_agent.record.worker.functions import LocalCombine
+
+INVERTIBLE = "_operator:add"  # reduceByKey's function whose sums of ints a deletion can subtract from
+NARROW = ("map", "flatMap", "filter", "mapValues", "flatMapValues", "keyBy", "keys", "values")
+COMBINES = ("reduceByKey", "combineByKey")
+
+
+def _source_through_narrow(nodes: dict[str, Any], seq: int) -> dict[str, Any] | None:
+    """The source node ``seq`` reads through narrow operations only, or None."""
+    current = nodes[str(seq)]
+    while "input" not in current:
+        recipe = current["recipe"]
+        if recipe["method"] not in NARROW or not isinstance(recipe["on"], dict) or any(
+                "ref" in a for a in recipe["args"]):
+            return None
+        current = nodes[str(recipe["on"]["ref"])]
+    return current
+
+
+def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
+                    dead: BitMap64 | None = None) -> list[Any] | None:
+    """The new output of ``target`` (a ``stored_job.StoredJob``'s output, ``build`` its replay's
+    ``stored_job.Build``) without ``deleted``, replaying only what the deletion touches; None when
+    the job's shape or what was kept does not allow it. ``dead``: the target's records lineage
+    says die (with them, a sum of integers is updated from the deleted records alone)."""
+    out = job.job["outputs"][target]
+    nodes = job.job["nodes"]
+    combine = nodes[str(out["node"])]["recipe"]
+    if out["redo"]["method"] != "collect" or combine["method"] not in COMBINES or not isinstance(combine["on"], dict):
+        return None
+    source = _source_through_narrow(nodes, combine["on"]["ref"])
+    if source is None or set(deleted) != {source["input"]}:
+        return None
+    store = job.store
+    point = store.point(target)
+    if not point.values_file:
+        return None
+    if dead is not None and combine["method"] == "reduceByKey" and combine["args"][0] == {"name": INVERTIBLE}:
+        found = _subtracted(job, build, point, source, deleted[source["input"]], dead)
+        if found is not None:
+            return found
+    reducer = store.point(point.parents[0]) if len(point.parents) == 1 else None
+    combiner = store.point(reducer.parents[0]) if reducer is not None and len(reducer.parents) == 1 else None
+    if combiner is None or combiner.kind != "combiner" or combiner.num_partitions != source["partitions"]:
+        return None
+    files = {part: f"{combiner.location}/{aggregates_name(part)}" for part in range(combiner.num_partitions)}
+    if not all(store.fs.exists(path) for path in files.values()):
+        return None
+    touched = sorted(part for part, _ in split_by_partition(deleted[source["input"]]))
+    keys: set[bytes] = set()
+    for part in touched:
+        keys.update(read_rows(store.fs, files[part], ["key"]).column("key").to_pylist())
+    kept = _kept_aggregates(store, [files[p] for p in files if p not in touched], keys)
+    if combine["method"] == "reduceByKey":
+        create, merge = None, build.value(combine["args"][0])
+        merge_combiners = merge
+    else:
+        create, merge, merge_combiners = (build.value(a) for a in combine["args"][:3])
+    sc = job.sc
+    parent = build.rdd(combine["on"]["ref"])
+    fresh = sc.runJob(parent.mapPartitions(LocalCombine(create, merge)), lambda it: it, touched)
+    pairs = fresh + [(pickle.loads(k), pickle.loads(v)) for k, v in kept]  # data: keys and aggregates
+    merged = sc.parallelize(pairs, max(1, min(len(pairs) // 10_000, sc.defaultParallelism))) \
+        .reduceByKey(merge_combiners).collect() if pairs else []
+    changing = {pickle.loads(k) for k in keys}
+    old = read_rows(store.fs, f"{point.location}/{point.values_file}", ["value"]).column("value").to_pylist()
+    return [v for v in (pickle.loads(b) for b in old) if v[0] not in changing] + merged
+
+
+def _ints(values: Any) -> bool:
+    return all(type(v) is int for v in values)
+
+
+def _subtracted(job: Any, build: Any, point: Any, source: dict[str, Any], ids: BitMap64,
+                dead: BitMap64) -> list[Any] | None:
+    """A reduceByKey(operator.add) of integers without some input records: each key's sum less the
+    sum of the deleted records' pairs (their lines read back, the job's narrow functions run on
+    them in Spark tasks); the keys lineage says die are gone. None when a value is not an int."""
+    if job.values is None:
+        return None
+    store = job.store
+    records = [v for _, v in job.values.values(store.point(source["input"]), ids)]
+    sc = job.sc
+    given = sc.parallelize(records, max(1, min(len(records) // 10_000, sc.defaultParallelism)))
+    seq = next(int(s) for s, n in job.job["nodes"].items() if n is source)
+    lost_build = type(build)(job, {}, {seq: given})
+    combine = job.job["nodes"][str(job.job["outputs"][point.capture_id]["node"])]["recipe"]
+    pairs = lost_build.rdd(combine["on"]["ref"]).mapPartitions(LocalCombine(None, operator.add)).collect()
+    lost: dict[Any, int] = {}
+    for key, value in pairs:
+        lost[key] = lost[key] + value if key in lost else value
+    if not _ints(lost.values()):
+        return None
+    old = read_rows(store.fs, f"{point.location}/{point.values_file}", ["out_id", "value"])
+    new = []
+    for out_id, blob in zip(old.column("out_id").to_pylist(), old.column("value").to_pylist(), strict=True):
+        if out_id in dead:
+            continue
+        key, value = pickle.loads(blob)  # data: the output kept at capture
+        if key in lost:
+            if type(value) is not int:
+                return None
+            value -= lost[key]
+        new.append((key, value))
+    return new
+
+
+def _kept_aggregates(store: Any, paths: list[str], keys: set[bytes]) -> list[tuple[bytes, bytes]]:
+    """The (key, aggregate) rows of ``paths`` whose key is one of ``keys`` (pickled)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not keys:
+        return []
+    wanted = pa.array(sorted(keys), type=pa.binary())
+    found: list[tuple[bytes, bytes]] = []
+    for path in paths:
+        table = read_rows(store.fs, path, ["key", "value"])
+        chosen = table.filter(pc.is_in(table.column("key"), value_set=wanted))
+        found.extend(zip(chosen.column("key").to_pylist(), chosen.column("value").to_pylist(), strict=True))
+    return found
