@@ -65,8 +65,10 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
                     get, keep_slot, keep_cid = index.get, slots.append, cids.append
                     runs.budget.spilled()
         if not runs.count:
-            write_list_global(target, split, lists_by_slot(slots, cids))
             yield from enumerate(zip(index, values, strict=True))
+            index.clear()  # as the map side: the table is built once the keyed state is let go
+            values.clear()
+            write_list_global(target, split, lists_by_slot(slots, cids))
             return
         spill_keyed(runs, index, values, slots, cids)
         del index, values, slots, cids

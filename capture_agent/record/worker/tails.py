@@ -109,11 +109,15 @@ def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values
     A task that spilled (``runs``) merges its runs bucket by bucket (``worker.spill``)."""
     hi = part << SHIFT
     if runs is None or not runs.count:
-        write_list_local(target, part, lists_by_slot(slots, positions, base))
-        if 0 < len(keys) <= target.keep_aggregates:
-            keep_aggregates(target, part, keys, values)
         for key, slot in keys.items():
             yield key, (values[slot], hi | slot)
+        if 0 < len(keys) <= target.keep_aggregates:
+            keep_aggregates(target, part, keys, values)
+        # the table needs only the flat arrays: built once the keys and values are let go, its Arrow
+        # temporaries (and pyarrow itself) take the place they held instead of adding to it
+        keys.clear()
+        values.clear()
+        write_list_local(target, part, lists_by_slot(slots, positions, base))
         return
     assert merge is not None
     spill_keyed(runs, keys, values, slots, positions, base)
