@@ -94,6 +94,14 @@ class Gathered:
         return [lists_by_slot(slots, ids, nslots=len(self.values))
                 for slots, ids in zip(self.slots, self.ids, strict=True)]
 
+    def released_id_lists(self) -> list[Any]:
+        """``id_lists`` once the keys and values are let go (their records yielded): the lists'
+        Arrow temporaries then take the place the keyed state held instead of adding to it."""
+        nslots = len(self.values)
+        self.index.clear()
+        self.values.clear()
+        return [lists_by_slot(slots, ids, nslots=nslots) for slots, ids in zip(self.slots, self.ids, strict=True)]
+
 
 def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
     """Shuffled (key, (side, values, ids)) -> per key, per side: the values and their global ids
@@ -143,6 +151,15 @@ def _group_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any], 
 
     write_list_global(target, split, ids[0])
     return [(key, ResultIterable(vals[0])) for key, vals in zip(keys, values, strict=True)]
+
+
+def _group_streamed(state: Gathered, target: TableSink, split: int) -> Iterator[Any]:
+    """groupByKey's rows as ``_group_rows`` makes them, yielded before its table is written."""
+    from pyspark.resultiterable import ResultIterable
+
+    for key, vals in zip(state.index, state.values, strict=True):
+        yield key, ResultIterable(vals[0])
+    write_list_global(target, split, state.released_id_lists()[0])
 
 
 def _cogroup_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any], mode: str, target: TableSink,
@@ -242,7 +259,10 @@ def group_reducer(target: TableTarget, mode: str, nsides: int, memory_mb: float)
         runs = Runs(MemoryBudget(memory_mb))
         state = _gather(iterator, nsides, runs)
         if not runs.count:
-            yield from enumerate(rows(list(state.index), state.values, state.id_lists(), mode, target, split))
+            if mode == "group":  # its rows need no ids: they stream, and the table comes last
+                yield from enumerate(_group_streamed(state, target, split))
+            else:
+                yield from enumerate(rows(list(state.index), state.values, state.id_lists(), mode, target, split))
             return
         if state.index:
             runs.spill(zip(state.index, state.values, strict=True), state.id_lists())
