@@ -238,7 +238,7 @@ class LineageContext:
         run = self.outputs.get(target)
         if run is None:
             raise ReplayNotPossible(f"{target} is not the output of an action of this context")
-        job = StoredJob.open(self.store, self.sc) if target in self.kept.outputs else None
+        job = StoredJob(self.store, self.sc, self.kept.document()) if target in self.kept.outputs else None
         if job is not None and job.why_not(target) is None:
             job.values = self.lineage_session.values
             found = selective_rerun(job, Build(job, deleted), target, deleted, dead)

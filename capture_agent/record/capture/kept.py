@@ -179,8 +179,11 @@ class KeptJob:
         pending[digest] = data
         return {"pickled": digest}
 
+    def document(self) -> dict[str, Any]:
+        """What ``job.json`` holds (as ``query.stored_job.StoredJob`` reads it)."""
+        return {"version": VERSION, "nodes": self.nodes, "outputs": self.outputs, "not_kept": self.not_kept,
+                "functions": self.functions}
+
     def _save(self) -> None:
-        document = {"version": VERSION, "nodes": self.nodes, "outputs": self.outputs, "not_kept": self.not_kept,
-                    "functions": self.functions}
         self.store.fs.make_dirs(self._folder)
-        self.store.fs.write_bytes(self.store.fs.join(self._folder, JOB_FILE), json.dumps(document).encode())
+        self.store.fs.write_bytes(self.store.fs.join(self._folder, JOB_FILE), json.dumps(self.document()).encode())

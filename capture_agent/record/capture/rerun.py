@@ -23,7 +23,7 @@ from capture_agent.record.capture.outputs import OutputRun
 from capture_agent.record.capture.plan import Node
 from capture_agent.record.errors import ReplayNotPossible
 from capture_agent.record.query.recipes import live
-from capture_agent.record.query.stored_job import REPLAYABLE_SOURCES
+from capture_agent.record.query.stored_job import check_deletable
 from capture_agent.record.storage.ids import split_by_partition
 from capture_agent.record.worker.functions import dropping
 
@@ -54,11 +54,7 @@ def rerun_without(compiler: Compiler, run: OutputRun, deleted: dict[str, Any]) -
         if node.kind == "source" and head is not None:
             inputs[head.point.capture_id] = node
     for cid in deleted:
-        if cid not in inputs:
-            raise ReplayNotPossible(f"{cid} is not an input of {run.point.capture_id}: only input records can be "
-                                    "deleted in a replay")
-        if inputs[cid].op not in REPLAYABLE_SOURCES:
-            raise ReplayNotPossible(f"records of a {inputs[cid].op} input cannot be left out in a replay yet")
+        check_deletable(cid, inputs[cid].op if cid in inputs else None, run.point.capture_id)
     saved = {node.seq: node._plain for node in nodes}
     try:
         for node in nodes:

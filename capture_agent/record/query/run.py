@@ -32,8 +32,8 @@ class LineageRun:
         self.session = TraceSession(lineage, sc, trace_mode, rerun=self.job.rerun if self.job else None)
         if self.job is not None:
             self.job.values = self.session.values
-        if sc is not None and trace_mode != "local":
-            ship_task_code()  # trace steps run as Spark jobs need the layouts' code on the executors
+        if sc is not None and (trace_mode != "local" or self.job is not None):
+            ship_task_code()  # trace steps run as Spark jobs, and replays, need our task code on the executors
 
     @property
     def store(self) -> LineageStore:

@@ -28,6 +28,7 @@ from typing import Any
 from pyroaring import BitMap64
 
 from capture_agent.record.query.engine import Frontier
+from capture_agent.record.query.values import kept_results
 from capture_agent.record.storage.ids import split_by_partition
 from capture_agent.record.storage.tables import aggregates_name, read_rows
 from capture_agent.record.worker.functions import LocalCombine
@@ -37,16 +38,17 @@ NARROW = ("map", "flatMap", "filter", "mapValues", "flatMapValues", "keyBy", "ke
 COMBINES = ("reduceByKey", "combineByKey")
 
 
-def _source_through_narrow(nodes: dict[str, Any], seq: int) -> dict[str, Any] | None:
-    """The source node ``seq`` reads through narrow operations only, or None."""
+def _source_through_narrow(nodes: dict[str, Any], seq: int) -> tuple[int, dict[str, Any]] | None:
+    """(seq, node) of the source node ``seq`` reads through narrow operations only, or None."""
     current = nodes[str(seq)]
     while "input" not in current:
         recipe = current["recipe"]
         if recipe["method"] not in NARROW or not isinstance(recipe["on"], dict) or any(
                 "ref" in a for a in recipe["args"]):
             return None
-        current = nodes[str(recipe["on"]["ref"])]
-    return current
+        seq = recipe["on"]["ref"]
+        current = nodes[str(seq)]
+    return seq, current
 
 
 def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
@@ -60,15 +62,17 @@ def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
     combine = nodes[str(out["node"])]["recipe"]
     if out["redo"]["method"] != "collect" or combine["method"] not in COMBINES or not isinstance(combine["on"], dict):
         return None
-    source = _source_through_narrow(nodes, combine["on"]["ref"])
-    if source is None or set(deleted) != {source["input"]}:
+    found_source = _source_through_narrow(nodes, combine["on"]["ref"])
+    if found_source is None or set(deleted) != {found_source[1]["input"]}:
         return None
+    source_seq, source = found_source
     store = job.store
     point = store.point(target)
-    if not point.values_file:
+    old = kept_results(store.fs, point)  # data: the output kept at capture
+    if old is None:
         return None
     if dead is not None and combine["method"] == "reduceByKey" and combine["args"][0] == {"name": INVERTIBLE}:
-        found = _subtracted(job, build, point, source, deleted[source["input"]], dead)
+        found = _subtracted(job, build, combine, source_seq, source, deleted[source["input"]], old, dead)
         if found is not None:
             return found
     reducer = store.point(point.parents[0]) if len(point.parents) == 1 else None
@@ -95,40 +99,34 @@ def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
     merged = sc.parallelize(pairs, max(1, min(len(pairs) // 10_000, sc.defaultParallelism))) \
         .reduceByKey(merge_combiners).collect() if pairs else []
     changing = {pickle.loads(k) for k in keys}
-    old = read_rows(store.fs, f"{point.location}/{point.values_file}", ["value"]).column("value").to_pylist()
-    return [v for v in (pickle.loads(b) for b in old) if v[0] not in changing] + merged
+    return [v for v in old.values() if v[0] not in changing] + merged
 
 
 def _ints(values: Any) -> bool:
     return all(type(v) is int for v in values)
 
 
-def _subtracted(job: Any, build: Any, point: Any, source: dict[str, Any], ids: BitMap64,
-                dead: BitMap64) -> list[Any] | None:
+def _subtracted(job: Any, build: Any, combine: dict[str, Any], source_seq: int, source: dict[str, Any],
+                ids: BitMap64, old: dict[int, Any], dead: BitMap64) -> list[Any] | None:
     """A reduceByKey(operator.add) of integers without some input records: each key's sum less the
     sum of the deleted records' pairs (their lines read back, the job's narrow functions run on
     them in Spark tasks); the keys lineage says die are gone. None when a value is not an int."""
     if job.values is None:
         return None
-    store = job.store
-    records = [v for _, v in job.values.values(store.point(source["input"]), ids)]
+    records = [v for _, v in job.values.values(job.store.point(source["input"]), ids)]
     sc = job.sc
     given = sc.parallelize(records, max(1, min(len(records) // 10_000, sc.defaultParallelism)))
-    seq = next(int(s) for s, n in job.job["nodes"].items() if n is source)
-    lost_build = type(build)(job, {}, {seq: given})
-    combine = job.job["nodes"][str(job.job["outputs"][point.capture_id]["node"])]["recipe"]
+    lost_build = type(build)(job, {}, {source_seq: given})
     pairs = lost_build.rdd(combine["on"]["ref"]).mapPartitions(LocalCombine(None, operator.add)).collect()
     lost: dict[Any, int] = {}
     for key, value in pairs:
         lost[key] = lost[key] + value if key in lost else value
     if not _ints(lost.values()):
         return None
-    old = read_rows(store.fs, f"{point.location}/{point.values_file}", ["out_id", "value"])
     new = []
-    for out_id, blob in zip(old.column("out_id").to_pylist(), old.column("value").to_pylist(), strict=True):
+    for out_id, (key, value) in old.items():
         if out_id in dead:
             continue
-        key, value = pickle.loads(blob)  # data: the output kept at capture
         if key in lost:
             if type(value) is not int:
                 return None

@@ -36,6 +36,16 @@ NAMED_MODULES = ("operator", "_operator", "builtins", "math")  # the standard li
 REPLAYABLE_SOURCES = ("textFile", "parallelize", "parquet")  # ids: (partition, index in partition)
 
 
+def check_deletable(capture_id: str, op: str | None, output: str) -> None:
+    """Raises ReplayNotPossible unless ``capture_id`` is an input of ``output`` (``op``: its
+    operation, None when it is not one) whose records a replay can leave out."""
+    if op is None:
+        raise ReplayNotPossible(f"{capture_id} is not an input of {output}: only input records can be deleted in "
+                                "a replay")
+    if op not in REPLAYABLE_SOURCES:
+        raise ReplayNotPossible(f"records of a {op} input cannot be left out in a replay yet")
+
+
 def _named(name: str) -> Any:
     module, _, qualname = name.partition(":")
     if not (module.startswith(NAMED_PACKAGES) or module in NAMED_MODULES):
@@ -90,12 +100,7 @@ class StoredJob:
         nodes = self.job["nodes"]
         inputs = {n["input"]: n for n in nodes.values() if "input" in n}
         for cid in deleted:
-            node = inputs.get(cid)
-            if node is None:
-                raise ReplayNotPossible(f"{cid} is not an input of the kept job: only input records can be "
-                                        "deleted in a replay")
-            if node["op"] not in REPLAYABLE_SOURCES:
-                raise ReplayNotPossible(f"records of a {node['op']} input cannot be left out in a replay yet")
+            check_deletable(cid, inputs[cid]["op"] if cid in inputs else None, target)
         build = Build(self, deleted)
         redo = out["redo"]
         try:

@@ -36,6 +36,15 @@ class KeptResult(Protocol):
     def value_map(self) -> dict[int, Any] | None: ...
 
 
+def kept_results(fs: StoreFS, point: CapturePoint) -> dict[int, Any] | None:
+    """{out id: value} of an action's results kept beside its table (``values.parquet``), or None."""
+    if not point.values_file:
+        return None
+    table = read_rows(fs, f"{point.location}/{point.values_file}", ["out_id", "value"])
+    return dict(zip(table.column("out_id").to_pylist(), (pickle.loads(b) for b in table.column("value").to_pylist()),
+                    strict=True))
+
+
 class ValueReader:
     """Values and positions of the records of one run."""
 
@@ -62,10 +71,8 @@ class ValueReader:
     def _output_values(self, point: CapturePoint, ids: BitMap64, predicate: Predicate) -> list[tuple[int, Any]]:
         run = self.outputs.get(point.capture_id)
         by_id = run.value_map() if run is not None else None
-        if by_id is None and point.values_file:
-            table = read_rows(self.engine.fs, f"{point.location}/{point.values_file}", ["out_id", "value"])
-            by_id = dict(zip(table.column("out_id").to_pylist(),
-                             (pickle.loads(b) for b in table.column("value").to_pylist()), strict=True))
+        if by_id is None:
+            by_id = kept_results(self.engine.fs, point)
         if by_id is None:
             raise ValuesNotAvailable(f"the results of {point.capture_id} were not kept")
         pairs = [(i, by_id[i]) for i in ids if i in by_id]

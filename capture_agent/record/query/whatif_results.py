@@ -59,9 +59,9 @@ def _target_rows(impact: Impact, classes: Classes | None) -> list[dict[str, Any]
     cid = impact.target
     if classes is None:
         rows = []
+        point = impact.session.store.point(cid)
         for fate, ids in (("deleted", impact.deleted_ids()), ("changed", impact.changed_ids()),
                           ("unchanged", impact.unchanged_ids())):
-            point = impact.session.store.point(cid)
             for record_id, value in impact.session.values.values(point, ids):
                 rows.append({"capture_id": cid, "record_id": record_id, "fate": fate, "value": _json(value),
                              "new_value": None})

@@ -17,10 +17,21 @@ SELECTION_HELP = (
 )
 
 
-class TraceQuestionSerializer(serializers.Serializer[Any]):
+class QuestionSerializer(serializers.Serializer[Any]):
+    """What asking a trace or a what-if shares: the application, and how the answer is kept."""
+
+    application = serializers.CharField(help_text="App id of the application.")
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+    recompute = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Run it even if the same question was answered on unchanged lineage (else that answer is reused).",
+    )
+
+
+class TraceQuestionSerializer(QuestionSerializer):
     """What POST /traces/ asks."""
 
-    application = serializers.CharField(help_text="App id of the application to trace.")
     capture_point = serializers.CharField(
         required=False, allow_blank=True, allow_null=True,
         help_text="Capture point to start at (its capture_id); left out: the outputs of the last action. "
@@ -32,12 +43,6 @@ class TraceQuestionSerializer(serializers.Serializer[Any]):
         required=False, allow_blank=True, default="end",
         help_text="end (the job's inputs backward, its outputs forward), step (one capture point), "
         "or a capture point's capture_id to stop at.",
-    )
-    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
-    note = serializers.CharField(required=False, allow_blank=True, default="")
-    recompute = serializers.BooleanField(
-        required=False, default=False,
-        help_text="Run it even if the same question was answered on unchanged lineage (else that answer is reused).",
     )
 
 
@@ -119,10 +124,9 @@ class TraceRecordSerializer(serializers.Serializer[Any]):
     offset = serializers.IntegerField(allow_null=True, help_text="Byte offset (text) or row (Parquet) in file.")
 
 
-class WhatIfQuestionSerializer(serializers.Serializer[Any]):
+class WhatIfQuestionSerializer(QuestionSerializer):
     """What POST /whatifs/ asks: which records to delete, and which output to look at."""
 
-    application = serializers.CharField(help_text="App id of the application.")
     capture_point = serializers.CharField(
         required=False, allow_blank=True, allow_null=True,
         help_text="Capture point whose records are deleted (an input, for a replay with new values); leave it "
@@ -133,12 +137,6 @@ class WhatIfQuestionSerializer(serializers.Serializer[Any]):
         required=False, allow_blank=True, default="end",
         help_text="end (the output of the last action computed from the deleted records) or an output's "
         "capture_id.",
-    )
-    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
-    note = serializers.CharField(required=False, allow_blank=True, default="")
-    recompute = serializers.BooleanField(
-        required=False, default=False,
-        help_text="Run it even if the same what-if was answered on unchanged lineage (else that answer is reused).",
     )
 
 

@@ -66,16 +66,18 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
     filterset_class = filters.TraceFilter
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
     kind = TraceKind.TRACE
+    question_serializer: type[serializers.BaseSerializer[Any]] = s.TraceQuestionSerializer
+    detail_serializer: type[serializers.BaseSerializer[Any]] = s.TraceDetailSerializer
 
     def get_queryset(self) -> QuerySet[Trace]:
         return trace_history(self.request.user).filter(kind=self.kind).order_by("-pinned", "-created_at", "-id")
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
         if self.action == "create":
-            return s.TraceQuestionSerializer
+            return self.question_serializer
         if self.action == "partial_update":
             return s.TraceUpdateSerializer
-        return s.TraceDetailSerializer if self.action == "retrieve" else s.TraceSerializer
+        return self.detail_serializer if self.action == "retrieve" else s.TraceSerializer
 
     # ------------------------------------------------------------------ who may
     def _require_role(self, trace_or_team: Any, role: str) -> None:

@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import mixins, serializers, viewsets
+from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -44,13 +44,8 @@ class WhatIfViewSet(TraceViewSet):
 
     filterset_class = filters.WhatIfFilter
     kind = TraceKind.WHATIF
-
-    def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
-        if self.action == "create":
-            return s.WhatIfQuestionSerializer
-        if self.action == "partial_update":
-            return s.TraceUpdateSerializer
-        return s.WhatIfDetailSerializer if self.action == "retrieve" else s.TraceSerializer
+    question_serializer = s.WhatIfQuestionSerializer
+    detail_serializer = s.WhatIfDetailSerializer
 
     @extend_schema(
         request=s.WhatIfQuestionSerializer,

@@ -113,6 +113,11 @@ class Opened:
     def server(self, local_id: str) -> str:
         return f"{self.run_id}/{local_id}"
 
+    def timings(self, trace: Trace) -> dict[str, Any]:
+        """How long the trace waited in the queue, then each lap of its run (milliseconds)."""
+        queued = int((trace.started_at - trace.created_at).total_seconds() * 1000) if trace.started_at else None
+        return {"queued_ms": queued, **self.clock.laps}
+
 
 def open_run(trace: Trace, watch: Watch, sc: Any) -> Opened:
     """Opens the trace's run folder (with ``sc`` for Spark steps and replays, or None)."""

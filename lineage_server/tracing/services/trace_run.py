@@ -15,7 +15,7 @@ from capture_agent.record.query.results import ResultSummary, iter_records, writ
 from lineage_server.tracing.models import Trace, TraceStatus
 from lineage_server.tracing.services.running import (
     FIRST_PAGE,
-    Clock,
+    Opened,
     Watch,
     close_books,
     lineage_failures,
@@ -42,14 +42,13 @@ def answer_trace(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) ->
                                on_chunk=lambda _: watch.check())
         clock.lap("store_ms")
     uri = run.store.fs.uri(location)
-    close_books(trace, _finish(trace, watch, answer, summary, uri, opened.server, clock, run), uri)
+    close_books(trace, _finish(trace, opened, answer, summary, uri), uri)
 
 
-def _finish(trace: Trace, watch: Watch, answer: TraceAnswer, summary: ResultSummary, location: str,
-            server: Callable[[str], str], clock: Clock, run: LineageRun) -> bool:
+def _finish(trace: Trace, opened: Opened, answer: TraceAnswer, summary: ResultSummary, location: str) -> bool:
     now = timezone.now()
-    timings = {"queued_ms": int((trace.started_at - trace.created_at).total_seconds() * 1000) if trace.started_at
-               else None, **clock.laps, "spark_ms": int(answer.spark_seconds * 1000), "spark_jobs": answer.spark_jobs}
+    run, server = opened.run, opened.server
+    timings = {**opened.timings(trace), "spark_ms": int(answer.spark_seconds * 1000), "spark_jobs": answer.spark_jobs}
     points = []
     for cid in answer.visited:
         point = run.store.point(cid)

@@ -17,7 +17,6 @@ from typing import Any
 from django.utils import timezone
 
 from capture_agent.record.errors import ReplayNotPossible
-from capture_agent.record.query.executors import ship_task_code
 from capture_agent.record.query.whatif import Classes, Impact, what_if_deleted
 from capture_agent.record.query.whatif_results import WhatIfSummary, write_whatif
 from lineage_server.tracing.models import Trace, TraceStatus
@@ -41,8 +40,6 @@ def answer_whatif(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -
     sc = spark() if spark is not None else None  # a replay runs on Spark, whatever LINEAGE_TRACE_MODE says
     opened = open_run(trace, watch, sc)
     run, clock = opened.run, opened.clock
-    if sc is not None:
-        ship_task_code()  # the replay's tasks load kept functions through this package's code
     with lineage_failures(opened.run_dir):
         deleted = selection_of(trace, run, opened.local, watch)
         if not any(deleted.values()):
@@ -76,8 +73,7 @@ def _finish(trace: Trace, opened: Opened, impact: Impact, summary: WhatIfSummary
             why_not: str | None) -> bool:
     now = timezone.now()
     run, server = opened.run, opened.server
-    timings = {"queued_ms": int((trace.started_at - trace.created_at).total_seconds() * 1000) if trace.started_at
-               else None, **opened.clock.laps}
+    timings = opened.timings(trace)
     points = []
     for cid in sorted(impact.fates, key=lambda c: run.store.point(c).seq):
         point, fates = run.store.point(cid), impact.fates[cid]
