@@ -106,8 +106,9 @@ class KeptJob:
             self.not_kept[capture_id] = str(exc)
             self.outputs.pop(capture_id, None)
             self._save()
-        except OSError as exc:
-            log.warning("lineage: cannot keep the job's functions for %s: %s", capture_id, exc)
+        except Exception as exc:  # noqa: BLE001 - never the job's failure: the output is just not replayable
+            log.warning("lineage: cannot keep the job's functions for %s: %s: %s", capture_id, type(exc).__name__,
+                        exc)
 
     def _keep(self, capture_id: str, node: Node, redo: Redo, input_of: Any) -> None:
         pending: dict[str, bytes] = {}
