@@ -1,20 +1,21 @@
-// The application page: the lineage graph (Cytoscape + dagre + expand-collapse) and a side panel.
+// The application page: the lineage graph at zoom levels (Cytoscape + dagre, zoom.js) and a side panel.
 
 import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
-import expandCollapse from 'cytoscape-expand-collapse';
 
 import { INCOMPLETE, incompleteLineageLines } from './completeness.js';
 import { nodeDetails } from './details.js';
 import { el, fetchJson, statusBadge } from './dom.js';
 import { formatDuration, formatTime } from './format.js';
 import {
-  countElements, countSkippedStages, layoutOptions, readableViewport, summaryLine, toElements,
+  countSkippedStages, layoutOptions, readableViewport, summaryLine, toElements, withoutSkipped,
 } from './graph.js';
 import { graphStyle } from './style.js';
+import {
+  LEVELS, LEVEL_NAMES, isCompound, levelState, stateFromUrl, stateToUrl, visibleGraph, zoomIn, zoomOut, zoomTree,
+} from './zoom.js';
 
 cytoscape.use(dagre);
-expandCollapse(cytoscape);
 
 function renderHeader(app) {
   if (!app) return el('div');
@@ -70,12 +71,41 @@ function renderSection(section) {
 function renderLegend() {
   const item = (cls, text) => el('li', {}, el('span', { class: `swatch ${cls}` }), text);
   return el('ul', { class: 'legend', 'aria-label': 'Legend' },
+    item('swatch-job', 'job'),
     item('swatch-stage', 'stage'),
     item('swatch-operator', 'operator'),
     item('swatch-python', 'Python operator'),
     item('swatch-read', 'dataset read'),
     item('swatch-written', 'dataset written'),
+    item('swatch-capture', 'capture point'),
+    item('swatch-collapsed', 'collapsed (holds more)'),
     item('swatch-shuffle', 'shuffle'));
+}
+
+const DOUBLE_TAP_MS = 400;
+
+/** Counts of the application's stages, operators and datasets, whatever the zoom. */
+function kindCounts(graph) {
+  const counts = { stage: 0, operator: 0, dataset: 0 };
+  for (const node of graph.nodes ?? []) if (node?.kind in counts) counts[node.kind] += 1;
+  return counts;
+}
+
+/** The zoom state of the page's URL: ?level=stage&in=<id>&out=<id> (repeated), see zoom.stateToUrl. */
+function urlZoom() {
+  const params = new URLSearchParams(window.location.search);
+  return { level: params.get('level'), in: params.getAll('in'), out: params.getAll('out'), skipped: params.get('skipped') === '1' };
+}
+
+function writeUrlZoom(tree, level, collapsed, skipped) {
+  const state = stateToUrl(tree, level, collapsed);
+  const params = new URLSearchParams(window.location.search);
+  for (const key of ['level', 'in', 'out', 'skipped']) params.delete(key);
+  params.set('level', state.level);
+  for (const id of state.in) params.append('in', id);
+  for (const id of state.out) params.append('out', id);
+  if (skipped) params.set('skipped', '1');
+  window.history.replaceState(null, '', `${window.location.pathname}?${params}`);
 }
 
 /** Mount the graph page on `root` (an element with data-graph-url and data-capture-points-url). */
@@ -84,15 +114,19 @@ export async function mountApplicationPage(root) {
   const banner = el('div', { class: 'lineage-banner-slot' });
   const status = el('p', { class: 'graph-status', 'aria-live': 'polite' }, 'Loading the lineage graph…');
   const container = el('div', { id: 'graph', class: 'graph', role: 'img', 'aria-label': 'Lineage graph' });
-  const hint = () => el('p', { class: 'hint' }, 'Click a node to see its details. Double-click a stage to collapse or expand it.');
+  const hint = () => el('p', { class: 'hint' },
+    'Click a node to see its details. Double-click a node to zoom in (show what it holds) or out (collapse it).');
   const panel = el('aside', { id: 'details', class: 'details', 'aria-live': 'polite' }, hint());
-  const collapseAll = el('button', { type: 'button', id: 'collapse-all' }, 'Collapse all stages');
-  const expandAll = el('button', { type: 'button', id: 'expand-all' }, 'Expand all stages');
+  const levelButtons = Object.fromEntries(LEVELS.map((level) => [level, el('button', {
+    type: 'button', id: `level-${level}`, class: 'level', 'aria-pressed': 'false',
+  }, LEVEL_NAMES[level])]));
+  const levels = el('div', { class: 'levels', role: 'group', 'aria-label': 'Zoom level' },
+    el('span', { class: 'levels-label' }, 'Show:'), Object.values(levelButtons));
   const fit = el('button', { type: 'button', id: 'fit' }, 'Fit');
   // Skipped stages (Spark reused their shuffle output) never ran: hidden unless asked for.
   const showSkipped = el('input', { type: 'checkbox', id: 'show-skipped' });
   const showSkippedLabel = el('label', { class: 'toggle', for: 'show-skipped' }, showSkipped, 'Show skipped stages');
-  const toolbar = el('div', { class: 'toolbar' }, collapseAll, expandAll, fit, showSkippedLabel, renderLegend());
+  const toolbar = el('div', { class: 'toolbar' }, levels, fit, showSkippedLabel, renderLegend());
   root.replaceChildren(header, banner, toolbar, status, el('div', { class: 'graph-layout' }, container, panel));
   root.dataset.state = 'loading';
 
@@ -114,113 +148,134 @@ export async function mountApplicationPage(root) {
     showSkipped.disabled = true;
     showSkippedLabel.title = 'This application has no skipped stages.';
   }
-  const hasLineage = (graph.nodes ?? []).length > 0;
-  const buildElements = () => {
-    const elements = toElements(graph, { showSkipped: showSkipped.checked });
-    status.textContent = hasLineage
-      ? summaryLine(countElements(elements), { skipped, hidden: !showSkipped.checked })
-      : 'No lineage was captured for this application yet.';
-    return elements;
-  };
-  const elements = buildElements();
+  const hasLineage = (graph.nodes ?? []).some((node) => node?.kind !== 'application');
+  const fromUrl = urlZoom();
+  showSkipped.checked = Boolean(skipped) && fromUrl.skipped;
 
-  const cy = cytoscape({
-    container,
-    elements,
-    style: graphStyle(),
-    minZoom: 0.1,
-    maxZoom: 3,
-  });
-  // data-layout is "running" from a layout's start until the view has settled, then "idle".
-  const showReadable = (animate) => {
-    const view = readableViewport(cy.elements().boundingBox(), cy.width(), cy.height());
-    const settled = () => { root.dataset.layout = 'idle'; };
-    if (animate) cy.animate(view, { duration: 200, complete: settled });
-    else {
-      cy.viewport(view);
-      settled();
-    }
-  };
-  cy.layout(layoutOptions()).run();
-  showReadable(false);
-  // Collapsing and expanding re-run the layout (animated); then frame the new graph.
-  cy.on('layoutstart', () => { root.dataset.layout = 'running'; });
-  cy.on('layoutstop', () => showReadable(true));
-  const expander = cy.expandCollapse({
-    layoutBy: layoutOptions({ animate: true }),
-    fisheye: false,
-    animate: false,
-    undoable: false,
-    cueEnabled: true,
-    expandCollapseCuePosition: 'top-left',
-    expandCollapseCueSize: 12,
-  });
+  // The zoom: the graph drawn (skipped stages left out unless asked for), its nesting, the level
+  // last chosen and the collapsed nodes. Every change redraws from these (zoom.visibleGraph).
+  let base = showSkipped.checked ? graph : withoutSkipped(graph);
+  let tree = zoomTree(base);
+  let { level, collapsed } = stateFromUrl(tree, fromUrl);
 
+  const cy = cytoscape({ container, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
   let selectedId = null;
+
+  const showReadable = () => {
+    cy.viewport(readableViewport(cy.elements().boundingBox(), cy.width(), cy.height()));
+  };
+
+  function draw() {
+    root.dataset.layout = 'running';
+    const elements = toElements(visibleGraph(base, collapsed, tree));
+    cy.batch(() => {
+      cy.elements().remove();
+      cy.add(elements);
+    });
+    cy.layout(layoutOptions()).run(); // dagre without animation: done when run() returns
+    showReadable();
+    for (const [name, button] of Object.entries(levelButtons)) {
+      button.setAttribute('aria-pressed', String(name === level));
+      button.disabled = ![...tree.nodes.values()].some((node) => node.kind === name);
+    }
+    status.textContent = hasLineage
+      ? `${summaryLine(kindCounts(base), { skipped, hidden: !showSkipped.checked })} · showing ${LEVEL_NAMES[level].toLowerCase()}`
+      : 'No lineage was captured for this application yet.';
+    writeUrlZoom(tree, level, collapsed, showSkipped.checked);
+    if (selectedId !== null && cy.getElementById(selectedId).nonempty()) {
+      cy.getElementById(selectedId).select();
+      showDetails(cy.getElementById(selectedId));
+    } else {
+      selectedId = null;
+      delete panel.dataset.nodeId;
+      panel.replaceChildren(hint());
+    }
+    // idle once the new graph is drawn: clicks hit what is on the screen from then on
+    requestAnimationFrame(() => requestAnimationFrame(() => { root.dataset.layout = 'idle'; }));
+  }
+
+  // ZoomIn on a collapsed node shows what it holds; ZoomOut collapses a compound node, or the
+  // node holding a leaf. The selection follows to the node drawn in its place.
+  function zoom(node, direction) {
+    const id = node.id();
+    if (direction === 'in') collapsed = zoomIn(collapsed, id);
+    else {
+      const target = isCompound(tree, id) ? id : tree.parentOf.get(id);
+      if (target === undefined) return;
+      collapsed = zoomOut(tree, collapsed, target);
+      selectedId = target;
+    }
+    draw();
+  }
+
+  function zoomAction(node) {
+    const id = node.id();
+    if (collapsed.has(id)) return { direction: 'in', text: `Zoom in (show its ${node.data('kind') === 'job' ? 'stages' : 'contents'})` };
+    if (isCompound(tree, id)) return { direction: 'out', text: `Zoom out (collapse this ${node.data('kind')})` };
+    const parent = tree.parentOf.get(id);
+    if (parent !== undefined) return { direction: 'out', text: `Zoom out (collapse its ${tree.nodes.get(parent).kind})` };
+    return null;
+  }
 
   function showDetails(node) {
     selectedId = node.id();
     const details = nodeDetails({ id: node.id(), kind: node.data('kind'), label: node.data('title'), data: node.data('info') });
     const parts = [el('h2', {}, details.title), el('div', { class: `kind kind-${details.kind}` }, details.kind)];
-    if (details.kind === 'stage') {
-      const collapsed = expander.isExpandable(node);
+    const action = zoomAction(node);
+    if (action) {
       parts.push(el('button', {
-        type: 'button',
-        class: 'toggle-stage',
-        onclick: () => toggleStage(node),
-      }, collapsed ? 'Expand stage (show operators)' : 'Collapse stage (hide operators)'));
+        type: 'button', class: `zoom-node zoom-${action.direction}`, onclick: () => zoom(node, action.direction),
+      }, action.text));
     }
     parts.push(...details.sections.map(renderSection));
     panel.replaceChildren(...parts);
     panel.dataset.nodeId = node.id();
   }
 
-  function toggleStage(node) {
-    if (expander.isExpandable(node)) expander.expand(node);
-    else if (expander.isCollapsible(node)) expander.collapse(node);
-  }
-
-  cy.on('tap', 'node', (event) => showDetails(event.target));
-  // A click on the cue right after a click on the stage also reads as a double tap: the cue has
-  // already toggled the stage then, and toggling again would undo it.
-  let lastToggleAt = 0;
-  cy.on('expandcollapse.aftercollapse expandcollapse.afterexpand', () => { lastToggleAt = Date.now(); });
-  cy.on('dbltap', 'node.stage', (event) => {
-    if (Date.now() - lastToggleAt > 500) toggleStage(event.target);
+  // A double tap is two taps on one node within DOUBLE_TAP_MS (Cytoscape's own dbltap also fires
+  // for two taps on different nodes).
+  let lastTap = { id: null, at: 0 };
+  cy.on('tap', 'node', (event) => {
+    const id = event.target.id();
+    const now = Date.now();
+    const double = lastTap.id === id && now - lastTap.at <= DOUBLE_TAP_MS;
+    lastTap = double ? { id: null, at: 0 } : { id, at: now };
+    showDetails(event.target);
+    const action = double ? zoomAction(event.target) : null;
+    if (action) zoom(event.target, action.direction);
   });
   cy.on('tap', (event) => {
     if (event.target === cy) {
       selectedId = null;
       delete panel.dataset.nodeId;
-    }
-  });
-  // Collapsing or expanding replaces what the panel describes: redraw it for the same node.
-  cy.on('expandcollapse.aftercollapse expandcollapse.afterexpand', (event) => {
-    if (selectedId === event.target.id()) showDetails(event.target);
-  });
-  // Showing or hiding skipped stages rebuilds the graph (stages collapsed stay collapsed) and lays it out again.
-  showSkipped.addEventListener('change', () => {
-    const collapsed = cy.nodes('.cy-expand-collapse-collapsed-node').map((node) => node.id());
-    cy.batch(() => {
-      cy.elements().remove();
-      cy.add(buildElements());
-    });
-    const again = cy.nodes().filter((node) => collapsed.includes(node.id()));
-    if (again.nonempty()) expander.collapse(again, { layoutBy: null });
-    if (selectedId !== null && cy.getElementById(selectedId).nonempty()) showDetails(cy.getElementById(selectedId));
-    else {
-      selectedId = null;
-      delete panel.dataset.nodeId;
       panel.replaceChildren(hint());
     }
-    cy.layout(layoutOptions()).run();
   });
-  collapseAll.addEventListener('click', () => expander.collapseAll());
-  expandAll.addEventListener('click', () => expander.expandAll());
+  for (const [name, button] of Object.entries(levelButtons)) {
+    button.addEventListener('click', () => {
+      level = name;
+      collapsed = levelState(tree, name);
+      draw();
+    });
+  }
+  // Showing or hiding skipped stages keeps the level and what was zoomed by hand.
+  showSkipped.addEventListener('change', () => {
+    const url = stateToUrl(tree, level, collapsed);
+    base = showSkipped.checked ? graph : withoutSkipped(graph);
+    tree = zoomTree(base);
+    ({ level, collapsed } = stateFromUrl(tree, url));
+    draw();
+  });
   fit.addEventListener('click', () => cy.animate({ fit: { padding: 24 } }, { duration: 200 }));
 
+  draw();
   window.lineageGraph = cy;
-  window.lineageExpandCollapse = expander;
+  window.lineageZoom = {
+    level: () => level,
+    collapsed: () => [...collapsed].sort(),
+    zoomIn: (id) => zoom(cy.getElementById(id), 'in'),
+    zoomOut: (id) => zoom(cy.getElementById(id), 'out'),
+  };
   root.dataset.state = 'ready';
   return cy;
 }

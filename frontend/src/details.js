@@ -127,6 +127,48 @@ function datasetDetails(info) {
   ];
 }
 
+function jobDetails(info) {
+  const sections = [{
+    heading: 'Summary',
+    rows: present([
+      ['Job', info.job_id],
+      ['Status', info.status],
+      ['Description', info.description],
+      ['Job group', info.job_group],
+      ['Submitted', info.submitted_at ? formatTime(info.submitted_at) : null],
+      ['Completed', info.completed_at ? formatTime(info.completed_at) : null],
+    ]),
+  }];
+  if (info.error) sections.push({ heading: 'Error', text: info.error });
+  if (info.call_site) sections.push({ heading: 'Call site', text: info.call_site });
+  return sections;
+}
+
+function captureDetails(info) {
+  return [{
+    heading: 'Summary',
+    rows: present([
+      ['Capture point', info.capture_id],
+      ['Kind', info.capture_kind],
+      ['Stage', info.stage_id],
+      ['RDD', info.rdd_id],
+      ['Rows', info.rows === null || info.rows === undefined ? null : formatCount(info.rows)],
+      ['Size', info.bytes === null || info.bytes === undefined ? null : formatBytes(info.bytes)],
+      ['Lineage', info.lineage_complete === false ? 'incomplete (tables missing)' : 'complete'],
+    ]),
+  }];
+}
+
+function applicationDetails(info) {
+  return [{ heading: 'Summary', rows: present([['Application', info.app_id], ['Name', info.name], ['Status', info.status]]) }];
+}
+
+/** A collapsed node's "Holds" section: how many nodes of each kind it hides. */
+function hiddenSection(hidden) {
+  const rows = Object.entries(hidden ?? {}).filter(([, n]) => n > 0).map(([kind, n]) => [kind, formatCount(n)]);
+  return rows.length ? [{ heading: 'Holds', rows }] : [];
+}
+
 /**
  * Describe a node for the side panel.
  *
@@ -141,6 +183,10 @@ export function nodeDetails(node) {
   if (kind === 'stage') sections = stageDetails(info);
   else if (kind === 'operator') sections = operatorDetails(info);
   else if (kind === 'dataset') sections = datasetDetails(info);
+  else if (kind === 'job') sections = jobDetails(info);
+  else if (kind === 'capture') sections = captureDetails(info);
+  else if (kind === 'application') sections = applicationDetails(info);
   else sections = [{ heading: 'Data', text: JSON.stringify(info, null, 2) }];
+  if (info.hidden) sections = [...sections, ...hiddenSection(info.hidden)];
   return { title: node?.label || String(node?.id ?? ''), kind, sections };
 }

@@ -6,8 +6,35 @@
 
 import { baseName, formatBytes, formatCount, formatDuration, shorten } from './format.js';
 
-export const NODE_KINDS = ['stage', 'operator', 'dataset'];
-export const EDGE_KINDS = ['narrow', 'shuffle', 'read', 'write', 'stage'];
+export const NODE_KINDS = ['application', 'job', 'stage', 'operator', 'capture', 'dataset'];
+export const EDGE_KINDS = ['narrow', 'shuffle', 'read', 'write', 'stage', 'capture'];
+
+const HIDDEN_WORDS = {
+  job: ['job', 'jobs'],
+  stage: ['stage', 'stages'],
+  operator: ['operator', 'operators'],
+  capture: ['capture point', 'capture points'],
+};
+
+/** What a collapsed node holds, most telling first: "+ 3 stages · 12 operators". */
+export function hiddenSubtitle(hidden) {
+  const parts = Object.entries(HIDDEN_WORDS)
+    .filter(([kind]) => hidden?.[kind] > 0)
+    .map(([kind, [one, many]]) => `${formatCount(hidden[kind])} ${hidden[kind] === 1 ? one : many}`);
+  return parts.length ? `+ ${parts.join(' · ')}` : '';
+}
+
+/** Second label line of a job: "3 stages · failed" (its status when not succeeded). */
+export function jobSubtitle(data) {
+  return data?.status && data.status !== 'succeeded' ? data.status : '';
+}
+
+/** Second label line of a capture point: "1,204 rows". */
+export function captureSubtitle(data) {
+  if (data?.rows === null || data?.rows === undefined) return '';
+  const rows = `${formatCount(data.rows)} row${data.rows === 1 ? '' : 's'}`;
+  return data.lineage_complete === false ? `${rows} · incomplete` : rows;
+}
 
 const MAX_LABEL = 40;
 
@@ -55,6 +82,9 @@ export function baseLabel(node) {
   if (node.kind === 'stage') return `Stage ${data.stage_id ?? node.id}`;
   if (node.kind === 'operator') return `${data.name ?? 'RDD'} [${data.rdd_id ?? '?'}]`;
   if (node.kind === 'dataset') return baseName(data.path) || node.id;
+  if (node.kind === 'job') return `Job ${data.job_id ?? node.id}`;
+  if (node.kind === 'capture') return `${data.capture_kind ?? 'capture'} ${data.capture_id ?? node.id}`;
+  if (node.kind === 'application') return data.name || data.app_id || 'Application';
   return String(node.id);
 }
 
@@ -66,14 +96,19 @@ export function nodeLabel(node) {
   if (node.kind === 'stage') subtitle = stageSubtitle(data);
   else if (node.kind === 'operator') subtitle = operatorSubtitle(data, baseLabel(node));
   else if (node.kind === 'dataset') subtitle = datasetSubtitle(data);
-  return subtitle ? `${title}\n${subtitle}` : title;
+  else if (node.kind === 'job') subtitle = jobSubtitle(data);
+  else if (node.kind === 'capture') subtitle = captureSubtitle(data);
+  const lines = [title, subtitle];
+  if (node.collapsed) lines.push(hiddenSubtitle(data.hidden));
+  return lines.filter(Boolean).join('\n');
 }
 
 /** CSS-like classes that the stylesheet keys on (kind, status, dataset direction, cached). */
 export function nodeClasses(node) {
   const data = node.data ?? {};
   const classes = [node.kind];
-  if (node.kind === 'stage' && data.status) classes.push(`status-${data.status}`);
+  if (node.collapsed) classes.push('collapsed');
+  if ((node.kind === 'stage' || node.kind === 'job') && data.status) classes.push(`status-${data.status}`);
   if (node.kind === 'operator' && data.cached) classes.push('cached');
   if (node.kind === 'operator' && (data.python_operators ?? []).length) classes.push('python');
   if (node.kind === 'dataset') {
@@ -206,7 +241,8 @@ export function toElements(apiGraph, { showSkipped = true } = {}) {
     const id = edge.id !== null && edge.id !== undefined ? String(edge.id) : `${kind}:${source}->${target}`;
     if (edgeIds.has(id) || nodesById.has(id)) continue;
     edgeIds.add(id);
-    edgeElements.push({ group: 'edges', data: { id, source, target, kind }, classes: [kind] });
+    const classes = String(id).startsWith('zoom:') ? [kind, 'lifted'] : [kind];
+    edgeElements.push({ group: 'edges', data: { id, source, target, kind }, classes });
   }
   return [...nodeElements, ...edgeElements];
 }

@@ -11,6 +11,10 @@ export const COLORS = {
   stageFill: '#f6f7fb',
   stageBorder: '#98a2b3',
   collapsedFill: '#dde5f3',
+  jobFill: '#fbfbfd',
+  jobBorder: '#5b6475',
+  captureFill: '#fff6d5',
+  captureBorder: '#a37b00',
   failed: '#c0392b',
   running: '#2f7fd1',
   readFill: '#d7f0eb',
@@ -94,15 +98,35 @@ export function graphStyle() {
       },
     },
     {
-      selector: 'node.stage.cy-expand-collapse-collapsed-node',
+      // Jobs and the application: boxes around their stages, titled above, told apart from stages
+      // by their border (solid for the application, double for jobs) as well as their colour.
+      selector: 'node.job, node.application',
       style: {
-        'background-color': COLORS.collapsedFill,
-        'border-width': 2,
-        'border-style': 'solid',
-        // Room on the left for the expand cue drawn in the top-left corner.
-        width: (ele) => labelWidth(ele.data('label'), { padding: 44 }),
-        'text-margin-x': 10,
+        shape: 'round-rectangle',
+        'background-color': COLORS.jobFill,
+        'border-color': COLORS.jobBorder,
+        'font-weight': 'bold',
       },
+    },
+    { selector: 'node.job', style: { 'border-style': 'double', 'border-width': 3 } },
+    {
+      selector: 'node.job:parent, node.application:parent',
+      style: { 'text-valign': 'top', 'text-margin-y': -4, padding: 18, 'text-events': 'yes' },
+    },
+    { selector: 'node.application:parent', style: { 'background-opacity': 0.25, padding: 24 } },
+    {
+      selector: 'node.capture',
+      style: {
+        shape: 'tag',
+        'background-color': COLORS.captureFill,
+        'border-color': COLORS.captureBorder,
+        'font-size': 11,
+      },
+    },
+    {
+      // A collapsed node (anything holding hidden nodes): solid, thicker border and a "+" in its label.
+      selector: 'node.collapsed',
+      style: { 'background-color': COLORS.collapsedFill, 'border-width': 2.5, 'border-style': 'solid' },
     },
     { selector: 'node.stage.status-failed', style: { 'border-color': COLORS.failed, 'border-width': 2.5 } },
     { selector: 'node.stage.status-running', style: { 'border-color': COLORS.running } },
@@ -152,7 +176,9 @@ export function graphStyle() {
       style: { width: 2, 'line-color': COLORS.writtenBorder, 'target-arrow-color': COLORS.writtenBorder },
     },
     { selector: 'edge.stage', style: { 'line-style': 'dotted', opacity: 0.6 } },
-    { selector: 'edge.cy-expand-collapse-meta-edge', style: { width: 2 } },
+    { selector: 'edge.capture', style: { 'line-style': 'dashed', width: 1, opacity: 0.7 } },
+    // An edge drawn for hidden nodes (zoom.js lifts it to the collapsed nodes holding its ends).
+    { selector: 'edge.lifted', style: { width: 2 } },
     {
       selector: ':selected',
       style: { 'border-color': COLORS.selected, 'border-width': 3, 'line-color': COLORS.selected },

@@ -14,6 +14,19 @@ def is_valid_app_id(value: str) -> bool:
     return bool(_APP_ID_RE.match(value))
 
 
+APPLICATION_NODE = "application"  # the graph's root: every job of the application is inside it
+
+
+@dataclass(frozen=True)
+class JobKey:
+    """A job (one action) of one application."""
+
+    job_id: int
+
+    def node_id(self) -> str:
+        return f"job:{self.job_id}"
+
+
 @dataclass(frozen=True)
 class StageKey:
     """A stage of one application."""
@@ -33,6 +46,16 @@ class OperatorKey:
 
     def node_id(self) -> str:
         return f"op:{self.stage_id}:{self.rdd_id}"
+
+
+@dataclass(frozen=True)
+class CapturePointKey:
+    """A record-level capture point (one association table) of one application."""
+
+    capture_id: str
+
+    def node_id(self) -> str:
+        return f"capture:{self.capture_id}"
 
 
 @dataclass(frozen=True)

@@ -145,25 +145,20 @@ def _click_stage_title(page: Any, stage_id: str) -> None:
     )
 
 
-def _click_cue(page: Any, stage_id: str) -> None:
-    """Click the expand/collapse cue cytoscape-expand-collapse draws on a selected or hovered stage."""
-    # The cue is redrawn (debounced) after the stage moves: wait until it sits in the stage's corner.
-    page.wait_for_function(
+def _zoom_state(page: Any) -> dict[str, Any]:
+    return page.evaluate("() => ({level: window.lineageZoom.level(), collapsed: window.lineageZoom.collapsed()})")
+
+
+def _double_click_node(page: Any, node_id: str) -> None:
+    point = page.evaluate(
         f"""() => {{
-            const node = window.lineageGraph.getElementById({json.dumps(stage_id)});
-            const [x, y] = [node.data('expandcollapseRenderedStartX'), node.data('expandcollapseRenderedStartY')];
-            const box = node.renderedBoundingBox({{includeLabels: false}});
-            return x !== undefined && x >= box.x1 && x <= box.x1 + 30 && y >= box.y1 && y <= box.y1 + 30;
+            const cy = window.lineageGraph;
+            const box = cy.container().getBoundingClientRect();
+            const p = cy.getElementById({json.dumps(node_id)}).renderedPosition();
+            return {{x: box.left + p.x, y: box.top + p.y}};
         }}"""
     )
-    _click_graph_point(
-        page,
-        f"""(cy) => {{
-            const data = cy.getElementById({json.dumps(stage_id)}).data();
-            const half = data.expandcollapseRenderedCueSize / 2;
-            return {{x: data.expandcollapseRenderedStartX + half, y: data.expandcollapseRenderedStartY + half}};
-        }}""",
-    )
+    page.mouse.dblclick(point["x"], point["y"])
 
 
 def _counts(page: Any) -> dict[str, int]:
@@ -215,33 +210,43 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     read, written = datasets[0]["id"], datasets[1]["id"]
     assert xs[read] < xs["stage:0"] < xs["stage:1"] < xs[written]
 
-    # Select stage 0 by its title, then collapse it from the side panel.
+    # A graph this small opens at its deepest level, its jobs and stages as boxes around operators.
+    assert _zoom_state(page) == {"level": "operator", "collapsed": []}
+    assert page.get_attribute("#level-operator", "aria-pressed") == "true"
+    assert page.is_disabled("#level-capture"), "no capture point was reported"
+    assert "level=operator" in page.url
+    assert page.evaluate("window.lineageGraph.getElementById('job:0').children().map((n) => n.id()).sort()") == [
+        "stage:0", "stage:1"]
+
+    # Select stage 0 by its title, then zoom out of it (collapse it) from the side panel.
     _click_stage_title(page, "stage:0")
     page.wait_for_selector("#details[data-node-id='stage:0']")
     assert page.locator("#details .section-metrics").count() == 1
     assert "Executor run time" in page.inner_text("#details")
-    page.click("#details button.toggle-stage")
-    page.wait_for_function(
-        "window.lineageGraph.getElementById('stage:0').hasClass('cy-expand-collapse-collapsed-node')"
-    )
+    page.click("#details button.zoom-out")
+    page.wait_for_function("window.lineageGraph.getElementById('stage:0').hasClass('collapsed')")
+    _wait_for_animations(page)
     state = page.evaluate(
         """() => {
             const cy = window.lineageGraph;
             const stage = cy.getElementById('stage:0');
             return {isParent: stage.isParent(), visible: stage.visible(),
-                    operators: cy.nodes('.operator').map((n) => n.id()).sort()};
+                    operators: cy.nodes('.operator').map((n) => n.id()).sort(), label: stage.data('label')};
         }"""
     )
-    assert state == {"isParent": False, "visible": True, "operators": ["op:1:3", "op:1:4"]}
-    _wait_for_animations(page)
+    assert state == {"isParent": False, "visible": True, "operators": ["op:1:3", "op:1:4"],
+                     "label": "Stage 0: reduceByKey at wc.py:8\n2 tasks · 40 ms\n+ 3 operators"}
+    assert "out=stage%3A0" in page.url, "the page's state is in its URL"
     # The collapsed stage keeps the stage's inputs and outputs.
     neighbours = page.evaluate(
         "() => window.lineageGraph.getElementById('stage:0').connectedEdges().connectedNodes().map((n) => n.id())"
     )
     assert read in neighbours and "op:1:3" in neighbours
-    assert "Expand stage" in page.inner_text("#details button.toggle-stage")
+    assert "Zoom in" in page.inner_text("#details button.zoom-node")
+    assert page.locator("#details .section-holds").count() == 1
 
-    page.click("#details button.toggle-stage")
+    # Zoom back in from the panel: exactly the graph we had.
+    page.click("#details button.zoom-in")
     page.wait_for_function("window.lineageGraph.getElementById('stage:0').isParent()")
     _wait_for_animations(page)
     assert _counts(page) == expected
@@ -249,27 +254,35 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     assert children == ["op:0:0", "op:0:1", "op:0:2"]
     assert page.evaluate("window.lineageGraph.edges().length") == len(api["edges"])
 
-    # Stage 1 through its own cue: select it, then click the minus sign drawn at its top-left corner.
-    _click_stage_title(page, "stage:1")
-    page.wait_for_selector("#details[data-node-id='stage:1']")
-    _click_cue(page, "stage:1")
-    page.wait_for_function(
-        "window.lineageGraph.getElementById('stage:1').hasClass('cy-expand-collapse-collapsed-node')"
-    )
-    assert _counts(page) == {**expected, "operator": 3}
+    # Double-clicking an operator collapses its stage; double-clicking the stage opens it again.
+    _double_click_node(page, "op:1:4")
+    page.wait_for_function("window.lineageGraph.getElementById('stage:1').hasClass('collapsed')")
     _wait_for_animations(page)
-    _click_cue(page, "stage:1")
+    assert _counts(page) == {**expected, "operator": 3}
+    _double_click_node(page, "stage:1")
     page.wait_for_function("window.lineageGraph.getElementById('stage:1').isParent()")
     _wait_for_animations(page)
     assert _counts(page) == expected
 
-    # Collapse all / expand all from the toolbar.
-    page.click("#collapse-all")
+    # Whole levels from the toolbar: stages, jobs, the application, and back to operators.
+    page.click("#level-stage")
     page.wait_for_function("window.lineageGraph.nodes('.operator').length === 0")
     assert _counts(page) == {**expected, "operator": 0}
     _wait_for_animations(page)
-    page.screenshot(path=SCREENSHOT_DIR / "app_page_collapsed.png")
-    page.click("#expand-all")
+    assert page.get_attribute("#level-stage", "aria-pressed") == "true"
+    page.screenshot(path=SCREENSHOT_DIR / "app_page_stages.png")
+    page.click("#level-job")
+    page.wait_for_function("window.lineageGraph.nodes('.stage').length === 0")
+    assert page.evaluate("window.lineageGraph.getElementById('job:0').hasClass('collapsed')")
+    page.click("#level-application")
+    page.wait_for_function("window.lineageGraph.nodes().length === 3")
+    assert sorted(_ids(page, "edge")) == sorted([f"zoom:{read}->application", f"zoom:application->{written}"])
+    page.screenshot(path=SCREENSHOT_DIR / "app_page_application.png")
+    # The URL alone brings the same view back (a permalink).
+    page.goto(page.url)
+    _wait_for_graph(page)
+    assert _zoom_state(page) == {"level": "application", "collapsed": ["application"]}
+    page.click("#level-operator")
     page.wait_for_function(f"window.lineageGraph.nodes('.operator').length === {expected['operator']}")
     _wait_for_animations(page)
 
@@ -336,7 +349,7 @@ def test_skipped_stages_are_hidden_until_asked_for(live_server, app_with_skipped
 
     # Collapse stage 0 and select stage 3: both survive showing the skipped stage.
     # (Statements in a block: evaluate() would otherwise serialize the collection they return.)
-    page.evaluate("() => { window.lineageExpandCollapse.collapse(window.lineageGraph.getElementById('stage:0')); }")
+    page.evaluate("() => { window.lineageZoom.zoomOut('stage:0'); }")
     _wait_for_animations(page)
     _click_stage_title(page, "stage:3")
     page.wait_for_selector("#details[data-node-id='stage:3']")
@@ -347,13 +360,13 @@ def test_skipped_stages_are_hidden_until_asked_for(live_server, app_with_skipped
     assert page.evaluate("window.lineageGraph.getElementById('stage:2').hasClass('status-skipped')")
     assert "stage:2->stage:3" in _ids(page, "edge")
     assert "4 stages (1 skipped) · 7 operators · 2 datasets" in page.inner_text(".graph-status")
-    assert page.evaluate("window.lineageGraph.getElementById('stage:0').hasClass('cy-expand-collapse-collapsed-node')")
+    assert page.evaluate("window.lineageGraph.getElementById('stage:0').hasClass('collapsed')")
     assert page.get_attribute("#details", "data-node-id") == "stage:3"
     assert _all_in_view(page), "the view is framed again after the new layout"
     page.screenshot(path=SCREENSHOT_DIR / "app_page_skipped.png")
 
     # Everything is back once stage 0 is expanded; unticking hides the skipped stage again.
-    page.evaluate("() => { window.lineageExpandCollapse.expandAll(); }")
+    page.evaluate("() => { window.lineageZoom.zoomIn('stage:0'); }")
     _wait_for_animations(page)
     assert _ids(page, "node") == nodes and _ids(page, "edge") == edges
     page.uncheck("#show-skipped")
@@ -361,13 +374,11 @@ def test_skipped_stages_are_hidden_until_asked_for(live_server, app_with_skipped
     _wait_for_animations(page)
     assert _ids(page, "node") == [n for n in nodes if n not in skipped]
     assert "3 stages (1 skipped hidden)" in page.inner_text(".graph-status")
-    # The rebuilt graph answers clicks as before (and its stage cues draw without errors).
+    # The rebuilt graph answers clicks as before.
     _click_stage_title(page, "stage:0")
     page.wait_for_selector("#details[data-node-id='stage:0']")
-    _click_cue(page, "stage:0")
-    page.wait_for_function(
-        "window.lineageGraph.getElementById('stage:0').hasClass('cy-expand-collapse-collapsed-node')"
-    )
+    page.click("#details button.zoom-out")
+    page.wait_for_function("window.lineageGraph.getElementById('stage:0').hasClass('collapsed')")
     _wait_for_animations(page)
     _click_node(page, "op:3:5")
     page.wait_for_selector("#details[data-node-id='op:3:5']")

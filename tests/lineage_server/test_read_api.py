@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.lineage_server.events import event, operator, word_count_with_join
+from tests.lineage_server.events import capture_point, event, operator, word_count_with_join
 
 pytestmark = pytest.mark.django_db
 
@@ -94,6 +94,10 @@ def test_graph_has_compound_stages_operator_edges_and_datasets(viewer_client, wo
     nodes = {n["id"]: n for n in graph["nodes"]}
     assert {n["id"] for n in graph["nodes"] if n["kind"] == "stage"} == {"stage:0", "stage:1"}
     assert nodes["op:0:2"]["parent"] == "stage:0"
+    # the zoom levels: application -> jobs -> stages -> operators (capture points: test_graph_zoom_levels)
+    assert nodes["stage:0"]["parent"] == nodes["stage:1"]["parent"] == "job:0"
+    assert nodes["job:0"]["parent"] == "application" and nodes["application"]["parent"] is None
+    assert nodes["application"]["data"]["app_id"] == "local-1"
     assert nodes["op:0:2"]["label"] == "flatMap → map [2]"
     assert nodes["op:0:2"]["data"]["python_operators"][0] == {"name": "flatMap", "call_site": "wc.py:7"}
     edges = {(e["source"], e["target"], e["kind"]) for e in graph["edges"]}
@@ -104,6 +108,32 @@ def test_graph_has_compound_stages_operator_edges_and_datasets(viewer_client, wo
     assert (dataset["id"], "op:0:0", "read") in edges
     # Every edge joins nodes that exist.
     assert all(e["source"] in nodes and e["target"] in nodes for e in graph["edges"])
+
+
+def test_graph_zoom_levels_nest_capture_points_in_their_operators(viewer_client, post_events, word_count):
+    post_events([
+        capture_point("local-1", 40, "cp-map", kind="combiner", stage_id=0, rdd_id=2),
+        capture_point("local-1", 41, "cp-out", kind="reducer", stage_id=1, parents=["cp-map"]),
+        capture_point("local-1", 42, "cp-lost", kind="output", stage_id=9, rdd_id=9, parents=["cp-gone"]),
+    ])
+    graph = viewer_client.get("/api/v1/applications/local-1/graph/").json()
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    # in its operator, in its stage when the operator is unknown, in the application when both are
+    assert nodes["capture:cp-map"]["parent"] == "op:0:2"
+    assert nodes["capture:cp-out"]["parent"] == "stage:1"
+    assert nodes["capture:cp-lost"]["parent"] == "application"
+    assert nodes["capture:cp-map"]["data"]["capture_kind"] == "combiner"
+    assert nodes["capture:cp-map"]["data"]["rows"] == 10
+    capture_edges = [(e["source"], e["target"]) for e in graph["edges"] if e["kind"] == "capture"]
+    assert capture_edges == [("capture:cp-map", "capture:cp-out")]  # a parent never reported draws nothing
+    # every parent is a node, and following parents ends at the application
+    for node in graph["nodes"]:
+        seen, parent = set(), node["parent"]
+        while parent is not None:
+            assert parent in nodes and parent not in seen
+            seen.add(parent)
+            parent = nodes[parent]["parent"]
+        assert node["kind"] == "dataset" or node["id"] == "application" or "application" in seen
 
 
 def test_stages_without_operators_are_linked_stage_to_stage(viewer_client, post_events):
@@ -150,8 +180,9 @@ def test_graph_query_count_is_fixed(viewer_client, post_events, stages):
     with CaptureQueriesContext(connection) as queries:
         response = viewer_client.get("/api/v1/applications/local-big/graph/")
     assert response.status_code == 200
-    assert len(response.json()["nodes"]) == 4 * stages  # stage, two operators, one dataset each
-    assert len(queries) == 8, [q["sql"] for q in queries]  # 6 + the session and its user
+    # the application, a job per 3 stages, and per stage: itself, two operators, one dataset
+    assert len(response.json()["nodes"]) == 1 + stages // 3 + 4 * stages
+    assert len(queries) == 10, [q["sql"] for q in queries]  # 8 + the session and its user
 
 
 def test_openapi_schema_and_docs_are_served(viewer_client):

@@ -89,15 +89,27 @@ def test_application_page_escapes_the_app_name(viewer_client, post_events):
     assert "<script>alert" not in html
 
 
-def test_frontend_fixture_has_the_keys_the_graph_api_sends(viewer_client, word_count):
+@pytest.mark.parametrize("name", ["wordcount_graph.json", "zoom_graph.json"])
+def test_frontend_fixture_has_the_keys_the_graph_api_sends(viewer_client, word_count, post_events, name):
     """The UI's unit tests run on fixture JSON; this keeps that fixture shaped like the real answer."""
+    from tests.lineage_server.events import capture_point
+
+    post_events([capture_point("local-1", 40, "cp", stage_id=0, rdd_id=2, parents=["cp0"]),
+                 capture_point("local-1", 41, "cp0", stage_id=0, rdd_id=0)])
     real = viewer_client.get("/api/v1/applications/local-1/graph/").json()
-    fixture = json.loads(FRONTEND_FIXTURE.read_text())
+    fixture = json.loads((FRONTEND_FIXTURE.parent / name).read_text())
     assert set(fixture) == set(real)
     assert set(fixture["application"]) <= set(real["application"])
-    for kind in ("stage", "operator", "dataset"):
+    kinds = {n["kind"] for n in fixture["nodes"]}
+    assert kinds <= {n["kind"] for n in real["nodes"]}
+    for kind in kinds:
         real_node = next(n for n in real["nodes"] if n["kind"] == kind)
         fixture_node = next(n for n in fixture["nodes"] if n["kind"] == kind)
         assert set(fixture_node) == set(real_node), kind
         assert set(fixture_node["data"]) == set(real_node["data"]), kind
     assert set(fixture["edges"][0]) == set(real["edges"][0])
+    real_edges = {e["kind"]: e for e in real["edges"]}
+    assert "capture" in real_edges
+    for edge in fixture["edges"]:
+        if edge["kind"] in real_edges:
+            assert set(edge) == set(real_edges[edge["kind"]]), edge["kind"]

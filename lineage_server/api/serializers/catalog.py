@@ -192,7 +192,7 @@ class GraphNodeSerializer(serializers.Serializer):
     def get_fields(self) -> dict[str, serializers.Field]:
         return {
             "id": serializers.CharField(),
-            "kind": serializers.ChoiceField(choices=["stage", "operator", "dataset"]),
+            "kind": serializers.ChoiceField(choices=["application", "job", "stage", "operator", "capture", "dataset"]),
             "label": serializers.CharField(),
             "parent": serializers.CharField(allow_null=True),
             "data": serializers.DictField(),
@@ -206,7 +206,7 @@ class GraphEdgeSerializer(serializers.Serializer):
             "id": serializers.CharField(),
             "source": serializers.CharField(),
             "target": serializers.CharField(),
-            "kind": serializers.ChoiceField(choices=["narrow", "shuffle", "read", "write", "stage"]),
+            "kind": serializers.ChoiceField(choices=["narrow", "shuffle", "read", "write", "stage", "capture"]),
         }
 
 

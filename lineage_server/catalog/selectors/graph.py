@@ -1,8 +1,16 @@
-"""The graph of one application: stages (compound), their operators, and datasets, as nodes and edges.
+"""The graph of one application as nodes and edges, nested for zooming (Lipstick's ZoomIn/ZoomOut):
 
-An RDD can run in several stages (a cached RDD read again, a shuffle's map side), so an operator
-node is an (stage, rdd) pair. Edges follow each operator's parent RDDs: inside a stage they are
-narrow dependencies; to an RDD of a parent stage they are shuffles (or reads of a cached RDD).
+    application -> jobs -> stages -> operators -> capture points
+
+each level a compound node holding the next (``parent``), and datasets outside them all. A stage
+run by several jobs (Spark skips a stage whose shuffle output an earlier job made) sits in the
+first job that ran it; a stage no job claims sits in the application. An RDD can run in several
+stages (a cached RDD read again, a shuffle's map side), so an operator node is a (stage, rdd) pair.
+Edges follow each operator's parent RDDs: inside a stage they are narrow dependencies; to an RDD of
+a parent stage they are shuffles (or reads of a cached RDD). A capture point (a record-level
+association table) sits in the operator of its (stage, rdd), else in its stage, else in the
+application, and ``capture`` edges follow its parent capture points. A client collapsing a node
+draws the edges of what it hides on the node itself (frontend ``zoom.js``).
 """
 
 from __future__ import annotations
@@ -11,8 +19,23 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from lineage_server.catalog.identities import DatasetKey, OperatorKey, StageKey
-from lineage_server.catalog.models import Application, DatasetIO, Operator, PythonPipeline, Stage
+from lineage_server.catalog.identities import (
+    APPLICATION_NODE,
+    CapturePointKey,
+    DatasetKey,
+    JobKey,
+    OperatorKey,
+    StageKey,
+)
+from lineage_server.catalog.models import (
+    Application,
+    CapturePoint,
+    DatasetIO,
+    Job,
+    Operator,
+    PythonPipeline,
+    Stage,
+)
 
 
 @dataclass
@@ -40,33 +63,105 @@ def application_graph(app: Application) -> ApplicationGraph:
     pipelines = {p.rdd_id: p.operators for p in PythonPipeline.objects.filter(application=app)}
     ios = list(DatasetIO.objects.filter(application=app).select_related("dataset").order_by("id"))
 
+    jobs = list(Job.objects.filter(application=app))
+    points = list(CapturePoint.objects.filter(application=app))
+
     stage_ids = {s.pk: s.stage_id for s in stages}
     ops_by_stage: dict[int, list[Operator]] = defaultdict(list)
     for op in operators:
         ops_by_stage[stage_ids[op.stage_id]].append(op)
+    graph.nodes.append(_application_node(app))
+    job_nodes = {job.job_id: _job_node(job) for job in jobs}
+    for stage in stages:  # jobs known only from their stages' events still get a node
+        for job in stage.jobs.all():
+            job_nodes.setdefault(job.job_id, _job_node(job))
+    graph.nodes.extend(job_nodes[jid] for jid in sorted(job_nodes))
     for stage in stages:
-        graph.nodes.append(_stage_node(stage))
+        graph.nodes.append(_stage_node(stage, job_nodes))
         for op in ops_by_stage[stage.stage_id]:
             graph.nodes.append(_operator_node(stage.stage_id, op, pipelines.get(op.rdd_id, [])))
 
     _add_operator_edges(graph, stages, ops_by_stage)
+    _add_capture_points(graph, points, ops_by_stage)
     _add_dataset_nodes(graph, ios, stages, ops_by_stage)
     return graph
 
 
-def _stage_node(stage: Stage) -> dict[str, Any]:
+def _application_node(app: Application) -> dict[str, Any]:
+    return {
+        "id": APPLICATION_NODE,
+        "kind": "application",
+        "label": app.name or app.app_id,
+        "parent": None,
+        "data": {"app_id": app.app_id, "name": app.name, "status": app.status},
+    }
+
+
+def _job_node(job: Job) -> dict[str, Any]:
+    return {
+        "id": JobKey(job.job_id).node_id(),
+        "kind": "job",
+        "label": f"Job {job.job_id}: {job.description}" if job.description else f"Job {job.job_id}",
+        "parent": APPLICATION_NODE,
+        "data": {
+            "job_id": job.job_id,
+            "status": job.status,
+            "description": job.description,
+            "call_site": job.call_site,
+            "job_group": job.job_group,
+            "error": job.error,
+            "submitted_at": job.submitted_at.isoformat() if job.submitted_at else None,
+            "completed_at": job.completed_at.isoformat() if job.completed_at else None,
+        },
+    }
+
+
+def _add_capture_points(graph: ApplicationGraph, points: list[CapturePoint],
+                        ops_by_stage: dict[int, list[Operator]]) -> None:
+    operators = {(sid, op.rdd_id) for sid, ops in ops_by_stage.items() for op in ops}
+    known = {p.capture_id for p in points}
+    for point in points:
+        if point.stage_id is not None and (point.stage_id, point.rdd_id) in operators:
+            parent = OperatorKey(point.stage_id, point.rdd_id).node_id()  # type: ignore[arg-type]
+        elif point.stage_id is not None and point.stage_id in ops_by_stage:
+            parent = StageKey(point.stage_id).node_id()
+        else:
+            parent = APPLICATION_NODE
+        node_id = CapturePointKey(point.capture_id).node_id()
+        graph.nodes.append({
+            "id": node_id,
+            "kind": "capture",
+            "label": f"{point.kind} {point.capture_id}",
+            "parent": parent,
+            "data": {
+                "capture_id": point.capture_id,
+                "capture_kind": point.kind,
+                "stage_id": point.stage_id,
+                "rdd_id": point.rdd_id,
+                "rows": point.rows,
+                "bytes": point.bytes,
+                "lineage_complete": point.missing_table_count == 0,
+            },
+        })
+        for parent_id in point.parent_capture_ids:
+            if parent_id in known:
+                graph.add_edge(CapturePointKey(parent_id).node_id(), node_id, "capture")
+
+
+def _stage_node(stage: Stage, job_nodes: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    job_ids = sorted(job.job_id for job in stage.jobs.all())
     return {
         "id": StageKey(stage.stage_id).node_id(),
         "kind": "stage",
         "label": f"Stage {stage.stage_id}: {stage.name}" if stage.name else f"Stage {stage.stage_id}",
-        "parent": None,
+        "parent": job_nodes[job_ids[0]]["id"] if job_ids else APPLICATION_NODE,
         "data": {
             "stage_id": stage.stage_id,
             "attempt": stage.attempt,
             "name": stage.name,
             "status": stage.status,
             "num_tasks": stage.num_tasks,
-            "job_ids": sorted(job.job_id for job in stage.jobs.all()),
+            "job_ids": job_ids,
             "parent_stage_ids": stage.parent_stage_ids,
             "call_site": stage.call_site,
             "failure_reason": stage.failure_reason,

@@ -1,0 +1,184 @@
+// Zoom levels of the application graph (Lipstick's ZoomIn/ZoomOut): pure, no DOM, no Cytoscape.
+//
+// The graph API nests its nodes (`parent`): application -> jobs -> stages -> operators -> capture
+// points, with datasets outside them all. The zoom state is the set of collapsed nodes. A collapsed
+// node is drawn alone, in place of everything inside it, and keeps the same inputs and outputs:
+// each edge is drawn between the outermost collapsed nodes holding its ends (the node itself
+// when none holds it), once per pair, and an edge inside one collapsed node disappears.
+// ZoomIn(n) takes n out of the set, ZoomOut(n) puts it in: what is collapsed inside n stays
+// as it was, so ZoomIn(ZoomOut(G)) = G at every level.
+
+/** The levels, outermost first, by node kind; their names as the page's buttons say them. */
+export const LEVELS = ['application', 'job', 'stage', 'operator', 'capture'];
+export const LEVEL_NAMES = {
+  application: 'Application', job: 'Jobs', stage: 'Stages', operator: 'Operators', capture: 'Capture points',
+};
+
+/** Nodes drawn at most, for a level to count as readable in a window (see readableLevel). */
+export const READABLE_NODES = 60;
+
+const str = (value) => (value === null || value === undefined ? null : String(value));
+
+/**
+ * The nesting of an API graph: {nodes: Map id -> node, parentOf: Map id -> parent id (only for a
+ * parent that exists; a loop is cut), childrenOf: Map id -> [child ids]}. A repeated id keeps its
+ * first node, as toElements does.
+ */
+export function zoomTree(apiGraph) {
+  const nodes = new Map();
+  for (const node of apiGraph?.nodes ?? []) {
+    const id = str(node?.id);
+    if (id !== null && !nodes.has(id)) nodes.set(id, { ...node, id });
+  }
+  const parentOf = new Map();
+  for (const [id, node] of nodes) {
+    const parent = str(node.parent);
+    if (parent !== null && parent !== id && nodes.has(parent)) parentOf.set(id, parent);
+  }
+  for (const id of [...parentOf.keys()]) {
+    const seen = new Set([id]);
+    for (let p = parentOf.get(id); p !== undefined; p = parentOf.get(p)) {
+      if (seen.has(p)) {
+        parentOf.delete(id);
+        break;
+      }
+      seen.add(p);
+    }
+  }
+  const childrenOf = new Map();
+  for (const [id, parent] of parentOf) {
+    if (!childrenOf.has(parent)) childrenOf.set(parent, []);
+    childrenOf.get(parent).push(id);
+  }
+  return { nodes, parentOf, childrenOf };
+}
+
+/** Whether a node can be collapsed (it holds other nodes). */
+export function isCompound(tree, id) {
+  return (tree.childrenOf.get(String(id)) ?? []).length > 0;
+}
+
+/** The node drawn in place of `id`: its outermost collapsed ancestor, else itself. */
+export function shownAs(tree, collapsed, id) {
+  let shown = String(id);
+  for (let p = tree.parentOf.get(shown); p !== undefined; p = tree.parentOf.get(p)) {
+    if (collapsed.has(p)) shown = p;
+  }
+  return shown;
+}
+
+/**
+ * The zoom state that shows one level: every compound node of that kind collapsed (its content
+ * hidden), every compound node of the levels above it expanded. 'capture' (the deepest) collapses
+ * nothing. Returns a new Set of node ids.
+ */
+export function levelState(tree, level) {
+  const collapsed = new Set();
+  for (const [id, node] of tree.nodes) {
+    if (node.kind === level && isCompound(tree, id)) collapsed.add(id);
+  }
+  return collapsed;
+}
+
+/** ZoomIn: the state with `ids` (one id or several) expanded. The input is not modified. */
+export function zoomIn(collapsed, ids) {
+  const next = new Set(collapsed);
+  for (const id of [ids].flat()) next.delete(String(id));
+  return next;
+}
+
+/** ZoomOut: the state with `ids` (compound nodes; others are ignored) collapsed. */
+export function zoomOut(tree, collapsed, ids) {
+  const next = new Set(collapsed);
+  for (const id of [ids].flat()) if (isCompound(tree, id)) next.add(String(id));
+  return next;
+}
+
+/**
+ * The API graph as drawn in zoom state `collapsed`: the nodes not hidden inside a collapsed node
+ * (a collapsed node gets data.hidden: {kind: count} of what it holds, and `collapsed: true`),
+ * and the edges between the nodes drawn for their ends (see the module comment). Same shape as
+ * the API answer, so toElements draws it.
+ */
+export function visibleGraph(apiGraph, collapsed, tree = zoomTree(apiGraph)) {
+  const shown = new Map();
+  const rep = (id) => {
+    if (!shown.has(id)) shown.set(id, shownAs(tree, collapsed, id));
+    return shown.get(id);
+  };
+  const hidden = new Map();
+  const nodes = [];
+  for (const [id, node] of tree.nodes) {
+    const drawn = rep(id);
+    if (drawn !== id) {
+      if (!hidden.has(drawn)) hidden.set(drawn, {});
+      const counts = hidden.get(drawn);
+      counts[node.kind] = (counts[node.kind] ?? 0) + 1;
+      continue;
+    }
+    nodes.push(node);
+  }
+  const drawnNodes = nodes.map((node) => {
+    const parent = tree.parentOf.get(node.id) ?? null;
+    if (!collapsed.has(node.id) || !isCompound(tree, node.id)) return { ...node, parent };
+    return { ...node, parent, collapsed: true, data: { ...(node.data ?? {}), hidden: hidden.get(node.id) ?? {} } };
+  });
+  const edges = [];
+  const pairs = new Set();
+  for (const edge of apiGraph?.edges ?? []) {
+    const source = str(edge?.source);
+    const target = str(edge?.target);
+    if (source === null || target === null || !tree.nodes.has(source) || !tree.nodes.has(target)) continue;
+    const from = rep(source);
+    const to = rep(target);
+    if (from === to) continue;
+    const pair = `${from}->${to}`;
+    if (pairs.has(pair)) continue;
+    pairs.add(pair);
+    const lifted = from !== source || to !== target;
+    edges.push(lifted ? { id: `zoom:${pair}`, source: from, target: to, kind: edge.kind } : edge);
+  }
+  return { ...apiGraph, nodes: drawnNodes, edges };
+}
+
+/** How many nodes a zoom state draws (compound parents included). */
+export function drawnCount(tree, collapsed) {
+  let count = 0;
+  for (const id of tree.nodes.keys()) if (shownAs(tree, collapsed, id) === id) count += 1;
+  return count;
+}
+
+/**
+ * The level a graph opens at: the deepest level drawing at most `maxNodes` nodes, so that labels
+ * stay legible at a zoom that shows the whole graph; the outermost level that exists otherwise.
+ * Levels no node has are skipped.
+ */
+export function readableLevel(tree, maxNodes = READABLE_NODES) {
+  const kinds = new Set([...tree.nodes.values()].map((node) => node.kind));
+  const present = LEVELS.filter((level) => kinds.has(level));
+  if (!present.length) return 'capture';
+  let best = present[0];
+  for (const level of present) {
+    if (drawnCount(tree, levelState(tree, level)) <= maxNodes) best = level;
+  }
+  return best;
+}
+
+/**
+ * The zoom state as URL parameters, relative to its level: {level, in: ids expanded though the
+ * level collapses them, out: ids collapsed though the level shows them}. stateFromUrl reverses it.
+ */
+export function stateToUrl(tree, level, collapsed) {
+  const base = levelState(tree, level);
+  return {
+    level,
+    in: [...base].filter((id) => !collapsed.has(id)).sort(),
+    out: [...collapsed].filter((id) => !base.has(id)).sort(),
+  };
+}
+
+/** The zoom state of URL parameters (stateToUrl's); unknown levels and ids are ignored. */
+export function stateFromUrl(tree, { level, in: opened = [], out: closed = [] } = {}) {
+  const known = LEVELS.includes(level) ? level : readableLevel(tree);
+  return { level: known, collapsed: zoomOut(tree, zoomIn(levelState(tree, known), opened), closed) };
+}
