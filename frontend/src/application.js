@@ -2,6 +2,7 @@
 
 import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
+import navigator from 'cytoscape-navigator';
 
 import { INCOMPLETE, incompleteLineageLines } from './completeness.js';
 import { nodeDetails } from './details.js';
@@ -10,12 +11,15 @@ import { formatDuration, formatTime } from './format.js';
 import {
   countSkippedStages, layoutOptions, readableViewport, summaryLine, toElements, withoutSkipped,
 } from './graph.js';
+import { pageUrlOf } from './pipeline_graph.js';
 import { graphStyle } from './style.js';
+import { onNodeTap } from './taps.js';
 import {
   LEVELS, LEVEL_NAMES, isCompound, levelState, stateFromUrl, stateToUrl, visibleGraph, zoomIn, zoomOut, zoomTree,
 } from './zoom.js';
 
 cytoscape.use(dagre);
+navigator(cytoscape);
 
 function renderHeader(app) {
   if (!app) return el('div');
@@ -29,7 +33,8 @@ function renderHeader(app) {
   ];
   return el('div', { class: 'app-header' },
     el('h1', {}, app.name || app.app_id, ' ', statusBadge(app.status)),
-    el('div', { class: 'app-id' }, app.app_id),
+    el('div', { class: 'app-id' }, app.app_id, ' · ',
+      el('a', { href: pageUrlOf(`app:${app.app_id}`), class: 'pipeline-link' }, 'its datasets across applications')),
     el('dl', { class: 'facts' }, facts.map(([term, value]) => [el('dt', {}, term), el('dd', {}, value)])));
 }
 
@@ -82,8 +87,6 @@ function renderLegend() {
     item('swatch-shuffle', 'shuffle'));
 }
 
-const DOUBLE_TAP_MS = 400;
-
 /** Counts of the application's stages, operators and datasets, whatever the zoom. */
 function kindCounts(graph) {
   const counts = { stage: 0, operator: 0, dataset: 0 };
@@ -127,7 +130,10 @@ export async function mountApplicationPage(root) {
   const showSkipped = el('input', { type: 'checkbox', id: 'show-skipped' });
   const showSkippedLabel = el('label', { class: 'toggle', for: 'show-skipped' }, showSkipped, 'Show skipped stages');
   const toolbar = el('div', { class: 'toolbar' }, levels, fit, showSkippedLabel, renderLegend());
-  root.replaceChildren(header, banner, toolbar, status, el('div', { class: 'graph-layout' }, container, panel));
+  // The minimap (cytoscape-navigator): the whole graph in the corner, the view as a box to drag.
+  const minimap = el('div', { id: 'minimap', class: 'cytoscape-navigator minimap', 'aria-hidden': 'true' });
+  const frame = el('div', { class: 'graph-frame' }, container, minimap);
+  root.replaceChildren(header, banner, toolbar, status, el('div', { class: 'graph-layout' }, frame, panel));
   root.dataset.state = 'loading';
 
   let graph;
@@ -165,15 +171,23 @@ export async function mountApplicationPage(root) {
     cy.viewport(readableViewport(cy.elements().boundingBox(), cy.width(), cy.height()));
   };
 
+  // How long the last draw took, by step (ms): read by bench/browser_graph.py.
+  let lastDraw = {};
+
   function draw() {
     root.dataset.layout = 'running';
+    const t0 = performance.now();
     const elements = toElements(visibleGraph(base, collapsed, tree));
+    const t1 = performance.now();
     cy.batch(() => {
       cy.elements().remove();
       cy.add(elements);
     });
+    const t2 = performance.now();
     cy.layout(layoutOptions()).run(); // dagre without animation: done when run() returns
+    const t3 = performance.now();
     showReadable();
+    lastDraw = { elements: t1 - t0, add: t2 - t1, layout: t3 - t2, nodes: cy.nodes().length };
     for (const [name, button] of Object.entries(levelButtons)) {
       button.setAttribute('aria-pressed', String(name === level));
       button.disabled = ![...tree.nodes.values()].some((node) => node.kind === name);
@@ -221,6 +235,9 @@ export async function mountApplicationPage(root) {
     selectedId = node.id();
     const details = nodeDetails({ id: node.id(), kind: node.data('kind'), label: node.data('title'), data: node.data('info') });
     const parts = [el('h2', {}, details.title), el('div', { class: `kind kind-${details.kind}` }, details.kind)];
+    if (node.data('kind') === 'dataset') {
+      parts.push(el('a', { href: pageUrlOf(node.id()), class: 'follow-dataset' }, 'Follow it across applications'));
+    }
     const action = zoomAction(node);
     if (action) {
       parts.push(el('button', {
@@ -232,17 +249,10 @@ export async function mountApplicationPage(root) {
     panel.dataset.nodeId = node.id();
   }
 
-  // A double tap is two taps on one node within DOUBLE_TAP_MS (Cytoscape's own dbltap also fires
-  // for two taps on different nodes).
-  let lastTap = { id: null, at: 0 };
-  cy.on('tap', 'node', (event) => {
-    const id = event.target.id();
-    const now = Date.now();
-    const double = lastTap.id === id && now - lastTap.at <= DOUBLE_TAP_MS;
-    lastTap = double ? { id: null, at: 0 } : { id, at: now };
-    showDetails(event.target);
-    const action = double ? zoomAction(event.target) : null;
-    if (action) zoom(event.target, action.direction);
+  onNodeTap(cy, (node, double) => {
+    showDetails(node);
+    const action = double ? zoomAction(node) : null;
+    if (action) zoom(node, action.direction);
   });
   cy.on('tap', (event) => {
     if (event.target === cy) {
@@ -269,9 +279,11 @@ export async function mountApplicationPage(root) {
   fit.addEventListener('click', () => cy.animate({ fit: { padding: 24 } }, { duration: 200 }));
 
   draw();
+  cy.navigator({ container: '#minimap', removeCustomContainer: false, rerenderDelay: 300 });
   window.lineageGraph = cy;
   window.lineageZoom = {
     level: () => level,
+    lastDraw: () => lastDraw,
     collapsed: () => [...collapsed].sort(),
     zoomIn: (id) => zoom(cy.getElementById(id), 'in'),
     zoomOut: (id) => zoom(cy.getElementById(id), 'out'),

@@ -156,6 +156,14 @@ export function graphStyle() {
       },
     },
     {
+      // The dataset graph across applications: applications as hexagons (shape, not colour alone).
+      selector: 'node.app',
+      style: { shape: 'round-hexagon', 'background-color': COLORS.operatorFill, 'border-color': COLORS.operatorBorder,
+        'border-width': 2, width: (ele) => labelWidth(ele.data('label'), { padding: 40 }) },
+    },
+    { selector: 'node.center', style: { 'border-width': 4, 'font-weight': 'bold' } },
+    { selector: 'node.expanded', style: { 'border-style': 'double' } },
+    {
       selector: 'edge',
       style: {
         width: 1.5,

@@ -150,15 +150,17 @@ export function drawnCount(tree, collapsed) {
 
 /**
  * The level a graph opens at: the deepest level drawing at most `maxNodes` nodes, so that labels
- * stay legible at a zoom that shows the whole graph; the outermost level that exists otherwise.
- * Levels no node has are skipped.
+ * stay legible at a zoom that shows the whole graph, but never above the stages (a big
+ * application opens with its stages collapsed, to be read with the minimap, rather than as a
+ * handful of job boxes). Levels no node has are skipped.
  */
 export function readableLevel(tree, maxNodes = READABLE_NODES) {
   const kinds = new Set([...tree.nodes.values()].map((node) => node.kind));
   const present = LEVELS.filter((level) => kinds.has(level));
   if (!present.length) return 'capture';
-  let best = present[0];
-  for (const level of present) {
+  const floor = present.includes('stage') ? 'stage' : present[present.length - 1];
+  let best = floor;
+  for (const level of present.slice(present.indexOf(floor) + 1)) {
     if (drawnCount(tree, levelState(tree, level)) <= maxNodes) best = level;
   }
   return best;

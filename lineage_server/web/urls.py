@@ -10,6 +10,8 @@ app_name = "web"
 urlpatterns = [
     path("", catalog.applications, name="applications"),
     path("applications/<str:app_id>/", catalog.application, name="application"),
+    path("applications/<str:app_id>/pipeline/", catalog.pipeline, name="pipeline"),
+    path("datasets/<int:pk>/", catalog.dataset, name="dataset"),
     path("healthz", health.healthz, name="healthz"),
     path("login/", auth_views.LoginView.as_view(template_name="web/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

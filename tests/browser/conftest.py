@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.lineage_server.events import event, word_count_with_join
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -20,6 +25,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# Screenshots of each step, for a reviewer to look at after a run.
+SCREENSHOT_DIR = Path(os.environ.get("LINEAGE_SCREENSHOT_DIR", tempfile.gettempdir()))
 FRONTEND_BUNDLE = Path(__file__).resolve().parents[2] / "frontend" / "dist" / "app.js"
 
 
@@ -86,3 +93,51 @@ def page(browser: Any, page_errors: list[str], live_server: Any, make_member: An
     yield page
     context.close()
     assert not page_errors, page_errors
+
+
+def post_json(url: str, body: Any, token: str) -> Any:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+def get_json(url: str, token: str) -> Any:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+@pytest.fixture
+def reader_token(make_member: Any) -> str:
+    """A personal API token of a viewer of the test team, to compare the page with the API."""
+    from lineage_server.accounts.services import create_personal_token
+
+    return create_personal_token(make_member("rita", "viewer"), "browser test")[1]
+
+
+@pytest.fixture
+def seeded_app(live_server: Any, agent_token: str) -> str:
+    """A word count that read one file and wrote another, posted as an agent would."""
+    token = agent_token
+    events = word_count_with_join("local-1763731200000")
+    events.append(
+        event(
+            "dataset_io",
+            "local-1763731200000",
+            29,
+            path="file:/data/out/counts",
+            direction="written",
+            format="text",
+            size_bytes=4096,
+            job_id=0,
+            rdd_id=4,
+        )
+    )
+    answer = post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, token)
+    assert answer["accepted"] == len(events)
+    return "local-1763731200000"

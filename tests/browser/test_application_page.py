@@ -3,67 +3,17 @@
 from __future__ import annotations
 
 import json
-import tempfile
-import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.browser.conftest import SCREENSHOT_DIR, get_json, post_json
 from tests.lineage_server.events import capture_point, event, operator, stage_run, word_count_with_join
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# Screenshots to look at after a run: app_page.png, app_page_collapsed.png and app_page_skipped.png.
-SCREENSHOT_DIR = Path(tempfile.gettempdir())
-
-
-def _post_json(url: str, body: Any, token: str) -> Any:
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)
-
-
-def _get_json(url: str, token: str) -> Any:
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)
-
-
-@pytest.fixture
-def reader_token(make_member: Any) -> str:
-    """A personal API token of a viewer of the test team, to compare the page with the API."""
-    from lineage_server.accounts.services import create_personal_token
-
-    return create_personal_token(make_member("rita", "viewer"), "browser test")[1]
-
-
-@pytest.fixture
-def seeded_app(live_server: Any, agent_token: str) -> str:
-    """A word count that read one file and wrote another, posted as an agent would."""
-    token = agent_token
-    events = word_count_with_join("local-1763731200000")
-    events.append(
-        event(
-            "dataset_io",
-            "local-1763731200000",
-            29,
-            path="file:/data/out/counts",
-            direction="written",
-            format="text",
-            size_bytes=4096,
-            job_id=0,
-            rdd_id=4,
-        )
-    )
-    answer = _post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, token)
-    assert answer["accepted"] == len(events)
-    return "local-1763731200000"
+# Screenshots to look at after a run (in SCREENSHOT_DIR): app_page.png, app_page_stages.png,
+# app_page_application.png and app_page_skipped.png.
 
 
 SKIPPED_APP = "local-1763731300000"
@@ -96,7 +46,7 @@ def app_with_skipped_stage(live_server: Any, agent_token: str) -> str:
         event("job_end", SKIPPED_APP, 46, job_id=1, status="succeeded"),
         end,
     ]
-    answer = _post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, token)
+    answer = post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, token)
     assert answer["accepted"] == len(events)
     # What the Celery worker does once an application has ended: stage 2, never submitted, is skipped.
     finalize_application(Application.objects.get(app_id=SKIPPED_APP).pk)
@@ -191,7 +141,7 @@ def test_applications_list_shows_the_seeded_app_and_links_to_its_graph(live_serv
 
 
 def test_application_graph_collapses_and_expands_stages_and_shows_details(live_server, seeded_app, page, reader_token):
-    api = _get_json(f"{live_server.url}/api/v1/applications/{seeded_app}/graph/", reader_token)
+    api = get_json(f"{live_server.url}/api/v1/applications/{seeded_app}/graph/", reader_token)
     expected = {kind: sum(1 for n in api["nodes"] if n["kind"] == kind) for kind in ("stage", "operator", "dataset")}
     assert expected == {"stage": 2, "operator": 5, "dataset": 2}
 
@@ -318,7 +268,7 @@ def _all_in_view(page: Any) -> bool:
 
 def test_skipped_stages_are_hidden_until_asked_for(live_server, app_with_skipped_stage, page, reader_token):
     app_id = app_with_skipped_stage
-    api = _get_json(f"{live_server.url}/api/v1/applications/{app_id}/graph/", reader_token)
+    api = get_json(f"{live_server.url}/api/v1/applications/{app_id}/graph/", reader_token)
     skipped = [n["id"] for n in api["nodes"] if n["kind"] == "stage" and n["data"]["status"] == "skipped"]
     assert skipped == ["stage:2"]
     touching = sorted(e["id"] for e in api["edges"] if e["source"] in skipped or e["target"] in skipped)
@@ -412,9 +362,9 @@ def test_incomplete_record_level_lineage_shows_a_banner(live_server, agent_token
             missing=[{"partition": 1, "reason": DISK_FULL}],
         ),
     ]
-    answer = _post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, agent_token)
+    answer = post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, agent_token)
     assert answer["accepted"] == len(events)
-    api = _get_json(f"{live_server.url}/api/v1/applications/{INCOMPLETE_APP}/", reader_token)
+    api = get_json(f"{live_server.url}/api/v1/applications/{INCOMPLETE_APP}/", reader_token)
     assert (api["lineage_complete"], api["missing_table_count"]) == (False, 1)
 
     page.goto(f"{live_server.url}/applications/{INCOMPLETE_APP}/")

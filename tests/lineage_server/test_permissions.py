@@ -29,6 +29,7 @@ TABLE: list[tuple[str, str, tuple[int, ...]]] = [
     ("GET", "/api/v1/applications/{app_id}/", (401, 404, 200, 200, 200)),
     ("DELETE", "/api/v1/applications/{app_id}/", (401, 404, 403, 403, 204)),
     ("GET", "/api/v1/applications/{app_id}/graph/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/pipeline/", (401, 404, 200, 200, 200)),
     ("GET", "/api/v1/applications/{app_id}/jobs/", (401, 404, 200, 200, 200)),
     ("GET", "/api/v1/applications/{app_id}/jobs/{job_id}/", (401, 404, 200, 200, 200)),
     ("GET", "/api/v1/applications/{app_id}/stages/", (401, 404, 200, 200, 200)),
@@ -42,6 +43,7 @@ TABLE: list[tuple[str, str, tuple[int, ...]]] = [
     ("GET", "/api/v1/datasets/", (401, 200, 200, 200, 200)),
     ("GET", "/api/v1/datasets/{id}/", (401, 404, 200, 200, 200)),
     ("GET", "/api/v1/datasets/{id}/applications/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/datasets/{id}/graph/", (401, 404, 200, 200, 200)),
     # Agents only: people (session or personal token) are not agents.
     ("POST", "/api/v1/ingest/events/", (401, 401, 401, 401, 401)),
     ("GET", "/api/v1/me/", (401, 200, 200, 200, 200)),

@@ -42,12 +42,38 @@ def word_count(post_events):
 
 
 def test_pages_load_the_bundle_from_static_files_never_a_cdn(viewer_client, word_count):
-    for url in ("/", "/applications/local-1/"):
+    from lineage_server.catalog.models import Dataset
+
+    dataset = Dataset.objects.get(path="file:/data/in.txt").pk
+    for url in ("/", "/applications/local-1/", "/applications/local-1/pipeline/", f"/datasets/{dataset}/"):
         tags = _tags(viewer_client.get(url).content.decode())
         scripts = [s["src"] for s in tags["script"]]
         styles = [link["href"] for link in tags["link"] if link.get("rel") == "stylesheet"]
         assert scripts == ["/static/app.js"] and styles == ["/static/app.css"], url
         assert not any("//" in (src or "") for src in scripts + styles), url
+
+
+def test_dataset_graph_pages_point_at_their_json_twins_and_hide_other_teams(viewer_client, word_count, post_events):
+    from lineage_server.accounts.services import create_agent_token, create_team
+    from lineage_server.catalog.models import Dataset
+    from tests.lineage_server.events import event
+
+    dataset = Dataset.objects.get(path="file:/data/in.txt").pk
+    for url, graph_url, center in (
+        (f"/datasets/{dataset}/", f"/api/v1/datasets/{dataset}/graph/", f"dataset:{dataset}"),
+        ("/applications/local-1/pipeline/", "/api/v1/applications/local-1/pipeline/", "app:local-1"),
+    ):
+        response = viewer_client.get(url)
+        assert response.status_code == 200, url
+        root = _by_id(_tags(response.content.decode()), "pipeline-page")
+        assert (root["data-graph-url"], root["data-center"]) == (graph_url, center)
+        assert viewer_client.get(graph_url).status_code == 200
+    other = create_agent_token(create_team("other", "Other team"), "their agent")[1]
+    post_events([event("dataset_io", "local-theirs", 1, path="/secret", direction="read", job_id=0)], token=other)
+    secret = Dataset.objects.get(path="/secret").pk
+    assert viewer_client.get(f"/datasets/{secret}/").status_code == 404
+    assert viewer_client.get("/applications/local-theirs/pipeline/").status_code == 404
+    assert viewer_client.get("/datasets/999999/").status_code == 404
 
 
 def test_applications_page_points_at_its_json_twin(viewer_client, word_count):

@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from lineage_server.accounts.models import Team
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
+from lineage_server.catalog.selectors.pipeline import MAX_DEPTH
 
 
 class ApplicationSerializer(serializers.ModelSerializer):
@@ -221,3 +222,28 @@ class ApplicationGraphSerializer(serializers.Serializer):
             "nodes": instance.nodes,
             "edges": instance.edges,
         }
+
+
+class PipelineParamsSerializer(serializers.Serializer):
+    """How far the dataset graph across applications reaches from its centre, in edges."""
+
+    upstream = serializers.IntegerField(min_value=0, max_value=MAX_DEPTH, default=2)
+    downstream = serializers.IntegerField(min_value=0, max_value=MAX_DEPTH, default=2)
+
+
+class PipelineNodeSerializer(serializers.Serializer):
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            "id": serializers.CharField(help_text="dataset:<id> or app:<app_id>"),
+            "kind": serializers.ChoiceField(choices=["dataset", "application"]),
+            "label": serializers.CharField(),
+            "depth": serializers.IntegerField(help_text="edges from the centre; negative upstream"),
+            "data": serializers.DictField(),
+        }
+
+
+class PipelineGraphSerializer(serializers.Serializer):
+    center = serializers.CharField()
+    truncated = serializers.BooleanField(help_text="the walk stopped at its node limit")
+    nodes = PipelineNodeSerializer(many=True)
+    edges = GraphEdgeSerializer(many=True)

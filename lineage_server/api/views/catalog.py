@@ -20,6 +20,7 @@ from lineage_server.api.serializers import catalog as s
 from lineage_server.catalog.identities import APP_ID_PATTERN
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
 from lineage_server.catalog.selectors import application_graph, applications_with_counts, visible_applications
+from lineage_server.catalog.selectors.pipeline import as_answer, pipeline_graph
 from lineage_server.catalog.services import delete_application
 
 
@@ -52,6 +53,16 @@ class ApplicationViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet
         """Stages (compound nodes), their operators and the datasets, with the edges between them."""
         app = self.get_object()
         return Response(s.ApplicationGraphSerializer(application_graph(app), context={"request": request}).data)
+
+    @extend_schema(parameters=[s.PipelineParamsSerializer], responses=s.PipelineGraphSerializer)
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def pipeline(self, request: Request, app_id: str) -> Response:
+        """The datasets this application read and wrote, and the applications upstream and downstream
+        of it through them (the dataset graph across applications), ``upstream``/``downstream`` edges deep."""
+        up, down = _pipeline_params(request)
+        graph = pipeline_graph(visible_applications(request.user), application=self.get_object(),
+                               upstream=up, downstream=down)
+        return Response(as_answer(graph))
 
 
 class _ApplicationChildViewSet(viewsets.ReadOnlyModelViewSet):
@@ -151,3 +162,20 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
         )
         page = self.paginate_queryset(ios)
         return self.get_paginated_response(s.DatasetIOSerializer(page, many=True).data)
+
+    @extend_schema(parameters=[s.PipelineParamsSerializer], responses=s.PipelineGraphSerializer)
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def graph(self, request: Request, pk: str) -> Response:
+        """The dataset graph across applications centred on this dataset: what wrote it and what
+        that read (``upstream`` edges deep), what read it and what that wrote (``downstream``)."""
+        up, down = _pipeline_params(request)
+        graph = pipeline_graph(visible_applications(request.user), dataset=self.get_object(),
+                               upstream=up, downstream=down)
+        return Response(as_answer(graph))
+
+
+def _pipeline_params(request: Request) -> tuple[int, int]:
+    """(upstream, downstream) of the query; a 400 naming the parameter when one is not 0-10."""
+    params = s.PipelineParamsSerializer(data=request.query_params)
+    params.is_valid(raise_exception=True)
+    return params.validated_data["upstream"], params.validated_data["downstream"]

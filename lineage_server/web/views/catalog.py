@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from lineage_server.catalog.models import Dataset, DatasetIO
 from lineage_server.catalog.selectors import visible_applications
 
 
@@ -32,3 +33,29 @@ def application(request: HttpRequest, app_id: str) -> HttpResponse:
             "capture_points_url": reverse("api:capture-point-list", kwargs={"app_id": app.app_id}),
         },
     )
+
+
+def _pipeline_page(request: HttpRequest, title: str, graph_url: str, center: str) -> HttpResponse:
+    return render(request, "web/pipeline.html", {"title": title, "graph_url": graph_url, "center": center})
+
+
+@login_required
+def dataset(request: HttpRequest, pk: int) -> HttpResponse:
+    """The dataset graph across applications centred on one dataset; its JSON twin is
+    ``GET /api/v1/datasets/<id>/graph/``."""
+    mine = DatasetIO.objects.filter(dataset_id=pk, application__in=visible_applications(request.user))
+    found = Dataset.objects.filter(pk=pk).first() if mine.exists() else None
+    if found is None:
+        return render(request, "web/not_found.html", {"what": "dataset", "key": pk}, status=404)
+    return _pipeline_page(request, found.path, reverse("api:dataset-graph", kwargs={"pk": pk}), f"dataset:{pk}")
+
+
+@login_required
+def pipeline(request: HttpRequest, app_id: str) -> HttpResponse:
+    """The dataset graph across applications centred on one application; its JSON twin is
+    ``GET /api/v1/applications/<app_id>/pipeline/``."""
+    app = visible_applications(request.user).filter(app_id=app_id).only("app_id", "name").first()
+    if app is None:
+        return render(request, "web/not_found.html", {"what": "application", "key": app_id}, status=404)
+    url = reverse("api:application-pipeline", kwargs={"app_id": app.app_id})
+    return _pipeline_page(request, app.name or app.app_id, url, f"app:{app.app_id}")
