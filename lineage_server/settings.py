@@ -55,7 +55,7 @@ MIDDLEWARE = [
 # Login: Django's password hashing; django-axes locks a username+address pair out after failures.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "web:login"
-LOGIN_REDIRECT_URL = "web:applications"
+LOGIN_REDIRECT_URL = "web:home"
 LOGOUT_REDIRECT_URL = "web:login"
 AXES_FAILURE_LIMIT = env.LOGIN_FAILURE_LIMIT.read()
 AXES_COOLOFF_TIME = env.LOGIN_COOLOFF_MINUTES.read() / 60  # hours

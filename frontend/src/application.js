@@ -4,6 +4,7 @@ import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
 import navigator from 'cytoscape-navigator';
 
+import { askForm } from './ask_form.js';
 import { INCOMPLETE, incompleteLineageLines } from './completeness.js';
 import { nodeDetails } from './details.js';
 import { el, fetchJson, statusBadge } from './dom.js';
@@ -237,6 +238,16 @@ export async function mountApplicationPage(root) {
     const parts = [el('h2', {}, details.title), el('div', { class: `kind kind-${details.kind}` }, details.kind)];
     if (node.data('kind') === 'dataset') {
       parts.push(el('a', { href: pageUrlOf(node.id()), class: 'follow-dataset' }, 'Follow it across applications'));
+    }
+    if (node.data('kind') === 'capture') {
+      const slot = el('div', { class: 'ask-slot' });
+      const ask = (kind, direction) => () => slot.replaceChildren(askForm({
+        kind, direction, application: graph.application?.app_id, capturePoint: node.data('info').capture_id,
+      }));
+      parts.push(el('div', { class: 'ask-buttons' },
+        el('button', { type: 'button', id: 'ask-backward', onclick: ask('trace', 'backward') }, 'Trace backward from here'),
+        el('button', { type: 'button', id: 'ask-forward', onclick: ask('trace', 'forward') }, 'Trace forward from here'),
+        el('button', { type: 'button', id: 'ask-whatif', onclick: ask('whatif') }, 'What if these were deleted?')), slot);
     }
     const action = zoomAction(node);
     if (action) {

@@ -38,3 +38,37 @@ export function statusBadge(status) {
   const value = status || 'unknown';
   return el('span', { class: `status status-${value}` }, value);
 }
+
+/** The CSRF token Django keeps in its cookie (session writes must send it back in a header). */
+export function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : '';
+}
+
+/**
+ * Send a JSON body (POST by default) with the session's CSRF token; returns {ok, status, body}.
+ * Never throws for an HTTP error: the caller shows the server's message (a 400 names the field).
+ */
+export async function sendJson(url, body, { method = 'POST' } = {}) {
+  const response = await fetch(url, {
+    method,
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': csrfToken() },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let answer = null;
+  try {
+    answer = response.status === 204 ? null : await response.json();
+  } catch {
+    answer = null;
+  }
+  return { ok: response.ok, status: response.status, body: answer };
+}
+
+/** The message of a failed write's answer: DRF's detail, or each field's first complaint. */
+export function errorText(answer) {
+  const body = answer?.body;
+  if (!body) return `${answer?.status ?? ''} error`;
+  if (typeof body.detail === 'string') return body.detail;
+  return Object.entries(body).map(([field, problems]) => `${field}: ${[problems].flat().join(' ')}`).join('; ');
+}

@@ -2,15 +2,26 @@
 
 import { mountApplicationPage } from './application.js';
 import { mountApplicationsPage } from './applications.js';
+import { mountHistoryPage } from './history.js';
+import { mountHomePage } from './home.js';
 import { mountPipelinePage } from './pipeline.js';
+import { mountQuestionPage } from './question.js';
+
+// The root element's id each template renders -> the function that draws that page into it.
+const PAGES = {
+  'home-page': mountHomePage,
+  'applications-page': mountApplicationsPage,
+  'application-page': mountApplicationPage,
+  'pipeline-page': mountPipelinePage,
+  'question-page': mountQuestionPage,
+  'history-page': mountHistoryPage,
+};
 
 function start() {
-  const list = document.getElementById('applications-page');
-  if (list) mountApplicationsPage(list);
-  const graph = document.getElementById('application-page');
-  if (graph) mountApplicationPage(graph);
-  const pipeline = document.getElementById('pipeline-page');
-  if (pipeline) mountPipelinePage(pipeline);
+  for (const [id, mount] of Object.entries(PAGES)) {
+    const root = document.getElementById(id);
+    if (root) mount(root);
+  }
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

@@ -187,6 +187,16 @@ export function graphStyle() {
     { selector: 'edge.capture', style: { 'line-style': 'dashed', width: 1, opacity: 0.7 } },
     // An edge drawn for hidden nodes (zoom.js lifts it to the collapsed nodes holding its ends).
     { selector: 'edge.lifted', style: { width: 2 } },
+    // A trace or what-if laid over the graph: crossed capture points thick-bordered, the path to
+    // them dashed; a what-if's fate by colour *and* border style (deleted dotted, changed double).
+    { selector: 'node.on-path', style: { 'border-color': COLORS.selected, 'border-width': 2.5 } },
+    { selector: 'node.crossed', style: { 'border-color': COLORS.selected, 'border-width': 4, 'font-weight': 'bold' } },
+    { selector: 'node.result', style: { 'background-color': '#ffe7a3' } },
+    { selector: 'node.fate-deleted', style: { 'background-color': '#f6c9c4', 'border-color': COLORS.failed, 'border-style': 'dotted' } },
+    { selector: 'node.fate-changed', style: { 'background-color': '#fde7cf', 'border-color': COLORS.writtenBorder, 'border-style': 'double', 'border-width': 5 } },
+    { selector: 'node.fate-unchanged', style: { 'background-color': '#e3f1e0', 'border-color': COLORS.pythonBorder } },
+    { selector: 'node.record', style: { shape: 'round-rectangle', 'background-color': '#fff', 'border-color': COLORS.operatorBorder, 'font-size': 11 } },
+    { selector: 'edge.lineage', style: { 'line-color': COLORS.selected, 'target-arrow-color': COLORS.selected } },
     {
       selector: ':selected',
       style: { 'border-color': COLORS.selected, 'border-width': 3, 'line-color': COLORS.selected },

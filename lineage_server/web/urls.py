@@ -8,10 +8,14 @@ from lineage_server.web.views import accounts, catalog, health
 app_name = "web"
 
 urlpatterns = [
-    path("", catalog.applications, name="applications"),
+    path("", catalog.home, name="home"),
+    path("applications/", catalog.applications, name="applications"),
     path("applications/<str:app_id>/", catalog.application, name="application"),
     path("applications/<str:app_id>/pipeline/", catalog.pipeline, name="pipeline"),
     path("datasets/<int:pk>/", catalog.dataset, name="dataset"),
+    path("history/", catalog.history, name="history"),
+    path("traces/<int:pk>/", catalog.trace, name="trace"),
+    path("whatifs/<int:pk>/", catalog.whatif, name="whatif"),
     path("healthz", health.healthz, name="healthz"),
     path("login/", auth_views.LoginView.as_view(template_name="web/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -81,15 +81,29 @@ def anonymous_page(browser: Any, page_errors: list[str]) -> Iterator[Any]:
     assert not page_errors, page_errors
 
 
-@pytest.fixture
-def page(browser: Any, page_errors: list[str], live_server: Any, make_member: Any) -> Iterator[Any]:
-    """A fresh page logged in as a viewer of the test team; fails the test on any JavaScript or console error."""
+def _logged_in_page(browser: Any, errors: list[str], live_server: Any, user: Any) -> tuple[Any, Any]:
     from django.test import Client
 
     client = Client()
-    client.force_login(make_member("vera", "viewer"))
-    context, page = _new_page(browser, page_errors)
+    client.force_login(user)
+    context, page = _new_page(browser, errors)
     context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+    return context, page
+
+
+@pytest.fixture
+def page(browser: Any, page_errors: list[str], live_server: Any, make_member: Any) -> Iterator[Any]:
+    """A fresh page logged in as a viewer of the test team; fails the test on any JavaScript or console error."""
+    context, page = _logged_in_page(browser, page_errors, live_server, make_member("vera", "viewer"))
+    yield page
+    context.close()
+    assert not page_errors, page_errors
+
+
+@pytest.fixture
+def analyst_page(browser: Any, page_errors: list[str], live_server: Any, make_member: Any) -> Iterator[Any]:
+    """As ``page``, logged in as an analyst (who may ask traces and what-ifs)."""
+    context, page = _logged_in_page(browser, page_errors, live_server, make_member("andy", "analyst"))
     yield page
     context.close()
     assert not page_errors, page_errors

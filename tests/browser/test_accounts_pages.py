@@ -73,7 +73,7 @@ def _audit_rows(page: Any) -> list[list[str]]:
     )
 
 
-def test_an_anonymous_visit_lands_on_the_login_form_and_logging_in_shows_the_applications(
+def test_an_anonymous_visit_lands_on_the_login_form_and_logging_in_shows_the_home_page(
     live_server, anonymous_page, make_member
 ):
     page = anonymous_page
@@ -91,8 +91,8 @@ def test_an_anonymous_visit_lands_on_the_login_form_and_logging_in_shows_the_app
     page.fill("input[name='password']", PASSWORD)
     page.click("button:has-text('Log in')")
     page.wait_for_url(f"{live_server.url}/")
-    page.wait_for_selector("#applications-page[data-state='ready']")
-    assert page.locator("h1").inner_text() == "Applications"
+    page.wait_for_selector("#home-page[data-state='ready']")
+    assert page.locator("h1").inner_text() == "Spark lineage"
     assert "ada" in page.inner_text(".site-header .account")
 
     page.click(".site-header button:has-text('Log out')")
@@ -110,7 +110,7 @@ def test_an_agent_token_made_on_the_team_page_ingests_until_revoked_by_its_butto
     page.screenshot(path=SCREENSHOT_DIR / "team_page_new_token.png", full_page=True)
 
     assert _post_events(live_server.url, word_count_with_join(APP_ID), raw) == 200
-    page.goto(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/applications/")
     row = f"#applications-page tr[data-app-id='{APP_ID}']"
     page.wait_for_selector(row)
     assert page.inner_text(f"{row} .col-team") == TEAM_SLUG

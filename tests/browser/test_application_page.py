@@ -122,7 +122,7 @@ def _counts(page: Any) -> dict[str, int]:
 
 
 def test_applications_list_shows_the_seeded_app_and_links_to_its_graph(live_server, seeded_app, page):
-    page.goto(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/applications/")
     page.wait_for_selector("#applications-page[data-state='ready']")
     row = page.locator(f"tr[data-app-id='{seeded_app}']")
     assert row.count() == 1

@@ -45,7 +45,9 @@ def test_pages_load_the_bundle_from_static_files_never_a_cdn(viewer_client, word
     from lineage_server.catalog.models import Dataset
 
     dataset = Dataset.objects.get(path="file:/data/in.txt").pk
-    for url in ("/", "/applications/local-1/", "/applications/local-1/pipeline/", f"/datasets/{dataset}/"):
+    pages = ("/", "/applications/", "/history/", "/applications/local-1/", "/applications/local-1/pipeline/",
+             f"/datasets/{dataset}/")
+    for url in pages:
         tags = _tags(viewer_client.get(url).content.decode())
         scripts = [s["src"] for s in tags["script"]]
         styles = [link["href"] for link in tags["link"] if link.get("rel") == "stylesheet"]
@@ -76,8 +78,15 @@ def test_dataset_graph_pages_point_at_their_json_twins_and_hide_other_teams(view
     assert viewer_client.get("/datasets/999999/").status_code == 404
 
 
+def test_home_page_points_at_the_lists_it_draws(viewer_client, word_count):
+    root = _by_id(_tags(viewer_client.get("/").content.decode()), "home-page")
+    urls = (root["data-applications-url"], root["data-history-url"], root["data-datasets-url"])
+    assert urls == ("/api/v1/applications/", "/api/v1/history/", "/api/v1/datasets/")
+    assert all(viewer_client.get(url).status_code == 200 for url in urls)
+
+
 def test_applications_page_points_at_its_json_twin(viewer_client, word_count):
-    response = viewer_client.get("/")
+    response = viewer_client.get("/applications/")
     assert response.status_code == 200
     tags = _tags(response.content.decode())
     api_url = _by_id(tags, "applications-page")["data-api-url"]
@@ -104,7 +113,7 @@ def test_unknown_application_page_is_404_with_a_way_back(viewer_client, word_cou
     assert response.status_code == 404
     html = response.content.decode()
     assert "No such application" in html and "no-such-app" in html
-    assert {"href": "/"} in _tags(html)["a"]
+    assert {"href": "/applications/"} in _tags(html)["a"]
 
 
 def test_application_page_escapes_the_app_name(viewer_client, post_events):

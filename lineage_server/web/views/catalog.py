@@ -12,6 +12,17 @@ from lineage_server.catalog.selectors import visible_applications
 
 
 @login_required
+def home(request: HttpRequest) -> HttpResponse:
+    """Recent applications, pinned and recent traces and what-ifs, and one search box; drawn from
+    ``GET /api/v1/applications/``, ``/api/v1/history/`` and ``/api/v1/datasets/``."""
+    return render(request, "web/home.html", {
+        "applications_url": reverse("api:application-list"),
+        "history_url": reverse("api:history-list"),
+        "datasets_url": reverse("api:dataset-list"),
+    })
+
+
+@login_required
 def applications(request: HttpRequest) -> HttpResponse:
     """The list of captured applications; its JSON twin is ``GET /api/v1/applications/``."""
     return render(request, "web/applications.html", {"api_url": reverse("api:application-list")})
@@ -59,3 +70,35 @@ def pipeline(request: HttpRequest, app_id: str) -> HttpResponse:
         return render(request, "web/not_found.html", {"what": "application", "key": app_id}, status=404)
     url = reverse("api:application-pipeline", kwargs={"app_id": app.app_id})
     return _pipeline_page(request, app.name or app.app_id, url, f"app:{app.app_id}")
+
+
+def _question_page(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
+    from lineage_server.tracing.selectors import trace_history
+
+    question = trace_history(request.user).filter(pk=pk, kind=kind).select_related("application").first()
+    if question is None:
+        return render(request, "web/not_found.html", {"what": "what-if" if kind == "whatif" else "trace", "key": pk},
+                      status=404)
+    return render(request, "web/question.html", {
+        "question": question,
+        "api_url": reverse(f"api:{kind}-detail", kwargs={"pk": pk}),
+        "graph_url": reverse("api:application-graph", kwargs={"app_id": question.application.app_id}),
+    })
+
+
+@login_required
+def trace(request: HttpRequest, pk: int) -> HttpResponse:
+    """One trace: its progress, then its subgraph and records; its JSON twin is ``GET /api/v1/traces/<id>/``."""
+    return _question_page(request, pk, "trace")
+
+
+@login_required
+def whatif(request: HttpRequest, pk: int) -> HttpResponse:
+    """One what-if: its progress, then fates and old and new values; its JSON twin is ``GET /api/v1/whatifs/<id>/``."""
+    return _question_page(request, pk, "whatif")
+
+
+@login_required
+def history(request: HttpRequest) -> HttpResponse:
+    """The team's traces and what-ifs; its JSON twin is ``GET /api/v1/history/``."""
+    return render(request, "web/history.html", {"api_url": reverse("api:history-list")})

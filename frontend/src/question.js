@@ -1,0 +1,201 @@
+// The trace and what-if page: the question, its progress while it runs (updated without reload),
+// then its subgraph over the application graph, its records (paged) and downloads.
+
+import cytoscape from 'cytoscape';
+import dagre from 'cytoscape-dagre';
+
+import { el, errorText, fetchJson, sendJson, statusBadge } from './dom.js';
+import { formatCount, formatDuration, formatTime } from './format.js';
+import { layoutOptions, readableViewport, toElements } from './graph.js';
+import {
+  FATES, FATE_MARKS, TERMINAL, overlay, progressFraction, progressText, questionZoom, recordColumns, recordElements,
+  recordRow, selectionText,
+} from './question_view.js';
+import { graphStyle } from './style.js';
+import { visibleGraph, zoomTree } from './zoom.js';
+
+cytoscape.use(dagre);
+
+const POLL_MS = 1000;
+const PAGE_SIZE = 50;
+
+const pagePath = (q) => `/${q.kind === 'whatif' ? 'whatifs' : 'traces'}/${q.id}/`;
+
+function renderHeader(q) {
+  const what = q.kind === 'whatif' ? 'What-if' : `${q.direction === 'forward' ? 'Forward' : 'Backward'} trace`;
+  const facts = [
+    ['Application', el('a', { href: `/applications/${encodeURIComponent(q.application)}/` }, q.application)],
+    [q.kind === 'whatif' ? 'Deleted' : 'Selection', selectionText(q.selection)],
+    ['From', q.capture_point || 'the outputs of the last action'],
+    ['Target', q.target || 'end'],
+    ['Asked by', `${q.created_by || '—'} · ${formatTime(q.created_at)}`],
+  ];
+  if (q.duration_ms !== null && q.duration_ms !== undefined) facts.push(['Took', formatDuration(q.duration_ms)]);
+  if (q.reused) facts.push(['Answer', `reused from ${q.answered_from}`]);
+  return el('div', { class: 'question-header app-header' },
+    el('h1', {}, q.name || `${what} ${q.id}`, ' ', statusBadge(q.status)),
+    el('div', { class: 'kind' }, what, q.pinned ? ' · pinned' : ''),
+    el('dl', { class: 'facts' }, facts.map(([term, value]) => [el('dt', {}, term), el('dd', {}, value)])));
+}
+
+function renderProgress(q, onCancel) {
+  const fraction = progressFraction(q);
+  const bar = el('progress', { id: 'question-progress', max: 1, 'aria-label': 'Progress' });
+  if (fraction !== null) bar.value = fraction;
+  return el('div', { class: 'question-progress', role: 'status' },
+    bar, el('span', { class: 'progress-text' }, progressText(q)),
+    el('button', { type: 'button', id: 'cancel-question', onclick: onCancel }, 'Cancel'));
+}
+
+function renderWhatIfSummary(q) {
+  const summary = q.summary ?? {};
+  const output = summary.output ?? {};
+  const replay = summary.replay ?? {};
+  const counts = FATES.filter((fate) => output[fate] !== undefined)
+    .map((fate) => el('li', { class: `fate fate-${fate}` }, `${FATE_MARKS[fate]} ${formatCount(output[fate])} ${fate}`));
+  return el('section', { class: 'whatif-summary' },
+    el('h2', {}, 'At the outputs'),
+    el('ul', { class: 'fates', id: 'output-fates' }, counts),
+    el('p', { class: 'replay' }, replay.done
+      ? 'New values of changed outputs: computed by replaying the job\'s own functions on what remains.'
+      : `New values not computed: ${replay.reason ?? 'replay was not possible'}. The classes above come from the lineage alone.`));
+}
+
+/** Mount on `root` (data-api-url: the question's API URL; data-graph-url: its application's graph). */
+export async function mountQuestionPage(root) {
+  const header = el('div', { class: 'question-header-slot' });
+  const body = el('div', { class: 'question-body' });
+  root.replaceChildren(header, body);
+  root.dataset.state = 'loading';
+  let question;
+
+  const cancel = async () => {
+    const answer = await sendJson(question.links.cancel, {});
+    if (!answer.ok) body.prepend(el('p', { class: 'error', role: 'alert' }, `Cannot cancel: ${errorText(answer)}`));
+  };
+
+  async function poll() {
+    try {
+      question = await fetchJson(root.dataset.apiUrl);
+    } catch (error) {
+      body.replaceChildren(el('p', { class: 'error', role: 'alert' }, `Could not load it: ${error.message}`));
+      root.dataset.state = 'error';
+      return;
+    }
+    header.replaceChildren(renderHeader(question));
+    root.dataset.status = question.status;
+    if (!TERMINAL.includes(question.status)) {
+      body.replaceChildren(renderProgress(question, cancel));
+      root.dataset.state = 'running';
+      setTimeout(poll, POLL_MS);
+      return;
+    }
+    await showAnswer();
+  }
+
+  async function showAnswer() {
+    const rerun = el('button', {
+      type: 'button', id: 'rerun-question',
+      onclick: async () => {
+        const answer = await sendJson(question.links.rerun, {});
+        if (answer.ok) window.location.assign(pagePath(answer.body));
+        else rerun.after(el('span', { class: 'error', role: 'alert' }, ` ${errorText(answer)}`));
+      },
+    }, 'Run again');
+    if (question.status !== 'succeeded') {
+      body.replaceChildren(
+        el('p', { class: 'error', role: 'alert' }, question.status === 'cancelled' ? 'Cancelled.' : `Failed: ${question.error}`),
+        rerun);
+      root.dataset.state = 'ready';
+      return;
+    }
+    const kind = question.kind;
+    const graphBox = el('div', { id: 'question-graph', class: 'graph', role: 'img', 'aria-label': `The ${kind}'s subgraph` });
+    const table = el('div', { class: 'records-slot' });
+    const downloads = el('p', { class: 'downloads' }, 'Download: ',
+      el('a', { href: question.links.download_csv, id: 'download-csv' }, 'CSV'), ' · ',
+      el('a', { href: question.links.download_jsonl, id: 'download-jsonl' }, 'JSON lines'), ' · ', rerun);
+    const parts = [];
+    if (kind === 'whatif') parts.push(renderWhatIfSummary(question));
+    else parts.push(el('p', { class: 'result-line', id: 'result-count' }, `${formatCount(question.result_count ?? 0)} records in the result`));
+    parts.push(el('h2', {}, 'On the application graph'), el('div', { class: 'graph-frame question-frame' }, graphBox));
+    const recordsBox = el('div', { id: 'record-graph', class: 'graph record-graph', role: 'img', 'aria-label': 'Records and their lineage' });
+    parts.push(el('section', { class: 'record-level', hidden: true }, el('h2', {}, 'The records and their lineage'),
+      el('div', { class: 'graph-frame record-frame' }, recordsBox)));
+    parts.push(el('h2', {}, 'Records'), downloads, table);
+    body.replaceChildren(...parts);
+
+    const [appGraph, questionGraph] = await Promise.all([fetchJson(root.dataset.graphUrl), fetchJson(question.links.graph)]);
+    const tree = zoomTree(appGraph);
+    const { graph, marks } = overlay(appGraph, questionGraph, kind, tree);
+    const cy = cytoscape({ container: graphBox, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
+    cy.add(toElements(visibleGraph(graph, questionZoom(tree, questionGraph.points ?? []), tree)));
+    for (const [id, classes] of marks) cy.getElementById(id).addClass(classes);
+    cy.layout(layoutOptions()).run();
+    cy.viewport(readableViewport(cy.elements().boundingBox(), cy.width(), cy.height()));
+    window.lineageGraph = cy;
+
+    const records = recordElements(questionGraph);
+    if (records && records.length) {
+      recordsBox.closest('section').hidden = false;
+      const rc = cytoscape({ container: recordsBox, elements: records, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
+      rc.layout({ ...layoutOptions(), minLen: 1 }).run();
+      rc.viewport(readableViewport(rc.elements().boundingBox(), rc.width(), rc.height()));
+      window.lineageRecords = rc;
+    }
+    const query = new URLSearchParams(window.location.search);
+    // A what-if's table starts at its target (the outputs): old and new values side by side.
+    const point = kind === 'whatif' ? (query.get('point') ?? question.summary?.target ?? '') : '';
+    await showRecords(table, 1, kind === 'whatif' ? (query.get('fate') ?? '') : '', point);
+    root.dataset.state = 'ready';
+  }
+
+  const setQuery = (name, value) => {
+    const url = new URL(window.location.href);
+    if (value) url.searchParams.set(name, value);
+    else url.searchParams.delete(name);
+    window.history.replaceState(null, '', url);
+  };
+
+  async function showRecords(slot, page, fate, point = '') {
+    const kind = question.kind;
+    const params = new URLSearchParams({ page, page_size: PAGE_SIZE });
+    if (fate) params.set('fate', fate);
+    if (point) params.set('capture_id', point);
+    const answer = await fetchJson(`${question.links.records}?${params}`);
+    const pages = Math.max(1, Math.ceil(answer.count / PAGE_SIZE));
+    const controls = [];
+    if (kind === 'whatif') {
+      const select = el('select', { id: 'fate-filter', 'aria-label': 'Fate' },
+        el('option', { value: '' }, 'every fate'),
+        FATES.map((f) => el('option', { value: f, selected: f === fate }, `${FATE_MARKS[f]} ${f}`)));
+      select.addEventListener('change', () => {
+        setQuery('fate', select.value);
+        showRecords(slot, 1, select.value, point);
+      });
+      const target = question.summary?.target;
+      const points = el('select', { id: 'point-filter', 'aria-label': 'Capture point' },
+        el('option', { value: '' }, 'every capture point'),
+        (question.summary?.points ?? []).map((p) => el('option', { value: p.capture_id, selected: p.capture_id === point },
+          `${p.capture_id.split('/').pop()}${p.capture_id === target ? ' (the outputs)' : ''}`)));
+      points.addEventListener('change', () => {
+        setQuery('point', points.value);
+        showRecords(slot, 1, fate, points.value);
+      });
+      controls.push(el('label', {}, 'Show ', select), el('label', {}, ' at ', points));
+    }
+    const pager = el('span', { class: 'pager' },
+      el('button', { type: 'button', class: 'previous', disabled: page <= 1, onclick: () => showRecords(slot, page - 1, fate, point) }, '‹ Previous'),
+      ` page ${page} of ${pages} · ${formatCount(answer.count)} records `,
+      el('button', { type: 'button', class: 'next', disabled: page >= pages, onclick: () => showRecords(slot, page + 1, fate, point) }, 'Next ›'));
+    slot.replaceChildren(
+      el('div', { class: 'records-controls' }, controls, pager),
+      el('table', { class: 'grid records', id: 'records-table' },
+        el('thead', {}, el('tr', {}, recordColumns(kind).map((c) => el('th', { scope: 'col' }, c)))),
+        el('tbody', {}, answer.results.map((r) => el('tr', { class: kind === 'whatif' ? `fate-${r.fate}` : '' },
+          recordRow(r, kind).map((cell) => el('td', {}, cell)))))));
+    slot.dataset.page = String(page);
+  }
+
+  await poll();
+}

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import {
+  overlay, pointClasses, pointNote, progressFraction, progressText, questionZoom, recordElements, recordRow, selectionText,
+} from '../src/question_view.js';
+import { visibleGraph, zoomTree } from '../src/zoom.js';
+import { fixture } from './helpers.js';
+
+const graph = fixture('zoom_graph.json');
+const tree = zoomTree(graph);
+
+describe('a trace over the application graph', () => {
+  const traceGraph = { points: [{ capture_id: 's1-output', records: 3, in_result: false }, { capture_id: 's0-input', records: 40, in_result: true }], edges: [] };
+
+  it('marks the capture points crossed, the result, and the nodes holding them', () => {
+    const { graph: drawn, marks } = overlay(graph, traceGraph, 'trace', tree);
+    assert.deepEqual(marks.get('capture:s1-output'), ['crossed']);
+    assert.deepEqual(marks.get('capture:s0-input'), ['crossed', 'result']);
+    for (const id of ['op:1:4', 'stage:1', 'job:0', 'application', 'op:0:0', 'stage:0']) assert.deepEqual(marks.get(id), ['on-path'], id);
+    assert.equal(marks.has('op:0:1'), false);
+    assert.equal(drawn.nodes.find((n) => n.id === 'capture:s0-input').label, 'input s0-input\n40 records · in the result');
+    assert.equal(graph.nodes.find((n) => n.id === 'capture:s0-input').label, 'input s0-input', 'the input is not modified');
+  });
+
+  it('opens with every crossed capture point drawn', () => {
+    const state = questionZoom(tree, traceGraph.points);
+    const ids = new Set(visibleGraph(graph, state, tree).nodes.map((n) => n.id));
+    assert.ok(ids.has('capture:s1-output') && ids.has('capture:s0-input'));
+  });
+});
+
+describe('a what-if over the application graph', () => {
+  it('says each point\'s fates in words and marks its worst fate', () => {
+    const point = { capture_id: 's1-output', deleted: 1, changed: 2, unchanged: 5 };
+    assert.equal(pointNote(point, 'whatif'), '1 ✕ deleted · 2 ≠ changed · 5 = unchanged');
+    assert.deepEqual(pointClasses(point, 'whatif'), ['crossed', 'fate-deleted']);
+    assert.deepEqual(pointClasses({ changed: 2, unchanged: 1 }, 'whatif'), ['crossed', 'fate-changed']);
+    assert.equal(pointNote({}, 'whatif'), 'untouched');
+  });
+});
+
+describe('words and rows', () => {
+  it('tells progress', () => {
+    const running = { status: 'running', progress: { points_done: 2, points_total: 8, records: 1500 } };
+    assert.equal(progressText(running), 'Running: 2 of 8 capture points · 1,500 records so far');
+    assert.equal(progressFraction(running), 0.25);
+    assert.equal(progressText({ status: 'queued', progress: {} }), 'Queued: waiting for a worker…');
+    assert.equal(progressFraction({ status: 'queued', progress: {} }), null);
+  });
+
+  it('tells selections', () => {
+    assert.equal(selectionText({ all: true }), 'all records');
+    assert.equal(selectionText({ trace: 4 }), 'the result of trace 4');
+    assert.equal(selectionText({ ids: [...Array(12).keys()] }), 'ids 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, … (12)');
+    assert.equal(selectionText({ predicate: { and: [{ op: 'contains', value: 'a' }, { not: { field: 'u', op: 'equals', value: 42 } }] } }),
+      'record contains "a" and not field u equals 42');
+  });
+
+  it('makes table rows of trace and what-if records', () => {
+    assert.deepEqual(recordRow({ capture_id: 'run/0001-input', record_id: 3, value: 'a b', file: 'file:/x', offset: 12 }, 'trace'),
+      ['0001-input', '3', 'a b', 'file:/x@12']);
+    assert.deepEqual(recordRow({ capture_id: 'run/0008-output', record_id: 1, fate: 'changed', value: ['storage', 232], new_value: ['storage', 79] }, 'whatif'),
+      ['≠ changed', '0008-output', '1', '["storage",232]', '["storage",79]']);
+    assert.deepEqual(recordRow({ capture_id: 'o', record_id: null, fate: 'deleted', value: 'x', new_value: null }, 'whatif'), ['✕ deleted', 'o', '—', 'x', '']);
+  });
+
+  it('draws a small trace\'s records joined by their lineage', () => {
+    const elements = recordElements({ records: { nodes: [{ capture_id: 'a', record_id: 1, value: 'x' }, { capture_id: 'b', record_id: 2, value: null }],
+      edges: [{ source: ['a', 1], target: ['b', 2] }, { source: ['a', 9], target: ['b', 2] }] } });
+    assert.deepEqual(elements.map((e) => e.data.id), ['rec:a:1', 'rec:b:2', 'rec:a:1->rec:b:2']);
+    assert.equal(recordElements({ records: null }), null);
+  });
+});

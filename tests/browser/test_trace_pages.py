@@ -1,0 +1,147 @@
+"""End to end in chromium, with a real PySpark job captured record by record and a real Celery
+worker: select an output on the application graph, trace it backward, watch it run, read its
+records and subgraph, find it in the history by its permalink; run a what-if and read old and new
+values. Each answer is checked against the job's input files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import SCREENSHOT_DIR
+from tests.lineage_server.tracing.captured import TOPICS, CapturedJob, capture_word_topics, topic_totals
+from tests.lineage_server.worker import celery_worker
+from tests.spark_fixtures import spark
+
+__all__ = ["spark"]
+
+pytestmark = [pytest.mark.browser, pytest.mark.spark, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def captured(spark: Any, live_server: Any, agent_token: str, tmp_path: Path) -> CapturedJob:
+    return capture_word_topics(spark, live_server.url, agent_token, tmp_path / "job")
+
+
+def _click_node(page: Any, node_id: str) -> None:
+    point = page.evaluate(
+        f"""() => {{
+            const cy = window.lineageGraph;
+            const node = cy.getElementById({json.dumps(node_id)});
+            cy.center(node);
+            const box = cy.container().getBoundingClientRect();
+            const p = node.renderedPosition();
+            return {{x: box.left + p.x, y: box.top + p.y}};
+        }}"""
+    )
+    page.mouse.click(point["x"], point["y"])
+    page.wait_for_selector(f"#details[data-node-id='{node_id}']")
+
+
+def _open_capture_points(page: Any, url: str) -> list[dict[str, Any]]:
+    """The application page at its capture-point level; returns its capture nodes' data."""
+    page.goto(url)
+    page.wait_for_selector("#application-page[data-state='ready']")
+    page.click("#level-capture")
+    page.wait_for_function("window.lineageZoom.level() === 'capture'")
+    page.wait_for_selector("#application-page[data-layout='idle']", state="attached")
+    return page.evaluate("() => window.lineageGraph.nodes('.capture').map((n) => ({id: n.id(), ...n.data('info')}))")
+
+
+def _all_rows(page: Any) -> list[list[str]]:
+    """Every row of the records table, page after page."""
+    rows: list[list[str]] = []
+    while True:
+        rows += page.evaluate(
+            "() => [...document.querySelectorAll('#records-table tbody tr')]"
+            ".map((tr) => [...tr.cells].map((td) => td.textContent))"
+        )
+        if page.is_disabled(".records-controls button.next"):
+            return rows
+        before = page.get_attribute(".records-slot", "data-page")
+        page.click(".records-controls button.next")
+        page.wait_for_function(f"document.querySelector('.records-slot').dataset.page !== '{before}'")
+
+
+def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, tmp_path):
+    page = analyst_page
+    app_url = f"{live_server.url}/applications/{captured.app_id}/"
+    log = tmp_path / "worker.log"
+    with celery_worker(log, LINEAGE_TRACE_MODE="local", LINEAGE_TRACE_SPARK_AT_START="false"):
+        points = _open_capture_points(page, app_url)
+        output = next(p for p in points if p["capture_kind"] == "output")
+        page.screenshot(path=SCREENSHOT_DIR / "trace_1_capture_points.png")
+
+        # Select the output and trace backward the records whose topic is "incident".
+        _click_node(page, output["id"])
+        page.click("#ask-backward")
+        page.fill("#ask-field", "0")
+        page.select_option("#ask-op", "equals")
+        page.fill("#ask-value", "incident")
+        page.fill("#ask-name", "where incidents come from")
+        page.screenshot(path=SCREENSHOT_DIR / "trace_2_ask.png")
+        page.click("#ask-submit")
+        page.wait_for_url("**/traces/*/")
+        trace_url = page.url
+        page.screenshot(path=SCREENSHOT_DIR / "trace_3_progress.png")  # queued or running, or done already
+        page.wait_for_selector("#question-page[data-status='succeeded'][data-state='ready']", timeout=240_000)
+        page.screenshot(path=SCREENSHOT_DIR / "trace_4_answer.png", full_page=True)
+
+        # Its records are the lines holding an incident word and the topic lines of "incident".
+        expected = sorted(captured.lines_with(captured.words_of("incident")) + captured.topic_lines_of("incident"))
+        assert page.inner_text("#result-count").startswith(f"{len(expected)} records")
+        rows = _all_rows(page)
+        assert sorted(row[2] for row in rows) == expected
+        assert all("@" in row[3] for row in rows), "each input record says where it is: file@offset"
+        # Its subgraph over the application graph: the output it started from and the inputs it reached.
+        crossed = page.evaluate("() => window.lineageGraph.nodes('.crossed').map((n) => n.id())")
+        inputs = {p["id"] for p in points if p["capture_kind"] == "input"}
+        assert output["id"] in crossed and inputs <= set(crossed)
+        assert page.evaluate("window.lineageGraph.nodes('.result').length") == len(inputs)
+        assert page.get_attribute("#download-csv", "href").endswith("/download/csv/")
+        csv = page.request.get(page.get_attribute("#download-csv", "href"))
+        assert csv.ok and len(csv.text().splitlines()) == len(expected) + 1  # a header, then each record
+
+        # The history lists it by name; pinned, it comes first, and its permalink opens it again.
+        page.goto(f"{live_server.url}/history/")
+        page.wait_for_selector("#history-page[data-state='ready']")
+        row = page.locator("#history-table tbody tr").filter(has_text="where incidents come from")
+        assert "succeeded" in row.inner_text()
+        row.locator("button.pin").click()
+        page.wait_for_selector("#history-table tbody tr button.pin[aria-pressed='true']")
+        page.screenshot(path=SCREENSHOT_DIR / "trace_5_history.png")
+        page.goto(f"{live_server.url}/")
+        page.wait_for_selector("#home-page[data-state='ready']")
+        assert "where incidents come from" in page.inner_text("#pinned-questions")
+        page.click("#pinned-questions a")
+        page.wait_for_url(trace_url)
+        page.wait_for_selector("#question-page[data-status='succeeded'][data-state='ready']")
+
+        # What if the lines that mention "disk" had not been there?
+        points = _open_capture_points(page, app_url)
+        text_input = next(p for p in points if p["capture_id"].endswith("0001-input-textFile"))  # the events' lines
+        _click_node(page, text_input["id"])
+        page.click("#ask-whatif")
+        page.select_option("#ask-op", "contains")
+        page.fill("#ask-value", "disk")
+        page.click("#ask-submit")
+        page.wait_for_url("**/whatifs/*/")
+        page.wait_for_selector("#question-page[data-status='succeeded'][data-state='ready']", timeout=240_000)
+        page.select_option("#fate-filter", "changed")
+        page.wait_for_function(
+            "[...document.querySelectorAll('#records-table tbody tr')]"
+            ".every((tr) => tr.classList.contains('fate-changed'))"
+        )
+        page.screenshot(path=SCREENSHOT_DIR / "whatif_changed.png", full_page=True)
+        remaining = [line for line in captured.lines if "disk" not in line.split()]
+        before, after = topic_totals(captured.lines), topic_totals(remaining)
+        changed = {json.loads(row[3])[0]: (json.loads(row[3])[1], json.loads(row[4])[1]) for row in _all_rows(page)}
+        assert changed == {t: (before[t], after[t]) for t in before if t in after and before[t] != after[t]}
+        assert set(TOPICS.values()) >= set(changed)
+        assert "fate=changed" in page.url
+        assert all(row[1].endswith("output-collect") for row in _all_rows(page)), "the outputs first"
+        page.select_option("#point-filter", "")  # every capture point the deletion reached
+        page.wait_for_function("document.querySelectorAll('#records-table tbody tr').length > 3")
