@@ -130,7 +130,11 @@ export async function mountApplicationPage(root) {
   // Skipped stages (Spark reused their shuffle output) never ran: hidden unless asked for.
   const showSkipped = el('input', { type: 'checkbox', id: 'show-skipped' });
   const showSkippedLabel = el('label', { class: 'toggle', for: 'show-skipped' }, showSkipped, 'Show skipped stages');
-  const toolbar = el('div', { class: 'toolbar' }, levels, fit, showSkippedLabel, renderLegend());
+  // Every drawn node is reachable by keyboard: type its name here, Enter selects and centres it.
+  const names = el('datalist', { id: 'node-names' });
+  const find = el('input', { type: 'search', id: 'find-node', list: 'node-names', placeholder: 'Find a node', 'aria-label': 'Find a node by name' });
+  const finder = el('form', { class: 'find-node', role: 'search' }, find, names);
+  const toolbar = el('div', { class: 'toolbar' }, levels, fit, finder, showSkippedLabel, renderLegend());
   // The minimap (cytoscape-navigator): the whole graph in the corner, the view as a box to drag.
   const minimap = el('div', { id: 'minimap', class: 'cytoscape-navigator minimap', 'aria-hidden': 'true' });
   const frame = el('div', { class: 'graph-frame' }, container, minimap);
@@ -197,6 +201,7 @@ export async function mountApplicationPage(root) {
       ? `${summaryLine(kindCounts(base), { skipped, hidden: !showSkipped.checked })} · showing ${LEVEL_NAMES[level].toLowerCase()}`
       : 'No lineage was captured for this application yet.';
     writeUrlZoom(tree, level, collapsed, showSkipped.checked);
+    names.replaceChildren(...cy.nodes().map((node) => el('option', { value: node.data('title') })));
     if (selectedId !== null && cy.getElementById(selectedId).nonempty()) {
       cy.getElementById(selectedId).select();
       showDetails(cy.getElementById(selectedId));
@@ -288,6 +293,24 @@ export async function mountApplicationPage(root) {
     draw();
   });
   fit.addEventListener('click', () => cy.animate({ fit: { padding: 24 } }, { duration: 200 }));
+  finder.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const text = find.value.trim().toLowerCase();
+    const matches = cy.nodes().filter((node) => String(node.data('title')).toLowerCase().includes(text));
+    const node = matches.filter((n) => String(n.data('title')).toLowerCase() === text)[0] ?? matches[0];
+    if (!text || !node) {
+      find.setCustomValidity('No node drawn here has that name');
+      find.reportValidity();
+      return;
+    }
+    find.setCustomValidity('');
+    cy.elements().unselect();
+    node.select();
+    cy.center(node);
+    showDetails(node);
+    panel.querySelector('button, a')?.focus();
+  });
+  find.addEventListener('input', () => find.setCustomValidity(''));
 
   draw();
   cy.navigator({ container: '#minimap', removeCustomContainer: false, rerenderDelay: 300 });

@@ -117,7 +117,22 @@ export async function mountQuestionPage(root) {
       el('a', { href: question.links.download_jsonl, id: 'download-jsonl' }, 'JSON lines'), ' · ', rerun);
     const parts = [];
     if (kind === 'whatif') parts.push(renderWhatIfSummary(question));
-    else parts.push(el('p', { class: 'result-line', id: 'result-count' }, `${formatCount(question.result_count ?? 0)} records in the result`));
+    else {
+      parts.push(el('p', { class: 'result-line', id: 'result-count' }, `${formatCount(question.result_count ?? 0)} records in the result`));
+      // "Select inputs like these": a what-if that deletes this trace's result.
+      const whatIf = el('button', {
+        type: 'button', id: 'whatif-from-trace',
+        onclick: async () => {
+          const answer = await sendJson('/api/v1/whatifs/', {
+            application: question.application, selection: { trace: question.id },
+            name: question.name ? `without: ${question.name}`.slice(0, 200) : '',
+          });
+          if (answer.ok) window.location.assign(pagePath(answer.body));
+          else whatIf.after(el('span', { class: 'error', role: 'alert' }, ` ${errorText(answer)}`));
+        },
+      }, 'What if these records were deleted?');
+      parts.push(el('p', {}, whatIf));
+    }
     parts.push(el('h2', {}, 'On the application graph'), el('div', { class: 'graph-frame question-frame' }, graphBox));
     const recordsBox = el('div', { id: 'record-graph', class: 'graph record-graph', role: 'img', 'aria-label': 'Records and their lineage' });
     parts.push(el('section', { class: 'record-level', hidden: true }, el('h2', {}, 'The records and their lineage'),

@@ -79,7 +79,16 @@ def _click_graph_point(page: Any, script: str) -> None:
 
 
 def _click_node(page: Any, node_id: str) -> None:
-    _click_graph_point(page, f"(cy) => cy.getElementById({json.dumps(node_id)}).renderedPosition()")
+    """Click a node, first panned into the view's centre if it is outside it."""
+    _click_graph_point(
+        page,
+        f"""(cy) => {{
+            const node = cy.getElementById({json.dumps(node_id)});
+            const p = node.renderedPosition();
+            if (p.x < 0 || p.y < 0 || p.x > cy.width() || p.y > cy.height()) cy.center(node);
+            return node.renderedPosition();
+        }}""",
+    )
 
 
 def _click_stage_title(page: Any, stage_id: str) -> None:
@@ -235,6 +244,14 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     page.click("#level-operator")
     page.wait_for_function(f"window.lineageGraph.nodes('.operator').length === {expected['operator']}")
     _wait_for_animations(page)
+
+    # By keyboard: type a node's name in the finder, Enter selects it and opens its panel.
+    page.focus("#find-node")
+    page.keyboard.type("Stage 1: collect")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#details[data-node-id='stage:1']")
+    assert page.evaluate("window.lineageGraph.getElementById('stage:1').selected()")
+    assert page.evaluate("document.activeElement.closest('#details') !== null"), "focus moves to the panel"
 
     # Click an operator: the panel shows its Python operators and call site.
     _click_node(page, "op:0:2")

@@ -105,16 +105,28 @@ def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, t
         csv = page.request.get(page.get_attribute("#download-csv", "href"))
         assert csv.ok and len(csv.text().splitlines()) == len(expected) + 1  # a header, then each record
 
+        # Select inputs like these: what if the records this trace found had not been there?
+        page.click("#whatif-from-trace")
+        page.wait_for_url("**/whatifs/*/")
+        page.wait_for_selector("#question-page[data-status='succeeded'][data-state='ready']", timeout=240_000)
+        kept = [line for line in captured.lines if not set(line.split()) & captured.words_of("incident")]
+        outputs = {json.loads(row[3])[0]: row for row in _all_rows(page)}
+        assert set(outputs) == set(topic_totals(captured.lines))
+        assert outputs["incident"][0].endswith("deleted"), "every record it came from is gone"
+        for topic, total in topic_totals(kept).items():
+            assert json.loads(outputs[topic][4] or outputs[topic][3])[1] == total, topic
+
         # The history lists it by name; pinned, it comes first, and its permalink opens it again.
         page.goto(f"{live_server.url}/history/")
         page.wait_for_selector("#history-page[data-state='ready']")
-        row = page.locator("#history-table tbody tr").filter(has_text="where incidents come from")
+        row = page.locator("#history-table tbody tr[data-kind='trace']").filter(has_text="where incidents come from")
         assert "succeeded" in row.inner_text()
         row.locator("button.pin").click()
-        page.wait_for_selector("#history-table tbody tr button.pin[aria-pressed='true']")
+        page.wait_for_selector("#history-table tbody tr[data-kind='trace'] button.pin[aria-pressed='true']")
         page.screenshot(path=SCREENSHOT_DIR / "trace_5_history.png")
         page.goto(f"{live_server.url}/")
         page.wait_for_selector("#home-page[data-state='ready']")
+        assert page.locator("#pinned-questions li").count() == 1
         assert "where incidents come from" in page.inner_text("#pinned-questions")
         page.click("#pinned-questions a")
         page.wait_for_url(trace_url)
