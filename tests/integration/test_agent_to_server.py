@@ -89,8 +89,10 @@ def test_rdd_job_with_a_shuffle_and_a_join(sc, agent, viewer_client, tmp_path):
 
     graph = viewer_client.get(f"/api/v1/applications/{sc.applicationId}/graph/").json()
     kinds = {n["kind"] for n in graph["nodes"]}
-    assert kinds == {"stage", "operator", "dataset"}
+    assert kinds == {"application", "job", "stage", "operator", "dataset"}  # no record-level capture here
     assert any(e["kind"] == "shuffle" for e in graph["edges"])
+    by_id = {n["id"]: n for n in graph["nodes"]}
+    assert all(by_id[n["parent"]]["kind"] == "job" for n in graph["nodes"] if n["kind"] == "stage")
     node_ids = {n["id"] for n in graph["nodes"]}
     assert all(e["source"] in node_ids and e["target"] in node_ids for e in graph["edges"])
 
