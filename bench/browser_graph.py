@@ -167,7 +167,9 @@ def main() -> None:
                     figures.setdefault(name, []).append(timed(page, action))
                     split = page.evaluate("window.lineageZoom.lastDraw()")
                     print(f"  {name} {figures[name][-1]:.0f} ms: elements {split['elements']:.0f},"
-                          f" add {split['add']:.0f}, layout {split['layout']:.0f} ({split['nodes']} nodes)",
+                          f" add {split['add']:.0f}, layout {split['layout']:.0f}"
+                          f" ({split['how']}, {split['nodes']} nodes),"
+                          f" view {split['view']:.0f}, whole draw {split['total']:.0f}",
                           flush=True)
                 browser.close()
     for name, values in figures.items():

@@ -6,6 +6,7 @@ import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
 
 import { layoutOptions, toElements } from '../src/graph.js';
+import { runLayout } from '../src/layout.js';
 import { graphStyle } from '../src/style.js';
 import { fixture } from './helpers.js';
 
@@ -64,4 +65,27 @@ describe('layout of a real run with skipped stages', () => {
     assert.equal(cy.nodes('.status-skipped').length, 6);
     assert.ok(cy.getElementById('stage:6->stage:7').nonempty());
   });
+});
+
+describe('the flat layout of big graphs', () => {
+  for (const flat of [false, true]) {
+    it(`keeps the same left-to-right order as the compound one (flat: ${flat})`, () => {
+      const cy = cytoscape({ headless: true, styleEnabled: true, style: graphStyle(), elements: toElements(fixture('skipped_stages_graph.json'), { showSkipped: false }) });
+      instances.push(cy);
+      assert.equal(runLayout(cy, { flat }), flat ? 'flat' : 'compound');
+      const x = (id) => cy.getElementById(id).position('x');
+      const box = (id) => cy.getElementById(id).boundingBox({ includeLabels: false });
+      assert.ok(x('op:0:3') < x('op:1:4') && x('op:1:12') < x('op:2:13') && x('op:2:16') < x('op:11:17'));
+      assert.ok(box('dataset:3').x1 > box('stage:3').x2, 'the written dataset is right of its stage');
+      assert.ok(box('dataset:1').x2 < box('stage:0').x1, 'the input dataset is left of its reader');
+      // no two leaves overlap
+      const leaves = cy.nodes().filter((n) => !n.isParent()).map((n) => n.boundingBox({ includeLabels: false }));
+      for (let i = 0; i < leaves.length; i += 1) {
+        for (let j = i + 1; j < leaves.length; j += 1) {
+          const [a, b] = [leaves[i], leaves[j]];
+          assert.ok(a.x2 <= b.x1 || b.x2 <= a.x1 || a.y2 <= b.y1 || b.y2 <= a.y1, `leaves ${i} and ${j} overlap`);
+        }
+      }
+    });
+  }
 });
