@@ -150,6 +150,7 @@ def test_example_job_end_to_end(live_server, agent_token, make_member, tmp_path)
                      wait=120, stdout=out)
         assert worker.poll() is None
     assert "succeeded" in out.getvalue() and "Trace URL: /api/v1/traces/" in out.getvalue()
+    assert "Trace page: /traces/" in out.getvalue()
     trace = Trace.objects.get(application=app)
     lines = (tmp_path / "example" / "input" / "events.txt").read_text().splitlines()
     behind = [line for line in lines if {"error", "warning"} & set(line.split())]

@@ -63,6 +63,8 @@ class Command(BaseCommand):
                           + (f", {trace.result_count} records" if trace.result_count is not None else "")
                           + (f" ({trace.error})" if trace.error else ""))
         self.stdout.write(f"Trace URL: {url}")
+        page = options["base_url"].rstrip("/") + reverse("web:trace", kwargs={"pk": trace.pk})
+        self.stdout.write(f"Trace page: {page}")
         if trace.status == "succeeded":
             for record in trace.summary.get("first_page", [])[:5]:
                 self.stdout.write(f"  {record['file'] or record['capture_id']}:{record['offset']}  {record['value']}")
