@@ -89,6 +89,8 @@ function renderLegend() {
     item('swatch-shuffle', 'shuffle'));
 }
 
+const MINIMAP_DELAY_MS = 250;
+
 /** Counts of the application's stages, operators and datasets, whatever the zoom. */
 function kindCounts(graph) {
   const counts = { stage: 0, operator: 0, dataset: 0 };
@@ -318,7 +320,20 @@ export async function mountApplicationPage(root) {
   find.addEventListener('input', () => find.setCustomValidity(''));
 
   draw();
-  cy.navigator({ container: '#minimap', removeCustomContainer: false, rerenderDelay: 300 });
+  const minimapNav = cy.navigator({ container: '#minimap', removeCustomContainer: false, rerenderDelay: 300 });
+  // cytoscape-navigator redraws its thumbnail (a full cy.png()) on the *first* render after a
+  // change, inside that frame: ~150 ms on every zoom of a 5,000-operator graph. Its handler is
+  // moved behind a trailing debounce, so the thumbnail follows once the graph is on screen.
+  // (_onRenderHandler is the extension's own field, in the version package-lock.json pins.)
+  if (minimapNav?._onRenderHandler) {
+    const thumbnail = minimapNav._onRenderHandler;
+    let timer = null;
+    cy.offRender(thumbnail);
+    cy.onRender(() => {
+      clearTimeout(timer);
+      timer = setTimeout(thumbnail, MINIMAP_DELAY_MS);
+    });
+  }
   window.lineageGraph = cy;
   window.lineageZoom = {
     level: () => level,

@@ -169,6 +169,9 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     read, written = datasets[0]["id"], datasets[1]["id"]
     assert xs[read] < xs["stage:0"] < xs["stage:1"] < xs[written]
 
+    # The minimap draws the whole graph once it is on screen.
+    page.wait_for_function("(document.querySelector('#minimap img')?.src ?? '').startsWith('data:image/png')")
+
     # A graph this small opens at its deepest level, its jobs and stages as boxes around operators.
     assert _zoom_state(page) == {"level": "operator", "collapsed": []}
     assert page.get_attribute("#level-operator", "aria-pressed") == "true"
