@@ -17,7 +17,8 @@ import { runLayout } from './layout.js';
 import { graphStyle } from './style.js';
 import { onNodeTap } from './taps.js';
 import {
-  LEVELS, LEVEL_NAMES, isCompound, levelState, stateFromUrl, stateToUrl, visibleGraph, zoomIn, zoomOut, zoomTree,
+  LEVELS, LEVEL_NAMES, MAX_DRAWN, drawnCount, isCompound, levelState, stateFromUrl, stateToUrl, visibleGraph, zoomIn,
+  zoomOut, zoomTree,
 } from './zoom.js';
 
 cytoscape.use(dagre);
@@ -170,6 +171,10 @@ export async function mountApplicationPage(root) {
   // last chosen and the collapsed nodes. Every change redraws from these (zoom.visibleGraph).
   let base = showSkipped.checked ? graph : withoutSkipped(graph);
   let tree = zoomTree(base);
+  // Nodes each level draws (0: the level has no node), for the level buttons.
+  const sizesOf = (t) => new Map(LEVELS.map((name) => [name,
+    [...t.nodes.values()].some((node) => node.kind === name) ? drawnCount(t, levelState(t, name)) : 0]));
+  let levelSizes = sizesOf(tree);
   let { level, collapsed } = stateFromUrl(tree, fromUrl);
 
   const cy = cytoscape({ container, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
@@ -201,7 +206,11 @@ export async function mountApplicationPage(root) {
     lastDraw = { elements: t1 - t0, add: t2 - t1, layout: t3 - t2, view: performance.now() - t3, nodes: cy.nodes().length, how };
     for (const [name, button] of Object.entries(levelButtons)) {
       button.setAttribute('aria-pressed', String(name === level));
-      button.disabled = ![...tree.nodes.values()].some((node) => node.kind === name);
+      const size = levelSizes.get(name);
+      button.disabled = size === 0 || size > MAX_DRAWN;
+      button.title = size > MAX_DRAWN
+        ? `${size} nodes at this level: too many to draw at once; zoom into the nodes you need`
+        : '';
     }
     status.textContent = hasLineage
       ? `${summaryLine(kindCounts(base), { skipped, hidden: !showSkipped.checked })} · showing ${LEVEL_NAMES[level].toLowerCase()}`
@@ -296,6 +305,7 @@ export async function mountApplicationPage(root) {
     const url = stateToUrl(tree, level, collapsed);
     base = showSkipped.checked ? graph : withoutSkipped(graph);
     tree = zoomTree(base);
+    levelSizes = sizesOf(tree);
     ({ level, collapsed } = stateFromUrl(tree, url));
     draw();
   });

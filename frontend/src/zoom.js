@@ -16,6 +16,8 @@ export const LEVEL_NAMES = {
 
 /** Nodes drawn at most, for a level to count as readable in a window (see readableLevel). */
 export const READABLE_NODES = 60;
+/** Nodes a whole level may draw at once (laying out more freezes the page for seconds). */
+export const MAX_DRAWN = 2000;
 
 const str = (value) => (value === null || value === undefined ? null : String(value));
 
@@ -179,8 +181,12 @@ export function stateToUrl(tree, level, collapsed) {
   };
 }
 
-/** The zoom state of URL parameters (stateToUrl's); unknown levels and ids are ignored. */
+/**
+ * The zoom state of URL parameters (stateToUrl's); unknown levels and ids are ignored, and a level
+ * drawing more than MAX_DRAWN nodes opens at the readable level instead.
+ */
 export function stateFromUrl(tree, { level, in: opened = [], out: closed = [] } = {}) {
-  const known = LEVELS.includes(level) ? level : readableLevel(tree);
+  const drawable = LEVELS.includes(level) && drawnCount(tree, levelState(tree, level)) <= MAX_DRAWN;
+  const known = drawable ? level : readableLevel(tree);
   return { level: known, collapsed: zoomOut(tree, zoomIn(levelState(tree, known), opened), closed) };
 }

@@ -165,6 +165,12 @@ describe('the level a graph opens at', () => {
     assert.deepEqual(counts, { stage: 200, operator: 0, dataset: 2, edges: 201 });
   });
 
+  it('never opens a level too big to draw from a URL', () => {
+    const big = zoomTree(synthetic({ jobs: 10, stages: 20, ops: 25 }));
+    assert.equal(stateFromUrl(big, { level: 'operator' }).level, 'stage');
+    assert.equal(stateFromUrl(big, { level: 'job' }).level, 'job');
+  });
+
   it('ignores zooming a node that holds nothing', () => {
     const tree = zoomTree(fixture('zoom_graph.json'));
     assert.deepEqual(zoomOut(tree, new Set(), 'dataset:1'), new Set());
