@@ -6,13 +6,14 @@ import dagre from 'cytoscape-dagre';
 
 import { el, errorText, fetchJson, sendJson, statusBadge } from './dom.js';
 import { formatCount, formatDuration, formatTime } from './format.js';
-import { layoutOptions, readableViewport, toElements } from './graph.js';
+import { readableViewport, toElements } from './graph.js';
+import { runLayout } from './layout.js';
 import {
-  FATES, FATE_MARKS, TERMINAL, overlay, progressFraction, progressText, questionZoom, recordColumns, recordElements,
-  recordRow, selectionText,
+  FATES, FATE_MARKS, TERMINAL, ancestorsOf, overlay, progressFraction, progressText, questionZoom, recordColumns, recordRow,
+  selectionText, withRecords,
 } from './question_view.js';
 import { graphStyle } from './style.js';
-import { visibleGraph, zoomTree } from './zoom.js';
+import { visibleGraph, zoomIn, zoomTree } from './zoom.js';
 
 cytoscape.use(dagre);
 
@@ -134,30 +135,22 @@ export async function mountQuestionPage(root) {
       parts.push(el('p', {}, whatIf));
     }
     parts.push(el('h2', {}, 'On the application graph'), el('div', { class: 'graph-frame question-frame' }, graphBox));
-    const recordsBox = el('div', { id: 'record-graph', class: 'graph record-graph', role: 'img', 'aria-label': 'Records and their lineage' });
-    parts.push(el('section', { class: 'record-level', hidden: true }, el('h2', {}, 'The records and their lineage'),
-      el('div', { class: 'graph-frame record-frame' }, recordsBox)));
     parts.push(el('h2', {}, 'Records'), downloads, table);
     body.replaceChildren(...parts);
 
     const [appGraph, questionGraph] = await Promise.all([fetchJson(root.dataset.graphUrl), fetchJson(question.links.graph)]);
-    const tree = zoomTree(appGraph);
-    const { graph, marks } = overlay(appGraph, questionGraph, kind, tree);
+    // A small trace's records sit inside their capture points: the zoom's record level, open.
+    const full = withRecords(appGraph, questionGraph);
+    const tree = zoomTree(full);
+    const { graph, marks } = overlay(full, questionGraph, kind, tree);
     const cy = cytoscape({ container: graphBox, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
-    cy.add(toElements(visibleGraph(graph, questionZoom(tree, questionGraph.points ?? []), tree)));
+    const records = [...tree.nodes.values()].filter((n) => n.kind === 'record').map((n) => n.id);
+    cy.add(toElements(visibleGraph(graph, zoomIn(questionZoom(tree, questionGraph.points ?? []), [...ancestorsOf(tree, records)]), tree)));
     for (const [id, classes] of marks) cy.getElementById(id).addClass(classes);
-    cy.layout(layoutOptions()).run();
+    runLayout(cy);
     cy.viewport(readableViewport(cy.elements().boundingBox(), cy.width(), cy.height()));
     window.lineageGraph = cy;
 
-    const records = recordElements(questionGraph);
-    if (records && records.length) {
-      recordsBox.closest('section').hidden = false;
-      const rc = cytoscape({ container: recordsBox, elements: records, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
-      rc.layout({ ...layoutOptions(), minLen: 1 }).run();
-      rc.viewport(readableViewport(rc.elements().boundingBox(), rc.width(), rc.height()));
-      window.lineageRecords = rc;
-    }
     const query = new URLSearchParams(window.location.search);
     // A what-if's table starts at its target (the outputs): old and new values side by side.
     const point = kind === 'whatif' ? (query.get('point') ?? question.summary?.target ?? '') : '';

@@ -131,23 +131,29 @@ export function recordRow(record, kind) {
 }
 
 /**
- * The records of a small trace as graph elements (the record level of the zoom): one node per
- * (capture point, record id), labelled by its value, joined by their lineage; null when the
- * trace was too big for the server to keep them.
+ * The application's API graph with a small trace's records added as the zoom's record level:
+ * each record a node inside its capture point (kind 'record'), joined by 'lineage' edges. A capture
+ * point holding records becomes a compound node that collapses onto them like any other level.
+ * Returns the graph unchanged when the trace was too big for the server to keep its records.
  */
-export function recordElements(questionGraph) {
+export function withRecords(apiGraph, questionGraph) {
   const records = questionGraph?.records;
-  if (!records) return null;
+  if (!records) return apiGraph;
+  const known = new Set((apiGraph?.nodes ?? []).map((n) => String(n.id)));
   const id = ([cid, rid]) => `rec:${cid}:${rid}`;
-  const nodes = records.nodes.map((r) => ({
-    group: 'nodes',
-    data: { id: id([r.capture_id, r.record_id]), label: `${show(r.value).slice(0, 40)}\n${shortPoint(r.capture_id)} #${r.record_id}`, kind: 'record' },
-    classes: ['record'],
-  }));
-  const known = new Set(nodes.map((n) => n.data.id));
+  const nodes = records.nodes
+    .filter((r) => known.has(captureNode(r.capture_id)))
+    .map((r) => ({
+      id: id([r.capture_id, r.record_id]),
+      kind: 'record',
+      label: `#${r.record_id} ${show(r.value).slice(0, 40)}`,
+      parent: captureNode(r.capture_id),
+      data: { capture_id: r.capture_id, record_id: r.record_id, value: r.value },
+    }));
+  const ids = new Set(nodes.map((n) => n.id));
   const edges = records.edges
     .map((e) => ({ source: id(e.source), target: id(e.target) }))
-    .filter((e) => known.has(e.source) && known.has(e.target))
-    .map((e) => ({ group: 'edges', data: { id: `${e.source}->${e.target}`, ...e, kind: 'lineage' }, classes: ['lineage'] }));
-  return [...nodes, ...edges];
+    .filter((e) => ids.has(e.source) && ids.has(e.target))
+    .map((e) => ({ id: `${e.source}->${e.target}`, ...e, kind: 'lineage' }));
+  return { ...apiGraph, nodes: [...(apiGraph?.nodes ?? []), ...nodes], edges: [...(apiGraph?.edges ?? []), ...edges] };
 }

@@ -195,6 +195,7 @@ export function graphStyle() {
     { selector: 'node.fate-deleted', style: { 'background-color': '#f6c9c4', 'border-color': COLORS.failed, 'border-style': 'dotted' } },
     { selector: 'node.fate-changed', style: { 'background-color': '#fde7cf', 'border-color': COLORS.writtenBorder, 'border-style': 'double', 'border-width': 5 } },
     { selector: 'node.fate-unchanged', style: { 'background-color': '#e3f1e0', 'border-color': COLORS.pythonBorder } },
+    { selector: 'node.capture:parent', style: { 'text-valign': 'top', 'text-margin-y': -4, padding: 10, 'text-events': 'yes' } },
     { selector: 'node.record', style: { shape: 'round-rectangle', 'background-color': '#fff', 'border-color': COLORS.operatorBorder, 'font-size': 11 } },
     { selector: 'edge.lineage', style: { 'line-color': COLORS.selected, 'target-arrow-color': COLORS.selected } },
     {

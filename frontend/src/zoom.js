@@ -1,7 +1,8 @@
 // Zoom levels of the application graph (Lipstick's ZoomIn/ZoomOut): pure, no DOM, no Cytoscape.
 //
 // The graph API nests its nodes (`parent`): application -> jobs -> stages -> operators -> capture
-// points, with datasets outside them all. The zoom state is the set of collapsed nodes. A collapsed
+// points, with datasets outside them all; a trace's page adds its records inside their capture
+// points (the record level). The zoom state is the set of collapsed nodes. A collapsed
 // node is drawn alone, in place of everything inside it, and keeps the same inputs and outputs:
 // each edge is drawn between the outermost collapsed nodes holding its ends (the node itself
 // when none holds it), once per pair, and an edge inside one collapsed node disappears.
@@ -9,9 +10,10 @@
 // as it was, so ZoomIn(ZoomOut(G)) = G at every level.
 
 /** The levels, outermost first, by node kind; their names as the page's buttons say them. */
-export const LEVELS = ['application', 'job', 'stage', 'operator', 'capture'];
+export const LEVELS = ['application', 'job', 'stage', 'operator', 'capture', 'record'];
 export const LEVEL_NAMES = {
   application: 'Application', job: 'Jobs', stage: 'Stages', operator: 'Operators', capture: 'Capture points',
+  record: 'Records',
 };
 
 /** Nodes drawn at most, for a level to count as readable in a window (see readableLevel). */
@@ -71,8 +73,8 @@ export function shownAs(tree, collapsed, id) {
 
 /**
  * The zoom state that shows one level: every compound node of that kind collapsed (its content
- * hidden), every compound node of the levels above it expanded. 'capture' (the deepest) collapses
- * nothing. Returns a new Set of node ids.
+ * hidden), every compound node of the levels above it expanded. The deepest level present
+ * collapses nothing. Returns a new Set of node ids.
  */
 export function levelState(tree, level) {
   const collapsed = new Set();
@@ -159,7 +161,7 @@ export function drawnCount(tree, collapsed) {
 export function readableLevel(tree, maxNodes = READABLE_NODES) {
   const kinds = new Set([...tree.nodes.values()].map((node) => node.kind));
   const present = LEVELS.filter((level) => kinds.has(level));
-  if (!present.length) return 'capture';
+  if (!present.length) return LEVELS[LEVELS.length - 1];
   const floor = present.includes('stage') ? 'stage' : present[present.length - 1];
   let best = floor;
   for (const level of present.slice(present.indexOf(floor) + 1)) {

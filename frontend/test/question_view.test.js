@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
-  overlay, pointClasses, pointNote, progressFraction, progressText, questionZoom, recordElements, recordRow, selectionText,
+  overlay, pointClasses, pointNote, progressFraction, progressText, questionZoom, recordRow, selectionText, withRecords,
 } from '../src/question_view.js';
 import { visibleGraph, zoomTree } from '../src/zoom.js';
 import { fixture } from './helpers.js';
@@ -65,10 +65,20 @@ describe('words and rows', () => {
     assert.deepEqual(recordRow({ capture_id: 'o', record_id: null, fate: 'deleted', value: 'x', new_value: null }, 'whatif'), ['✕ deleted', 'o', '—', 'x', '']);
   });
 
-  it('draws a small trace\'s records joined by their lineage', () => {
-    const elements = recordElements({ records: { nodes: [{ capture_id: 'a', record_id: 1, value: 'x' }, { capture_id: 'b', record_id: 2, value: null }],
-      edges: [{ source: ['a', 1], target: ['b', 2] }, { source: ['a', 9], target: ['b', 2] }] } });
-    assert.deepEqual(elements.map((e) => e.data.id), ['rec:a:1', 'rec:b:2', 'rec:a:1->rec:b:2']);
-    assert.equal(recordElements({ records: null }), null);
+  it('adds a small trace\'s records inside their capture points, joined by their lineage', () => {
+    const full = withRecords(graph, { records: {
+      nodes: [{ capture_id: 's0-input', record_id: 1, value: 'x' }, { capture_id: 's1-output', record_id: 2, value: ['a', 1] },
+        { capture_id: 'nowhere', record_id: 3, value: null }],
+      edges: [{ source: ['s0-input', 1], target: ['s1-output', 2] }, { source: ['nowhere', 3], target: ['s1-output', 2] }],
+    } });
+    const records = full.nodes.filter((n) => n.kind === 'record');
+    assert.deepEqual(records.map((n) => [n.id, n.parent]), [['rec:s0-input:1', 'capture:s0-input'], ['rec:s1-output:2', 'capture:s1-output']]);
+    assert.deepEqual(full.edges.filter((e) => e.kind === 'lineage').map((e) => e.id), ['rec:s0-input:1->rec:s1-output:2']);
+    assert.equal(withRecords(graph, { records: null }), graph);
+    // the record level zooms like the others: collapsing the capture points lifts the record edge onto them
+    const tree = zoomTree(full);
+    const drawn = visibleGraph(full, new Set(['capture:s0-input', 'capture:s1-output']), tree);
+    assert.ok(drawn.edges.some((e) => e.source === 'capture:s0-input' && e.target === 'capture:s1-output'));
+    assert.equal(drawn.nodes.some((n) => n.kind === 'record'), false);
   });
 });

@@ -155,7 +155,7 @@ describe('the level a graph opens at', () => {
     assert.equal(readableLevel(big), 'stage'); // never a handful of job boxes
     assert.equal(readableLevel(big, 6000), 'operator');
     assert.equal(readableLevel(zoomTree(synthetic({ jobs: 1, stages: 2, ops: 20 }))), 'operator'); // 40 operators
-    assert.equal(readableLevel(zoomTree({ nodes: [] })), 'capture');
+    assert.equal(readableLevel(zoomTree({ nodes: [] })), 'record');
   });
 
   it('draws only stages and jobs of a 5,000-operator application at the stage level', () => {

@@ -101,6 +101,15 @@ def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, t
         inputs = {p["id"] for p in points if p["capture_kind"] == "input"}
         assert output["id"] in crossed and inputs <= set(crossed)
         assert page.evaluate("window.lineageGraph.nodes('.result').length") == len(inputs)
+        # The record level: a trace this small shows its records inside their capture points, joined
+        # by their lineage; the input records drawn are the result's.
+        drawn = page.evaluate(
+            "() => window.lineageGraph.nodes('.record')"
+            ".map((n) => ({parent: n.parent().id(), value: n.data('info').value}))"
+        )
+        assert drawn and all(d["parent"].startswith("capture:") for d in drawn)
+        assert sorted(d["value"] for d in drawn if d["parent"] in inputs) == expected
+        assert page.evaluate("window.lineageGraph.edges('.lineage').length") > 0
         assert page.get_attribute("#download-csv", "href").endswith("/download/csv/")
         csv = page.request.get(page.get_attribute("#download-csv", "href"))
         assert csv.ok and len(csv.text().splitlines()) == len(expected) + 1  # a header, then each record
