@@ -155,3 +155,35 @@ def seeded_app(live_server: Any, agent_token: str) -> str:
     answer = post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, token)
     assert answer["accepted"] == len(events)
     return "local-1763731200000"
+
+
+def graph_point(page: Any, script: str) -> dict[str, float]:
+    """The page coordinates of the point ``script`` (a JS function of ``cy`` returning a rendered
+    position) names in ``window.lineageGraph``."""
+    return page.evaluate(
+        f"""() => {{
+            const cy = window.lineageGraph;
+            const box = cy.container().getBoundingClientRect();
+            const p = ({script})(cy);
+            return {{x: box.left + p.x, y: box.top + p.y}};
+        }}"""
+    )
+
+
+def node_point(page: Any, node_id: str) -> dict[str, float]:
+    """Where node ``node_id`` is on the page, first panned into the view's centre if outside it."""
+    return graph_point(
+        page,
+        f"""(cy) => {{
+            const node = cy.getElementById({json.dumps(node_id)});
+            const p = node.renderedPosition();
+            if (p.x < 0 || p.y < 0 || p.x > cy.width() || p.y > cy.height()) cy.center(node);
+            return node.renderedPosition();
+        }}""",
+    )
+
+
+def click_node(page: Any, node_id: str, *, double: bool = False) -> None:
+    """Click (or double-click) a node of the graph with the mouse."""
+    point = node_point(page, node_id)
+    (page.mouse.dblclick if double else page.mouse.click)(point["x"], point["y"])

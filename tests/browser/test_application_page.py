@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOT_DIR, get_json, post_json
+from tests.browser.conftest import SCREENSHOT_DIR, click_node, get_json, graph_point, post_json
 from tests.lineage_server.events import capture_point, event, operator, stage_run, word_count_with_join
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -65,35 +65,9 @@ def _wait_for_animations(page: Any) -> None:
     page.wait_for_function("!window.lineageGraph.animated() && !window.lineageGraph.nodes().some((n) => n.animated())")
 
 
-def _click_graph_point(page: Any, script: str) -> None:
-    """Click where `script` (evaluated with `cy`) says, in the graph's rendered coordinates."""
-    point = page.evaluate(
-        f"""() => {{
-            const cy = window.lineageGraph;
-            const box = cy.container().getBoundingClientRect();
-            const p = ({script})(cy);
-            return {{x: box.left + p.x, y: box.top + p.y}};
-        }}"""
-    )
-    page.mouse.click(point["x"], point["y"])
-
-
-def _click_node(page: Any, node_id: str) -> None:
-    """Click a node, first panned into the view's centre if it is outside it."""
-    _click_graph_point(
-        page,
-        f"""(cy) => {{
-            const node = cy.getElementById({json.dumps(node_id)});
-            const p = node.renderedPosition();
-            if (p.x < 0 || p.y < 0 || p.x > cy.width() || p.y > cy.height()) cy.center(node);
-            return node.renderedPosition();
-        }}""",
-    )
-
-
 def _click_stage_title(page: Any, stage_id: str) -> None:
     # A stage's title is drawn above its box; clicking it selects the stage, not an operator inside.
-    _click_graph_point(
+    point = graph_point(
         page,
         f"""(cy) => {{
             const stage = cy.getElementById({json.dumps(stage_id)});
@@ -102,22 +76,11 @@ def _click_stage_title(page: Any, stage_id: str) -> None:
             return {{x: (box.x1 + box.x2) / 2, y: (withLabel.y1 + box.y1) / 2}};
         }}""",
     )
+    page.mouse.click(point["x"], point["y"])
 
 
 def _zoom_state(page: Any) -> dict[str, Any]:
     return page.evaluate("() => ({level: window.lineageZoom.level(), collapsed: window.lineageZoom.collapsed()})")
-
-
-def _double_click_node(page: Any, node_id: str) -> None:
-    point = page.evaluate(
-        f"""() => {{
-            const cy = window.lineageGraph;
-            const box = cy.container().getBoundingClientRect();
-            const p = cy.getElementById({json.dumps(node_id)}).renderedPosition();
-            return {{x: box.left + p.x, y: box.top + p.y}};
-        }}"""
-    )
-    page.mouse.dblclick(point["x"], point["y"])
 
 
 def _counts(page: Any) -> dict[str, int]:
@@ -217,11 +180,11 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     assert page.evaluate("window.lineageGraph.edges().length") == len(api["edges"])
 
     # Double-clicking an operator collapses its stage; double-clicking the stage opens it again.
-    _double_click_node(page, "op:1:4")
+    click_node(page, "op:1:4", double=True)
     page.wait_for_function("window.lineageGraph.getElementById('stage:1').hasClass('collapsed')")
     _wait_for_animations(page)
     assert _counts(page) == {**expected, "operator": 3}
-    _double_click_node(page, "stage:1")
+    click_node(page, "stage:1", double=True)
     page.wait_for_function("window.lineageGraph.getElementById('stage:1').isParent()")
     _wait_for_animations(page)
     assert _counts(page) == expected
@@ -257,14 +220,14 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     assert page.evaluate("document.activeElement.closest('#details') !== null"), "focus moves to the panel"
 
     # Click an operator: the panel shows its Python operators and call site.
-    _click_node(page, "op:0:2")
+    click_node(page, "op:0:2")
     page.wait_for_selector("#details[data-node-id='op:0:2']")
     details = page.inner_text("#details")
     assert page.locator("#details .section-python-operators").count() == 1
     assert "flatMap" in details and "wc.py:7" in details
 
     # Click a dataset: the panel shows its path and size.
-    _click_node(page, read)
+    click_node(page, read)
     page.wait_for_selector(f"#details[data-node-id='{read}']")
     details = page.inner_text("#details")
     assert "file:/data/in.txt" in details and "1.2 KiB" in details
@@ -350,7 +313,7 @@ def test_skipped_stages_are_hidden_until_asked_for(live_server, app_with_skipped
     page.click("#details button.zoom-out")
     page.wait_for_function("window.lineageGraph.getElementById('stage:0').hasClass('collapsed')")
     _wait_for_animations(page)
-    _click_node(page, "op:3:5")
+    click_node(page, "op:3:5")
     page.wait_for_selector("#details[data-node-id='op:3:5']")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOT_DIR, post_json
+from tests.browser.conftest import SCREENSHOT_DIR, click_node, post_json
 from tests.lineage_server.events import event
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -36,16 +36,8 @@ def _labels(page: Any) -> list[str]:
     return page.evaluate("() => window.lineageGraph.nodes().map((n) => n.data('title')).sort()")
 
 
-def _node_at(page: Any, title: str) -> dict[str, float]:
-    return page.evaluate(
-        f"""() => {{
-            const cy = window.lineageGraph;
-            const node = cy.nodes().filter((n) => n.data('title') === {json.dumps(title)})[0];
-            const box = cy.container().getBoundingClientRect();
-            const p = node.renderedPosition();
-            return {{x: box.left + p.x, y: box.top + p.y}};
-        }}"""
-    )
+def _id_of(page: Any, title: str) -> str:
+    return page.evaluate(f"window.lineageGraph.nodes().filter((n) => n.data('title') === {json.dumps(title)})[0].id()")
 
 
 def test_follow_a_dataset_through_two_applications(live_server, two_apps, page):
@@ -56,15 +48,7 @@ def test_follow_a_dataset_through_two_applications(live_server, two_apps, page):
     written = page.evaluate(
         "() => window.lineageGraph.nodes('.dataset-written').map((n) => n.id())[0]"
     )
-    point = page.evaluate(
-        f"""() => {{
-            const cy = window.lineageGraph;
-            const box = cy.container().getBoundingClientRect();
-            const p = cy.getElementById({json.dumps(written)}).renderedPosition();
-            return {{x: box.left + p.x, y: box.top + p.y}};
-        }}"""
-    )
-    page.mouse.click(point["x"], point["y"])
+    click_node(page, written)
     page.wait_for_selector(f"#details[data-node-id='{written}']")
     page.click("#details a.follow-dataset")
     page.wait_for_url(f"**/datasets/{written.split(':')[1]}/")
@@ -99,8 +83,7 @@ def test_follow_a_dataset_through_two_applications(live_server, two_apps, page):
 
     # Expanding on demand: double-click the centre's reader... nothing new downstream of the report's
     # output, but the dataset's writer comes back when its neighbours are added.
-    centre_point = _node_at(page, "file:/data/out/counts")
-    page.mouse.dblclick(centre_point["x"], centre_point["y"])
+    click_node(page, _id_of(page, "file:/data/out/counts"), double=True)
     page.wait_for_function("window.lineageGraph.nodes().length === 4")
     _wait(page)
     assert "wc" in _labels(page)
@@ -108,8 +91,7 @@ def test_follow_a_dataset_through_two_applications(live_server, two_apps, page):
         "file:/data/out/counts"]
 
     # The report application: its panel links to its own lineage graph.
-    report = _node_at(page, "report")
-    page.mouse.click(report["x"], report["y"])
+    click_node(page, _id_of(page, "report"))
     page.wait_for_selector(f"#details[data-node-id='app:{report_app}']")
     page.click("#details a.open-app")
     page.wait_for_url(f"**/applications/{report_app}/**")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOT_DIR
+from tests.browser.conftest import SCREENSHOT_DIR, click_node
 from tests.lineage_server.tracing.captured import TOPICS, CapturedJob, capture_word_topics, topic_totals
 from tests.lineage_server.worker import celery_worker
 from tests.spark_fixtures import spark
@@ -26,18 +26,8 @@ def captured(spark: Any, live_server: Any, agent_token: str, tmp_path: Path) -> 
     return capture_word_topics(spark, live_server.url, agent_token, tmp_path / "job")
 
 
-def _click_node(page: Any, node_id: str) -> None:
-    point = page.evaluate(
-        f"""() => {{
-            const cy = window.lineageGraph;
-            const node = cy.getElementById({json.dumps(node_id)});
-            cy.center(node);
-            const box = cy.container().getBoundingClientRect();
-            const p = node.renderedPosition();
-            return {{x: box.left + p.x, y: box.top + p.y}};
-        }}"""
-    )
-    page.mouse.click(point["x"], point["y"])
+def _select(page: Any, node_id: str) -> None:
+    click_node(page, node_id)
     page.wait_for_selector(f"#details[data-node-id='{node_id}']")
 
 
@@ -76,7 +66,7 @@ def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, t
         page.screenshot(path=SCREENSHOT_DIR / "trace_1_capture_points.png")
 
         # Select the output and trace backward the records whose topic is "incident".
-        _click_node(page, output["id"])
+        _select(page, output["id"])
         page.click("#ask-backward")
         page.fill("#ask-field", "0")
         page.select_option("#ask-op", "equals")
@@ -144,7 +134,7 @@ def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, t
         # What if the lines that mention "disk" had not been there?
         points = _open_capture_points(page, app_url)
         text_input = next(p for p in points if p["capture_id"].endswith("0001-input-textFile"))  # the events' lines
-        _click_node(page, text_input["id"])
+        _select(page, text_input["id"])
         page.click("#ask-whatif")
         page.select_option("#ask-op", "contains")
         page.fill("#ask-value", "disk")

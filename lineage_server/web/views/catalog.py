@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from lineage_server.catalog.models import Dataset, DatasetIO
 from lineage_server.catalog.selectors import visible_applications
+from lineage_server.tracing.selectors import trace_history
 
 
 @login_required
@@ -73,8 +74,6 @@ def pipeline(request: HttpRequest, app_id: str) -> HttpResponse:
 
 
 def _question_page(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
-    from lineage_server.tracing.selectors import trace_history
-
     question = trace_history(request.user).filter(pk=pk, kind=kind).select_related("application").first()
     if question is None:
         return render(request, "web/not_found.html", {"what": "what-if" if kind == "whatif" else "trace", "key": pk},
