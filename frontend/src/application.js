@@ -7,13 +7,13 @@ import navigator from 'cytoscape-navigator';
 import { askForm } from './ask_form.js';
 import { INCOMPLETE, incompleteLineageLines } from './completeness.js';
 import { nodeDetails } from './details.js';
-import { el, fetchJson, statusBadge } from './dom.js';
+import { el, fetchJson, renderSection, statusBadge } from './dom.js';
 import { formatDuration, formatTime } from './format.js';
 import {
-  countSkippedStages, readableViewport, summaryLine, toElements, withoutSkipped,
+  countSkippedStages, summaryLine, toElements, withoutSkipped,
 } from './graph.js';
 import { pageUrlOf } from './pipeline_graph.js';
-import { runLayout } from './layout.js';
+import { frameReadable, runLayout } from './layout.js';
 import { graphStyle } from './style.js';
 import { onNodeTap } from './taps.js';
 import {
@@ -59,21 +59,6 @@ async function incompleteLineage(application, capturePointsUrl) {
     // The banner still says how many tables are missing, without naming the capture points.
   }
   return incompleteLineageLines(application, points);
-}
-
-function renderSection(section) {
-  const parts = [el('h3', {}, section.heading)];
-  if (section.rows) {
-    parts.push(el('table', { class: 'kv' }, el('tbody', {},
-      section.rows.map(([label, value]) => el('tr', {}, el('th', { scope: 'row' }, label), el('td', {}, String(value)))))));
-  }
-  if (section.table) {
-    parts.push(el('table', { class: 'grid' },
-      el('thead', {}, el('tr', {}, section.columns.map((c) => el('th', { scope: 'col' }, c)))),
-      el('tbody', {}, section.table.map((row) => el('tr', {}, row.map((cell) => el('td', {}, cell)))))));
-  }
-  if (section.text) parts.push(el('pre', {}, section.text));
-  return el('section', { class: `details-section section-${section.heading.toLowerCase().replace(/\W+/g, '-')}` }, parts);
 }
 
 function renderLegend() {
@@ -180,12 +165,6 @@ export async function mountApplicationPage(root) {
   const cy = cytoscape({ container, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
   let selectedId = null;
 
-  // Framed on the nodes' boxes: measuring every label for the bounding box cost 50-70 ms at 250
-  // nodes, and node boxes are sized to their labels already (style.js).
-  const showReadable = () => {
-    const box = cy.nodes().boundingBox({ includeLabels: false, includeOverlays: false });
-    cy.viewport(readableViewport(box, cy.width(), cy.height()));
-  };
 
   // How long the last draw took, by step (ms): read by bench/browser_graph.py.
   let lastDraw = {};
@@ -202,7 +181,7 @@ export async function mountApplicationPage(root) {
     const t2 = performance.now();
     const how = runLayout(cy); // synchronous: done when it returns
     const t3 = performance.now();
-    showReadable();
+    frameReadable(cy);
     lastDraw = { elements: t1 - t0, add: t2 - t1, layout: t3 - t2, view: performance.now() - t3, nodes: cy.nodes().length, how };
     for (const [name, button] of Object.entries(levelButtons)) {
       button.setAttribute('aria-pressed', String(name === level));

@@ -160,7 +160,10 @@ function captureDetails(info) {
 }
 
 function applicationDetails(info) {
-  return [{ heading: 'Summary', rows: present([['Application', info.app_id], ['Name', info.name], ['Status', info.status]]) }];
+  return [{
+    heading: 'Summary',
+    rows: present([['Application', info.app_id], ['Name', info.name], ['User', info.user], ['Status', info.status]]),
+  }];
 }
 
 /** A collapsed node's "Holds" section: how many nodes of each kind it hides. */

@@ -33,6 +33,22 @@ export async function fetchJson(url) {
   return response.json();
 }
 
+/** One section of a node panel (details.js's {heading, rows | table + columns | text}) as HTML. */
+export function renderSection(section) {
+  const parts = [el('h3', {}, section.heading)];
+  if (section.rows) {
+    parts.push(el('table', { class: 'kv' }, el('tbody', {},
+      section.rows.map(([label, value]) => el('tr', {}, el('th', { scope: 'row' }, label), el('td', {}, String(value)))))));
+  }
+  if (section.table) {
+    parts.push(el('table', { class: 'grid' },
+      el('thead', {}, el('tr', {}, section.columns.map((c) => el('th', { scope: 'col' }, c)))),
+      el('tbody', {}, section.table.map((row) => el('tr', {}, row.map((cell) => el('td', {}, cell)))))));
+  }
+  if (section.text) parts.push(el('pre', {}, section.text));
+  return el('section', { class: `details-section section-${section.heading.toLowerCase().replace(/\W+/g, '-')}` }, parts);
+}
+
 /** A status pill: <span class="status status-failed">failed</span>. */
 export function statusBadge(status) {
   const value = status || 'unknown';

@@ -5,9 +5,9 @@ import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
 
 import { nodeDetails } from './details.js';
-import { el, fetchJson } from './dom.js';
+import { el, fetchJson, renderSection } from './dom.js';
 import { formatCount } from './format.js';
-import { readableViewport } from './graph.js';
+import { frameReadable } from './layout.js';
 import {
   depthsFromUrl, graphUrlOf, mergePipeline, pageUrlOf, pipelineElements,
 } from './pipeline_graph.js';
@@ -28,11 +28,7 @@ function layout() {
 function detailsOf(node) {
   const info = node.data('info') ?? {};
   if (node.data('kind') === 'dataset') return nodeDetails({ kind: 'dataset', label: info.path, data: { ...info, directions: [] } });
-  return {
-    title: node.data('title'),
-    kind: 'application',
-    sections: [{ heading: 'Summary', rows: [['Application', info.app_id], ['Name', info.name], ['User', info.user], ['Status', info.status]].filter(([, v]) => v) }],
-  };
+  return nodeDetails({ kind: 'application', label: node.data('title'), data: info });
 }
 
 /** Mount the page on `root` (data-graph-url: the centre's API graph; data-center: its node id). */
@@ -66,7 +62,7 @@ export async function mountPipelinePage(root) {
       cy.add(pipelineElements(answer, { expanded }));
     });
     cy.layout(layout()).run();
-    cy.viewport(readableViewport(cy.elements().boundingBox(), cy.width(), cy.height()));
+    frameReadable(cy);
     const apps = answer.nodes.filter((n) => n.kind === 'application').length;
     const datasets = answer.nodes.length - apps;
     status.textContent = `${formatCount(datasets)} dataset${datasets === 1 ? '' : 's'} · ${formatCount(apps)} application${apps === 1 ? '' : 's'}`
@@ -121,9 +117,7 @@ export async function mountPipelinePage(root) {
     panel.replaceChildren(
       el('h2', {}, details.title), el('div', { class: `kind kind-${details.kind}` }, details.kind),
       el('p', { class: 'links' }, links, more),
-      ...details.sections.map((section) => el('section', { class: 'details-section' },
-        el('h3', {}, section.heading),
-        el('table', { class: 'kv' }, el('tbody', {}, (section.rows ?? []).map(([k, v]) => el('tr', {}, el('th', { scope: 'row' }, k), el('td', {}, String(v)))))))),
+      ...details.sections.map(renderSection),
     );
     panel.dataset.nodeId = node.id();
   }

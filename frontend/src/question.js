@@ -6,8 +6,8 @@ import dagre from 'cytoscape-dagre';
 
 import { el, errorText, fetchJson, sendJson, statusBadge } from './dom.js';
 import { formatCount, formatDuration, formatTime } from './format.js';
-import { readableViewport, toElements } from './graph.js';
-import { runLayout } from './layout.js';
+import { toElements } from './graph.js';
+import { frameReadable, runLayout } from './layout.js';
 import {
   FATES, FATE_MARKS, TERMINAL, ancestorsOf, overlay, progressFraction, progressText, questionZoom, recordColumns, recordRow,
   selectionText, withRecords,
@@ -148,7 +148,7 @@ export async function mountQuestionPage(root) {
     cy.add(toElements(visibleGraph(graph, zoomIn(questionZoom(tree, questionGraph.points ?? []), [...ancestorsOf(tree, records)]), tree)));
     for (const [id, classes] of marks) cy.getElementById(id).addClass(classes);
     runLayout(cy);
-    cy.viewport(readableViewport(cy.elements().boundingBox(), cy.width(), cy.height()));
+    frameReadable(cy);
     window.lineageGraph = cy;
 
     const query = new URLSearchParams(window.location.search);
