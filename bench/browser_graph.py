@@ -115,9 +115,9 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="bench-graph-") as tmp:
         var = Path(tmp)
-        env = {**os.environ, "LINEAGE_VAR_DIR": str(var), "LINEAGE_HTTPS": "false", "DATABASE_URL": "",
-               "SECRET_KEY": secrets.token_urlsafe(40)}
-        env.pop("DATABASE_URL")
+        # SQLite in the temporary folder, whatever database this shell points at
+        env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+        env.update(LINEAGE_VAR_DIR=str(var), LINEAGE_HTTPS="false", SECRET_KEY=secrets.token_urlsafe(40))
         manage = [sys.executable, str(ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "-v", "0"], env=env, check=True, cwd=ROOT)
         subprocess.run([*manage, "ensure_local_setup", "--var", str(var)], env=env, check=True, cwd=ROOT,
