@@ -115,6 +115,9 @@ def test_graph_zoom_levels_nest_capture_points_in_their_operators(viewer_client,
         capture_point("local-1", 40, "cp-map", kind="combiner", stage_id=0, rdd_id=2),
         capture_point("local-1", 41, "cp-out", kind="reducer", stage_id=1, parents=["cp-map"]),
         capture_point("local-1", 42, "cp-lost", kind="output", stage_id=9, rdd_id=9, parents=["cp-gone"]),
+        # what the record-level agent reports: the RDD, not the Spark stage
+        capture_point("local-1", 43, "cp-rdd", kind="reducer", rdd_id=3),
+        capture_point("local-1", 44, "cp-nowhere", kind="reducer", rdd_id=99),
     ])
     graph = viewer_client.get("/api/v1/applications/local-1/graph/").json()
     nodes = {n["id"]: n for n in graph["nodes"]}
@@ -122,6 +125,8 @@ def test_graph_zoom_levels_nest_capture_points_in_their_operators(viewer_client,
     assert nodes["capture:cp-map"]["parent"] == "op:0:2"
     assert nodes["capture:cp-out"]["parent"] == "stage:1"
     assert nodes["capture:cp-lost"]["parent"] == "application"
+    assert nodes["capture:cp-rdd"]["parent"] == "op:1:3"  # the first stage running RDD 3
+    assert nodes["capture:cp-nowhere"]["parent"] == "application"
     assert nodes["capture:cp-map"]["data"]["capture_kind"] == "combiner"
     assert nodes["capture:cp-map"]["data"]["rows"] == 10
     capture_edges = [(e["source"], e["target"]) for e in graph["edges"] if e["kind"] == "capture"]

@@ -9,7 +9,9 @@ stages (a cached RDD read again, a shuffle's map side), so an operator node is a
 Edges follow each operator's parent RDDs: inside a stage they are narrow dependencies; to an RDD of
 a parent stage they are shuffles (or reads of a cached RDD). A capture point (a record-level
 association table) sits in the operator of its (stage, rdd), else in its stage, else in the
-application, and ``capture`` edges follow its parent capture points. A client collapsing a node
+application, and ``capture`` edges follow its parent capture points. The record-level agent reports
+a point's RDD but not its Spark stage: such a point sits in that RDD's operator in the first stage
+running it. A client collapsing a node
 draws the edges of what it hides on the node itself (frontend ``zoom.js``).
 """
 
@@ -121,10 +123,13 @@ def _add_capture_points(graph: ApplicationGraph, points: list[CapturePoint],
     operators = {(sid, op.rdd_id) for sid, ops in ops_by_stage.items() for op in ops}
     known = {p.capture_id for p in points}
     for point in points:
+        first = _operator_of(point.rdd_id, ops_by_stage) if point.stage_id is None else None
         if point.stage_id is not None and (point.stage_id, point.rdd_id) in operators:
             parent = OperatorKey(point.stage_id, point.rdd_id).node_id()  # type: ignore[arg-type]
         elif point.stage_id is not None and point.stage_id in ops_by_stage:
             parent = StageKey(point.stage_id).node_id()
+        elif first is not None:  # the agent knows the RDD, not the stage: the first stage running it
+            parent = first
         else:
             parent = APPLICATION_NODE
         node_id = CapturePointKey(point.capture_id).node_id()
@@ -263,6 +268,14 @@ def _add_dataset_nodes(
                 graph.add_edge(target, node_id, "write")
 
 
+def _operator_of(rdd_id: int | None, ops_by_stage: dict[int, list[Operator]]) -> str | None:
+    """The operator node of an RDD in the first stage that runs it, or None (no such operator)."""
+    if rdd_id is None:
+        return None
+    holders = [sid for sid, ops in ops_by_stage.items() if any(op.rdd_id == rdd_id for op in ops)]
+    return OperatorKey(min(holders), rdd_id).node_id() if holders else None
+
+
 def _io_targets(
     io: DatasetIO,
     jobs_stages: dict[int, list[Stage]],
@@ -270,10 +283,9 @@ def _io_targets(
     ops_by_stage: dict[int, list[Operator]],
 ) -> list[str]:
     """Where a dataset edge attaches: the reading RDD if known, else the job's first or last stages."""
-    if io.rdd_id is not None:
-        holders = [sid for sid, ops in ops_by_stage.items() if any(op.rdd_id == io.rdd_id for op in ops)]
-        if holders:
-            return [OperatorKey(min(holders), io.rdd_id).node_id()]
+    first = _operator_of(io.rdd_id, ops_by_stage)
+    if first is not None:
+        return [first]
     if io.job_id is not None:
         job_ids = [io.job_id]
     elif io.sql_execution_id is not None:
