@@ -333,12 +333,14 @@ export function layoutOptions({ animate = false } = {}) {
 
 /**
  * The viewport that shows a laid-out graph: the whole graph when that keeps labels readable
- * (zoom >= minZoom), else minZoom with the graph's sources (left edge) in view.
+ * (zoom >= minZoom), else minZoom with the graph's sources (left edge) in view. Given `anchor`
+ * (a source node's position), a graph too tall for the view is centred on it vertically, as far as
+ * the graph's edges allow, instead of showing its top edge (often an empty corner of a box).
  *
  * Args: box is the graph's bounding box in model coordinates ({x1, y1, w, h}); width and
  * height are the view's size in pixels. Returns {zoom, pan} for cy.viewport().
  */
-export function readableViewport(box, width, height, { minZoom = 0.7, maxZoom = 1.25, padding = 24 } = {}) {
+export function readableViewport(box, width, height, { minZoom = 0.7, maxZoom = 1.25, padding = 24, anchor = null } = {}) {
   if (!box || !(box.w > 0 || box.h > 0) || !(width > 0) || !(height > 0)) return { zoom: 1, pan: { x: 0, y: 0 } };
   const fitZoom = Math.min(
     (width - 2 * padding) / Math.max(box.w, 1),
@@ -348,5 +350,10 @@ export function readableViewport(box, width, height, { minZoom = 0.7, maxZoom = 
   const along = (size, start, view) => (size * zoom <= view - 2 * padding
     ? (view - size * zoom) / 2 - start * zoom
     : padding - start * zoom);
-  return { zoom, pan: { x: along(box.w, box.x1, width), y: along(box.h, box.y1, height) } };
+  let y = along(box.h, box.y1, height);
+  if (anchor && box.h * zoom > height - 2 * padding) {
+    const lowest = height - padding - (box.y1 + box.h) * zoom; // the graph's bottom edge at the view's
+    y = Math.min(y, Math.max(lowest, height / 2 - anchor.y * zoom));
+  }
+  return { zoom, pan: { x: along(box.w, box.x1, width), y } };
 }

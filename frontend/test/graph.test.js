@@ -175,6 +175,19 @@ describe('labels and classes', () => {
 });
 
 describe('readableViewport', () => {
+  it('centres a graph too tall for the view on its source, within the graph', () => {
+    const box = { x1: 0, y1: 0, w: 3000, h: 2000 };
+    const top = readableViewport(box, 1000, 600);
+    assert.equal(top.pan.y, 24); // without an anchor: the top edge
+    const mid = readableViewport(box, 1000, 600, { anchor: { x: 10, y: 1000 } });
+    assert.equal(mid.pan.y, 300 - 1000 * mid.zoom); // the source at the view's middle
+    assert.equal(readableViewport(box, 1000, 600, { anchor: { x: 10, y: 10 } }).pan.y, 24); // never past the top
+    const low = readableViewport(box, 1000, 600, { anchor: { x: 10, y: 1995 } });
+    assert.equal(low.pan.y, 600 - 24 - 2000 * low.zoom); // nor past the bottom
+    assert.deepEqual(readableViewport({ x1: 0, y1: 0, w: 400, h: 200 }, 1000, 600, { anchor: { x: 0, y: 0 } }),
+      readableViewport({ x1: 0, y1: 0, w: 400, h: 200 }, 1000, 600)); // a graph that fits is centred as before
+  });
+
   it('fits a small graph whole and centres it', () => {
     const { zoom, pan } = readableViewport({ x1: 0, y1: 0, w: 400, h: 200 }, 1000, 600);
     assert.equal(zoom, 1.25, 'never blown up past maxZoom');
