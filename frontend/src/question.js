@@ -13,7 +13,8 @@ import {
   selectionText, withRecords,
 } from './question_view.js';
 import { graphStyle } from './style.js';
-import { visibleGraph, zoomIn, zoomTree } from './zoom.js';
+import { onNodeTap } from './taps.js';
+import { READABLE_NODES, isCompound, visibleGraph, zoomIn, zoomOut, zoomTree } from './zoom.js';
 
 cytoscape.use(dagre);
 
@@ -139,16 +140,32 @@ export async function mountQuestionPage(root) {
     body.replaceChildren(...parts);
 
     const [appGraph, questionGraph] = await Promise.all([fetchJson(root.dataset.graphUrl), fetchJson(question.links.graph)]);
-    // A small trace's records sit inside their capture points: the zoom's record level, open.
+    // A small trace's records sit inside their capture points: the zoom's record level. They are
+    // shown at once when few enough to read; else each capture point holds its own until it is
+    // double-clicked (double-click again to close it).
     const full = withRecords(appGraph, questionGraph);
     const tree = zoomTree(full);
     const { graph, marks } = overlay(full, questionGraph, kind, tree);
     const cy = cytoscape({ container: graphBox, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
     const records = [...tree.nodes.values()].filter((n) => n.kind === 'record').map((n) => n.id);
-    cy.add(toElements(visibleGraph(graph, zoomIn(questionZoom(tree, questionGraph.points ?? []), [...ancestorsOf(tree, records)]), tree)));
-    for (const [id, classes] of marks) cy.getElementById(id).addClass(classes);
-    runLayout(cy);
-    frameReadable(cy);
+    const holders = [...ancestorsOf(tree, records)];
+    let collapsed = zoomIn(questionZoom(tree, questionGraph.points ?? []), holders);
+    if (records.length > READABLE_NODES) collapsed = zoomOut(tree, collapsed, holders.filter((id) => id.startsWith('capture:')));
+    const draw = () => {
+      cy.batch(() => {
+        cy.elements().remove();
+        cy.add(toElements(visibleGraph(graph, collapsed, tree)));
+        for (const [id, classes] of marks) cy.getElementById(id).addClass(classes);
+      });
+      runLayout(cy);
+      frameReadable(cy);
+    };
+    draw();
+    onNodeTap(cy, (node, double) => {
+      if (!double || !isCompound(tree, node.id())) return;
+      collapsed = collapsed.has(node.id()) ? zoomIn(collapsed, node.id()) : zoomOut(tree, collapsed, node.id());
+      draw();
+    });
     window.lineageGraph = cy;
 
     const query = new URLSearchParams(window.location.search);

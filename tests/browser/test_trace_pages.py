@@ -91,8 +91,13 @@ def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, t
         inputs = {p["id"] for p in points if p["capture_kind"] == "input"}
         assert output["id"] in crossed and inputs <= set(crossed)
         assert page.evaluate("window.lineageGraph.nodes('.result').length") == len(inputs)
-        # The record level: a trace this small shows its records inside their capture points, joined
-        # by their lineage; the input records drawn are the result's.
+        # The record level: a small trace's records sit inside their capture points, joined by their
+        # lineage. Too many to read at once (more than 60), a capture point opens on a double-click;
+        # the input records drawn are the result's.
+        assert page.evaluate("window.lineageGraph.nodes('.record').length") == 0
+        for node_id in sorted(inputs):
+            click_node(page, node_id, double=True)
+            page.wait_for_function(f"window.lineageGraph.getElementById('{node_id}').isParent()")
         drawn = page.evaluate(
             "() => window.lineageGraph.nodes('.record')"
             ".map((n) => ({parent: n.parent().id(), value: n.data('info').value}))"
