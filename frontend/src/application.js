@@ -6,7 +6,7 @@ import navigator from 'cytoscape-navigator';
 
 import { askForm } from './ask_form.js';
 import { INCOMPLETE, incompleteLineageLines } from './completeness.js';
-import { nodeDetails } from './details.js';
+import { capturePointsSection, nodeDetails, sampleSection } from './details.js';
 import { el, fetchJson, renderSection, statusBadge } from './dom.js';
 import { formatDuration, formatTime } from './format.js';
 import {
@@ -103,6 +103,7 @@ function writeUrlZoom(tree, level, collapsed, skipped) {
 
 /** Mount the graph page on `root` (an element with data-graph-url and data-capture-points-url). */
 export async function mountApplicationPage(root) {
+  const samplesUrl = `${root.dataset.capturePointsUrl}sample/`;
   const header = el('div', { class: 'app-header-slot' });
   const banner = el('div', { class: 'lineage-banner-slot' });
   const status = el('p', { class: 'graph-status', 'aria-live': 'polite' }, 'Loading the lineage graph…');
@@ -255,9 +256,28 @@ export async function mountApplicationPage(root) {
         type: 'button', class: `zoom-node zoom-${action.direction}`, onclick: () => zoom(node, action.direction),
       }, action.text));
     }
-    parts.push(...details.sections.map(renderSection));
+    const held = node.data('kind') === 'capture' ? null : capturePointsSection(tree, node.id());
+    parts.push(...[...details.sections, ...(held ? [held] : [])].map(renderSection));
     panel.replaceChildren(...parts);
     panel.dataset.nodeId = node.id();
+    if (node.data('kind') === 'capture') showSample(node);
+  }
+
+  // The capture point's first records where their values were kept, added once the server answers
+  // (if the panel still shows that node).
+  async function showSample(node) {
+    const captureId = node.data('info').capture_id;
+    const slot = el('section', { class: 'details-section section-sample-records' }, el('h3', {}, 'Sample records'),
+      el('p', { class: 'hint' }, 'Loading…'));
+    panel.append(slot);
+    let section;
+    try {
+      const query = new URLSearchParams({ capture_id: captureId, limit: '10' });
+      section = sampleSection(await fetchJson(`${samplesUrl}?${query}`));
+    } catch (error) {
+      section = { heading: 'Sample records', text: `Could not load them: ${error.message}` };
+    }
+    if (panel.dataset.nodeId === node.id()) slot.replaceWith(renderSection(section));
   }
 
   onNodeTap(cy, (node, double) => {

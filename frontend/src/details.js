@@ -166,6 +166,39 @@ function applicationDetails(info) {
   }];
 }
 
+/**
+ * The capture points inside a node (a job, stage or operator) with their row counts, from the zoom
+ * tree; null when it holds none.
+ */
+export function capturePointsSection(tree, id) {
+  const rows = [];
+  const stack = [...(tree.childrenOf.get(String(id)) ?? [])];
+  while (stack.length) {
+    const child = stack.shift();
+    const node = tree.nodes.get(child);
+    if (node?.kind === 'capture') {
+      const info = node.data ?? {};
+      rows.push([node.label || info.capture_id, info.capture_kind ?? '', info.rows === undefined || info.rows === null ? '' : formatCount(info.rows)]);
+    }
+    stack.push(...(tree.childrenOf.get(child) ?? []));
+  }
+  return rows.length ? { heading: 'Capture points', columns: ['Capture point', 'Kind', 'Rows'], table: rows } : null;
+}
+
+/**
+ * The node panel's "Sample records" section from the API's capture-points/sample/ answer: the
+ * records as kept (input lines, Parquet rows, values), or why a point keeps only their ids.
+ */
+export function sampleSection(sample) {
+  if (!sample?.kept) return { heading: 'Sample records', text: sample?.note || 'No values are kept here.' };
+  if (!sample.records.length) return { heading: 'Sample records', text: 'This capture point holds no records.' };
+  return {
+    heading: 'Sample records',
+    columns: ['Record', 'Value'],
+    table: sample.records.map((r) => [String(r.record_id), r.text]),
+  };
+}
+
 /** A collapsed node's "Holds" section: how many nodes of each kind it hides. */
 function hiddenSection(hidden) {
   const rows = Object.entries(hidden ?? {}).filter(([, n]) => n > 0).map(([kind, n]) => [kind, formatCount(n)]);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { formatMetric, metricLabel, metricRows, nodeDetails } from '../src/details.js';
+import { capturePointsSection, formatMetric, metricLabel, metricRows, nodeDetails, sampleSection } from '../src/details.js';
+import { zoomTree } from '../src/zoom.js';
 import { fixture } from './helpers.js';
 
 const graph = fixture('wordcount_graph.json');
@@ -66,5 +67,25 @@ describe('metrics', () => {
     const rows = metricRows({ zeta_count: 1, output_records: 2, tasks: 3 });
     assert.deepEqual(rows.map(([label]) => label), ['Tasks', 'Output records', 'Zeta count']);
     assert.equal(metricLabel('peak_execution_memory'), 'Peak execution memory');
+  });
+});
+
+describe('the capture panel sections', () => {
+  const tree = zoomTree(fixture('zoom_graph.json'));
+
+  it('lists the capture points a stage holds, through its operators, with their rows', () => {
+    const held = capturePointsSection(tree, 'stage:0');
+    assert.deepEqual(held.columns, ['Capture point', 'Kind', 'Rows']);
+    assert.deepEqual(held.table.map((row) => [row[0], row[2]]), [['input s0-input', '1,000'], ['combiner s0-combiner', '420']]);
+    assert.equal(capturePointsSection(tree, 'job:0').table.length, 4);
+    assert.equal(capturePointsSection(tree, 'op:0:1'), null);
+  });
+
+  it('shows kept records as a table, and why a point keeps none', () => {
+    const kept = sampleSection({ kept: true, records: [{ record_id: 4294967296, text: 'ERROR disk' }], note: '' });
+    assert.deepEqual(kept.table, [['4294967296', 'ERROR disk']]);
+    assert.equal(sampleSection({ kept: true, records: [], note: '' }).text, 'This capture point holds no records.');
+    const note = 'only record ids are kept at this shuffle point; a trace through it computes its records\' values';
+    assert.equal(sampleSection({ kept: false, records: [], note }).text, note);
   });
 });

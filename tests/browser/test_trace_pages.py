@@ -41,6 +41,12 @@ def _open_capture_points(page: Any, url: str) -> list[dict[str, Any]]:
     return page.evaluate("() => window.lineageGraph.nodes('.capture').map((n) => ({id: n.id(), ...n.data('info')}))")
 
 
+def _sample_texts(page: Any) -> list[str]:
+    """The values of the node panel's "Sample records" table."""
+    return page.eval_on_selector_all(".section-sample-records tbody tr td:nth-child(2)",
+                                     "tds => tds.map(td => td.textContent)")
+
+
 def _all_rows(page: Any) -> list[list[str]]:
     """Every row of the records table, page after page."""
     rows: list[list[str]] = []
@@ -56,7 +62,8 @@ def _all_rows(page: Any) -> list[list[str]]:
         page.wait_for_function(f"document.querySelector('.records-slot').dataset.page !== '{before}'")
 
 
-def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, tmp_path):
+def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, tmp_path, settings):
+    settings.LINEAGE = {**settings.LINEAGE, "STORE": str(tmp_path / "job" / "store")}  # where the job wrote
     page = analyst_page
     app_url = f"{live_server.url}/applications/{captured.app_id}/"
     log = tmp_path / "worker.log"
@@ -65,8 +72,17 @@ def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, t
         output = next(p for p in points if p["capture_kind"] == "output")
         page.screenshot(path=SCREENSHOT_DIR / "trace_1_capture_points.png")
 
-        # Select the output and trace backward the records whose topic is "incident".
+        # An input's panel shows its first lines as they are in the file; the output's its results.
+        text_input = min((p for p in points if p["capture_kind"] == "input"), key=lambda p: p["capture_id"])
+        _select(page, text_input["id"])
+        page.wait_for_selector(".section-sample-records table")
+        assert _sample_texts(page) == captured.lines[:10]
         _select(page, output["id"])
+        page.wait_for_selector(".section-sample-records table")
+        page.screenshot(path=SCREENSHOT_DIR / "trace_1_output_sample.png")
+        assert sorted(_sample_texts(page)) == sorted(repr(kv) for kv in captured.result.items())
+
+        # Trace backward the output's records whose topic is "incident".
         page.click("#ask-backward")
         page.fill("#ask-field", "0")
         page.select_option("#ask-op", "equals")

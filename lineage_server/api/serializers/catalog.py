@@ -11,6 +11,7 @@ from rest_framework import serializers
 from lineage_server.accounts.models import Team
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
 from lineage_server.catalog.selectors.pipeline import MAX_DEPTH
+from lineage_server.catalog.selectors.samples import MAX_SAMPLE
 
 
 class ApplicationSerializer(serializers.ModelSerializer):
@@ -229,6 +230,25 @@ class PipelineParamsSerializer(serializers.Serializer):
 
     upstream = serializers.IntegerField(min_value=0, max_value=MAX_DEPTH, default=2)
     downstream = serializers.IntegerField(min_value=0, max_value=MAX_DEPTH, default=2)
+
+
+class SampleParamsSerializer(serializers.Serializer):
+    """Which capture point to sample, and how many of its records."""
+
+    capture_id = serializers.CharField(max_length=128, help_text="The capture point, as listed by capture-points/.")
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_SAMPLE, default=10)
+
+
+class SampleRecordSerializer(serializers.Serializer):
+    record_id = serializers.IntegerField(help_text="(partition << 32) | position, as in traces.")
+    text = serializers.CharField(help_text="The record as kept: an input line, a Parquet row, or a value's repr.")
+
+
+class SampleSerializer(serializers.Serializer):
+    capture_id = serializers.CharField()
+    kept = serializers.BooleanField(help_text="False when the point keeps only record ids; ``note`` says why.")
+    records = SampleRecordSerializer(many=True)
+    note = serializers.CharField(allow_blank=True)
 
 
 class PipelineNodeSerializer(serializers.Serializer):

@@ -21,6 +21,7 @@ from lineage_server.catalog.identities import APP_ID_PATTERN
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
 from lineage_server.catalog.selectors import application_graph, applications_with_counts, visible_applications
 from lineage_server.catalog.selectors.pipeline import as_answer, pipeline_graph
+from lineage_server.catalog.selectors.samples import point_sample
 from lineage_server.catalog.services import delete_application
 
 
@@ -138,6 +139,19 @@ class CapturePointViewSet(_ApplicationChildViewSet):
     serializer_class = s.CapturePointSerializer
     filterset_class = filters.CapturePointFilter
     lookup_field = "capture_id"
+    lookup_value_regex = r"[^/]+(?:/[^/]+)?"  # the agent's ids are <run id>/<point>
+
+    @extend_schema(parameters=[s.SampleParamsSerializer], responses=s.SampleSerializer)
+    @action(detail=False, methods=["get"], filterset_class=None, pagination_class=None)
+    def sample(self, request: Request, app_id: str) -> Response:
+        """The first records of a capture point where their values were kept (input lines, Parquet
+        rows, parallelized values, an action's results), as text; else ``kept`` false and why."""
+        points = self.get_queryset().select_related("application")  # another team's application: 404 first
+        params = s.SampleParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        point = get_object_or_404(points,
+                                  capture_id=params.validated_data["capture_id"])
+        return Response(s.SampleSerializer(point_sample(point, params.validated_data["limit"])).data)
 
 
 class DatasetViewSet(viewsets.ReadOnlyModelViewSet):

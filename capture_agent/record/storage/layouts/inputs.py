@@ -272,6 +272,10 @@ class Rows(InputLayout):
 
     def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
                predicate: Predicate) -> list[tuple[int, Any]] | None:
+        return filtered(self.rows(ctx.fs, point, ids), predicate)
+
+    def rows(self, store: StoreFS, point: CapturePoint, ids: BitMap64) -> list[tuple[int, Any]]:
+        """(id, Row) of the records behind ids, read from their Parquet files, sorted by id."""
         import pyarrow.parquet as pq
         from pyspark.sql.types import _create_row
 
@@ -279,7 +283,7 @@ class Rows(InputLayout):
 
         check_files(self.files)
         located: dict[str, list[tuple[int, int]]] = {}
-        for record_id, file_uri, row in self._locate(ctx.fs, point, ids):
+        for record_id, file_uri, row in self._locate(store, point, ids):
             located.setdefault(file_uri, []).append((record_id, row))
         out: list[tuple[int, Any]] = []
         for file_uri, wanted in located.items():
@@ -290,7 +294,7 @@ class Rows(InputLayout):
             for k, (record_id, _) in enumerate(wanted):
                 out.append((record_id, _create_row(names, [column[k] for column in columns])))
         out.sort(key=lambda t: t[0])
-        return filtered(out, predicate)
+        return out
 
     def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
         return [Position(file_uri, row) for _, file_uri, row in self._locate(ctx.fs, point, ids)]
