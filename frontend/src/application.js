@@ -10,10 +10,10 @@ import { capturePointsSection, nodeDetails, sampleSection } from './details.js';
 import { el, fetchJson, renderSection, statusBadge } from './dom.js';
 import { formatDuration, formatTime } from './format.js';
 import {
-  countSkippedStages, summaryLine, toElements, withoutSkipped,
+  READABLE_ZOOM, countSkippedStages, summaryLine, syncElements, toElements, withoutSkipped,
 } from './graph.js';
 import { pageUrlOf } from './pipeline_graph.js';
-import { frameReadable, runLayout } from './layout.js';
+import { expandInPlace, frameReadable, leafPositions, restorePositions, runLayout } from './layout.js';
 import { graphStyle } from './style.js';
 import { onNodeTap } from './taps.js';
 import {
@@ -76,6 +76,8 @@ function renderLegend() {
 }
 
 const MINIMAP_DELAY_MS = 250;
+// Zoom states whose layout is kept for going back to them (application page).
+const LAYOUTS_KEPT = 24;
 
 /** Counts of the application's stages, operators and datasets, whatever the zoom. */
 function kindCounts(graph) {
@@ -170,19 +172,31 @@ export async function mountApplicationPage(root) {
   // How long the last draw took, by step (ms): read by bench/browser_graph.py.
   let lastDraw = {};
 
-  function draw() {
+  // Each zoom state's layout, so that going back to a state draws it as it was, without laying it
+  // out again (the last LAYOUTS_KEPT states; forgotten when the drawn graph changes).
+  const layouts = new Map();
+  const stateKey = () => [...collapsed].sort().join('\n');
+
+  // Redraws the current zoom state. `focus` (a zoom of one node: {id, before, box}) keeps the
+  // rest of the graph in place (layout.expandInPlace) and the view on that node.
+  function draw(focus = null) {
     root.dataset.layout = 'running';
     const t0 = performance.now();
     const elements = toElements(visibleGraph(base, collapsed, tree));
     const t1 = performance.now();
-    cy.batch(() => {
-      cy.elements().remove();
-      cy.add(elements);
-    });
+    cy.batch(() => syncElements(cy, elements));
     const t2 = performance.now();
-    const how = runLayout(cy); // synchronous: done when it returns
+    const key = stateKey();
+    let how;
+    if (layouts.has(key) && restorePositions(cy, layouts.get(key))) how = 'kept';
+    else if (focus?.box && expandInPlace(cy, focus.before, focus.box)) how = 'in place';
+    else how = runLayout(cy); // synchronous: done when it returns
+    layouts.delete(key);
+    layouts.set(key, leafPositions(cy)); // positions only: the widths are measured when zooming
+    if (layouts.size > LAYOUTS_KEPT) layouts.delete(layouts.keys().next().value);
     const t3 = performance.now();
-    frameReadable(cy);
+    if (focus && cy.getElementById(focus.id).nonempty()) centreOn(cy.getElementById(focus.id));
+    else frameReadable(cy);
     lastDraw = { elements: t1 - t0, add: t2 - t1, layout: t3 - t2, view: performance.now() - t3, nodes: cy.nodes().length, how };
     for (const [name, button] of Object.entries(levelButtons)) {
       button.setAttribute('aria-pressed', String(name === level));
@@ -214,14 +228,25 @@ export async function mountApplicationPage(root) {
   // node holding a leaf. The selection follows to the node drawn in its place.
   function zoom(node, direction) {
     const id = node.id();
+    const drawn = cy.getElementById(id);
+    const focus = { id, before: leafPositions(cy, { widths: true }), box: drawn.nonempty() ? drawn.boundingBox({ includeLabels: false }) : null };
     if (direction === 'in') collapsed = zoomIn(collapsed, id);
     else {
       const target = isCompound(tree, id) ? id : tree.parentOf.get(id);
       if (target === undefined) return;
       collapsed = zoomOut(tree, collapsed, target);
       selectedId = target;
+      focus.id = target;
+      focus.box = null; // collapsing: the state it came from is kept, else a full layout
     }
-    draw();
+    draw(focus);
+  }
+
+  // Pans (and zooms up to a readable size, never down) so that `node` is in the middle of the view.
+  function centreOn(node) {
+    const zoomLevel = Math.max(cy.zoom(), READABLE_ZOOM);
+    const { x, y } = node.position();
+    cy.viewport({ zoom: zoomLevel, pan: { x: cy.width() / 2 - x * zoomLevel, y: cy.height() / 2 - y * zoomLevel } });
   }
 
   function zoomAction(node) {
@@ -304,6 +329,7 @@ export async function mountApplicationPage(root) {
     const url = stateToUrl(tree, level, collapsed);
     base = showSkipped.checked ? graph : withoutSkipped(graph);
     tree = zoomTree(base);
+    layouts.clear();
     levelSizes = sizesOf(tree);
     ({ level, collapsed } = stateFromUrl(tree, url));
     draw();

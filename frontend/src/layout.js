@@ -18,6 +18,31 @@ function leafOf(node) {
   return leaf;
 }
 
+/** dagre's (flat) centres and sizes of `leaves` joined by the edges between them (id -> {x, y, w, h}). */
+function flatPositions(leaves, edges, options) {
+  const g = new dagre.graphlib.Graph({ multigraph: true });
+  g.setGraph({ rankdir: options.rankDir, nodesep: options.nodeSep, ranksep: options.rankSep, edgesep: options.edgeSep });
+  g.setDefaultEdgeLabel(() => ({}));
+  leaves.forEach((node) => {
+    const size = node.layoutDimensions({ nodeDimensionsIncludeLabels: true });
+    g.setNode(node.id(), { width: size.w, height: size.h });
+  });
+  edges.forEach((edge) => {
+    const source = leafOf(edge.source()).id();
+    const target = leafOf(edge.target()).id();
+    if (source !== target && g.hasNode(source) && g.hasNode(target)) {
+      g.setEdge(source, target, { minlen: layoutMinLen(edge), weight: 1 }, edge.id());
+    }
+  });
+  dagre.layout(g);
+  const out = new Map();
+  leaves.forEach((node) => {
+    const { x, y, width, height } = g.node(node.id());
+    out.set(node.id(), { x, y, w: width, h: height });
+  });
+  return out;
+}
+
 /** Lays out `cy`'s elements (synchronously); `flat` forces (true) or forbids (false) the flat run. */
 export function runLayout(cy, { flat = cy.nodes().length > FLAT_FROM } = {}) {
   const options = layoutOptions();
@@ -25,25 +50,78 @@ export function runLayout(cy, { flat = cy.nodes().length > FLAT_FROM } = {}) {
     cy.layout(options).run();
     return 'compound';
   }
-  const g = new dagre.graphlib.Graph({ multigraph: true });
-  g.setGraph({ rankdir: options.rankDir, nodesep: options.nodeSep, ranksep: options.rankSep, edgesep: options.edgeSep });
-  g.setDefaultEdgeLabel(() => ({}));
   const leaves = cy.nodes().filter((node) => !node.isParent());
-  leaves.forEach((node) => {
-    const size = node.layoutDimensions({ nodeDimensionsIncludeLabels: true });
-    g.setNode(node.id(), { width: size.w, height: size.h });
-  });
-  cy.edges().forEach((edge) => {
-    const source = leafOf(edge.source()).id();
-    const target = leafOf(edge.target()).id();
-    if (source !== target) g.setEdge(source, target, { minlen: layoutMinLen(edge), weight: 1 }, edge.id());
-  });
-  dagre.layout(g);
+  const placed = flatPositions(leaves, cy.edges(), options);
   cy.batch(() => leaves.forEach((node) => {
-    const { x, y } = g.node(node.id());
+    const { x, y } = placed.get(node.id());
     node.position({ x, y });
   }));
   return 'flat';
+}
+
+/**
+ * The drawn leaves' positions (id -> {x, y}): a zoom state's layout, to restore or expand from.
+ * With `widths`, each one's drawn width too (`w`: cheap on nodes already rendered, whose label
+ * sizes Cytoscape has measured; expandInPlace needs them, and measuring every label of a freshly
+ * added graph cost ~100 ms at 250 nodes).
+ */
+export function leafPositions(cy, { widths = false } = {}) {
+  const out = new Map();
+  cy.nodes().forEach((node) => {
+    if (!node.isParent()) out.set(node.id(), widths ? { ...node.position(), w: node.outerWidth() } : { ...node.position() });
+  });
+  return out;
+}
+
+/** Puts every drawn leaf back where `positions` has it; false (nothing moved) when one is missing. */
+export function restorePositions(cy, positions) {
+  const leaves = cy.nodes().filter((node) => !node.isParent());
+  if (leaves.some((node) => !positions.has(node.id()))) return false;
+  cy.batch(() => leaves.forEach((node) => node.position({ ...positions.get(node.id()) })));
+  return true;
+}
+
+/**
+ * ZoomIn of one node without laying the whole graph out again: the leaves it now shows (those
+ * not in `before`, the positions drawn until then) are laid out on their own and centred where
+ * the collapsed node was (`box`, its bounding box); every other leaf keeps its place, moved aside
+ * by the room the contents need more than the node had: left or right of its centre by half the
+ * extra width, and, in the columns the contents now cover, up or down by half the extra height.
+ * So nothing overlaps and the rest of the graph stays where the user saw it. False (nothing
+ * moved) when a leaf that was not new has no position in `before`.
+ */
+export function expandInPlace(cy, before, box, { margin = 48 } = {}) {
+  const leaves = cy.nodes().filter((node) => !node.isParent());
+  const fresh = leaves.filter((node) => !before.has(node.id()));
+  if (!fresh.length || !box) return false;
+  const ids = new Set(fresh.map((node) => node.id()));
+  const inner = cy.edges().filter((edge) => ids.has(leafOf(edge.source()).id()) && ids.has(leafOf(edge.target()).id()));
+  const placed = flatPositions(fresh, inner, layoutOptions());
+  let x1 = Infinity; let x2 = -Infinity; let y1 = Infinity; let y2 = -Infinity;
+  for (const { x, y, w, h } of placed.values()) {
+    x1 = Math.min(x1, x - w / 2); x2 = Math.max(x2, x + w / 2);
+    y1 = Math.min(y1, y - h / 2); y2 = Math.max(y2, y + h / 2);
+  }
+  const cx = (box.x1 + box.x2) / 2;
+  const cy0 = (box.y1 + box.y2) / 2;
+  const dx = cx - (x1 + x2) / 2;
+  const dy = cy0 - (y1 + y2) / 2;
+  const halfW = (x2 - x1) / 2 + margin;
+  const wider = Math.max(0, 2 * halfW - (box.x2 - box.x1)) / 2;
+  const taller = Math.max(0, (y2 - y1) + 2 * margin - (box.y2 - box.y1)) / 2;
+  cy.batch(() => leaves.forEach((node) => {
+    const id = node.id();
+    if (ids.has(id)) {
+      const p = placed.get(id);
+      node.position({ x: p.x + dx, y: p.y + dy });
+      return;
+    }
+    const p = before.get(id);
+    const x = p.x + Math.sign(p.x - cx) * wider;
+    const covered = Math.abs(x - cx) < halfW + (p.w ?? node.outerWidth()) / 2;
+    node.position({ x, y: covered ? p.y + (p.y >= cy0 ? taller : -taller) : p.y });
+  }));
+  return true;
 }
 
 /**

@@ -5,8 +5,9 @@ import { after, describe, it } from 'node:test';
 import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
 
-import { layoutOptions, toElements } from '../src/graph.js';
-import { runLayout } from '../src/layout.js';
+import { layoutOptions, syncElements, toElements } from '../src/graph.js';
+import { expandInPlace, leafPositions, restorePositions, runLayout } from '../src/layout.js';
+import { levelState, visibleGraph, zoomIn, zoomTree } from '../src/zoom.js';
 import { graphStyle } from '../src/style.js';
 import { fixture } from './helpers.js';
 
@@ -88,4 +89,81 @@ describe('the flat layout of big graphs', () => {
       }
     });
   }
+});
+
+describe('zooming one node in place', () => {
+  const graph = fixture('skipped_stages_graph.json');
+  const tree = zoomTree(graph);
+  const drawState = (collapsed) => {
+    const cy = cytoscape({ headless: true, styleEnabled: true, style: graphStyle(), elements: toElements(visibleGraph(graph, collapsed, tree)) });
+    instances.push(cy);
+    return cy;
+  };
+  const leafBoxes = (cy) => cy.nodes().filter((n) => !n.isParent()).map((n) => ({ id: n.id(), ...n.boundingBox({ includeLabels: false }) }));
+  const overlapping = (boxes) => boxes.flatMap((a, i) => boxes.slice(i + 1)
+    .filter((b) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2).map((b) => `${a.id} / ${b.id}`));
+
+  for (const flat of [false, true]) {
+    it(`lays out what a node holds where it was, moves the rest aside, overlaps nothing (flat: ${flat})`, () => {
+      let zoomed = 0;
+      for (const level of ['job', 'stage']) {
+        const state = levelState(tree, level);
+        const before = drawState(state);
+        runLayout(before, { flat });
+        const positions = leafPositions(before);
+        for (const id of [...state].filter((node) => before.getElementById(node).nonempty())) {
+          const box = before.getElementById(id).boundingBox({ includeLabels: false });
+          const after = drawState(zoomIn(state, id));
+          assert.equal(expandInPlace(after, positions, box), true);
+          assert.deepEqual(overlapping(leafBoxes(after)), [], `zooming into ${id} at the ${level} level`);
+          const inside = after.nodes().filter((n) => !n.isParent() && !positions.has(n.id())).map((n) => n.id());
+          const x = (cy, node) => cy.getElementById(node).position('x');
+          const centre = (box.x1 + box.x2) / 2;
+          for (const [other, p] of positions) {
+            if (other === id) continue;
+            // every other node keeps its side of the zoomed node, and its order with the others
+            if (p.x < centre) assert.ok(inside.every((n) => x(after, other) < x(after, n)), `${other} stays left of ${id}`);
+            if (p.x > centre) assert.ok(inside.every((n) => x(after, other) > x(after, n)), `${other} stays right of ${id}`);
+          }
+          const order = (cy) => [...positions.keys()].filter((n) => n !== id).sort((a, b) => x(cy, a) - x(cy, b));
+          assert.deepEqual(order(after), order(before));
+          zoomed += 1;
+        }
+        // Back: the state drawn before comes back exactly as it was.
+        const back = drawState(state);
+        assert.equal(restorePositions(back, positions), true);
+        assert.deepEqual(leafPositions(back), positions);
+        assert.equal(restorePositions(back, new Map()), false);
+      }
+      assert.ok(zoomed >= 8);
+    });
+  }
+});
+
+describe('syncElements', () => {
+  it('draws exactly the new elements, keeping the unchanged ones (and their positions)', () => {
+    const graph = fixture('skipped_stages_graph.json');
+    const tree = zoomTree(graph);
+    const cy = cytoscape({ headless: true, styleEnabled: true, style: graphStyle() });
+    instances.push(cy);
+    const stages = levelState(tree, 'stage');
+    const first = toElements(visibleGraph(graph, stages, tree));
+    assert.equal(syncElements(cy, first).length, first.length);
+    cy.getElementById('dataset:1').position({ x: 123, y: 45 });
+    const kept = cy.getElementById('dataset:1');
+    const second = toElements(visibleGraph(graph, zoomIn(stages, 'stage:1'), tree));
+    const added = syncElements(cy, second);
+    const ids = (list) => list.map((e) => e.data.id).sort();
+    assert.deepEqual(cy.elements().map((e) => e.id()).sort(), ids(second));
+    assert.ok(added.length < second.length / 2, 'only what changed is added');
+    assert.equal(cy.getElementById('dataset:1'), kept);
+    assert.deepEqual(kept.position(), { x: 123, y: 45 });
+    const stage = second.find((e) => e.data.id === 'stage:1');
+    assert.equal(cy.getElementById('stage:1').data('label'), stage.data.label, 'a node drawn otherwise is replaced');
+    assert.ok(cy.getElementById('stage:1').isParent());
+    // and back
+    syncElements(cy, first);
+    assert.deepEqual(cy.elements().map((e) => e.id()).sort(), ids(first));
+    assert.equal(cy.getElementById('stage:1').isParent(), false);
+  });
 });

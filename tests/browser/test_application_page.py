@@ -196,6 +196,23 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     _wait_for_animations(page)
     assert page.get_attribute("#level-stage", "aria-pressed") == "true"
     page.screenshot(path=SCREENSHOT_DIR / "app_page_stages.png")
+    # Zooming into one stage lays out only what it holds, where it was; the rest moves aside and
+    # nothing overlaps. Zooming out again draws the stages exactly as before. (The page loaded
+    # afresh: it keeps the layouts of the states it drew, and it drew this one above.)
+    page.goto(page.url)
+    _wait_for_graph(page)
+    before = page.evaluate(POSITIONS)
+    click_node(page, "stage:1", double=True)
+    page.wait_for_function("window.lineageGraph.getElementById('stage:1').isParent()")
+    _wait_for_animations(page)
+    assert page.evaluate("window.lineageZoom.lastDraw().how") == "in place"
+    assert page.evaluate(OVERLAPS) == []
+    page.screenshot(path=SCREENSHOT_DIR / "app_page_stage_zoomed.png")
+    click_node(page, "op:1:4", double=True)
+    page.wait_for_function("window.lineageGraph.getElementById('stage:1').hasClass('collapsed')")
+    _wait_for_animations(page)
+    assert page.evaluate("window.lineageZoom.lastDraw().how") == "kept"
+    assert page.evaluate(POSITIONS) == before
     page.click("#level-job")
     page.wait_for_function("window.lineageGraph.nodes('.stage').length === 0")
     assert page.evaluate("window.lineageGraph.getElementById('job:0').hasClass('collapsed')")
@@ -232,6 +249,16 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     details = page.inner_text("#details")
     assert "file:/data/in.txt" in details and "1.2 KiB" in details
     page.screenshot(path=SCREENSHOT_DIR / "app_page.png")
+
+
+POSITIONS = "() => Object.fromEntries(window.lineageGraph.nodes().map((n) => [n.id(), n.position()]))"
+# Pairs of drawn leaves whose boxes overlap.
+OVERLAPS = """() => {
+    const boxes = window.lineageGraph.nodes().filter((n) => !n.isParent())
+        .map((n) => ({id: n.id(), ...n.boundingBox({includeLabels: false})}));
+    return boxes.flatMap((a, i) => boxes.slice(i + 1)
+        .filter((b) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2).map((b) => [a.id, b.id]));
+}"""
 
 
 def _ids(page: Any, selector: str) -> list[str]:
