@@ -11,10 +11,14 @@ input (files written without the deleted lines, outside the timing); the what-if
     .venv/bin/python bench/whatif.py                       # 64 MB in 100 files
     .venv/bin/python bench/whatif.py --size-mb 1024        # the issue's 1 GB
     .venv/bin/python bench/whatif.py --reduce lambda       # an opaque reduce function
+    .venv/bin/python bench/whatif.py --then histogram      # a second aggregation after the count
 
 The word count reduces with ``operator.add`` (a what-if subtracts what the deleted lines counted,
 ``query/selective.py``) or, ``--reduce lambda``, an opaque function (the input partitions holding
 deleted lines are counted again and merged with the map-side aggregates the others kept).
+``--then histogram`` adds a stage after the count (how many words occur n times: the counts
+counted again); the what-if then runs that stage on the count's kept aggregates, where a re-run
+reads the whole input again.
 """
 
 from __future__ import annotations
@@ -53,6 +57,13 @@ def word_count(ctx: Any, path: str) -> Any:
     return ctx.textFile(path).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
 
 
+def then(counts: Any, name: str) -> Any:
+    """The stages after the word count (``--then``)."""
+    if name == "histogram":
+        return counts.map(lambda kv: (kv[1], 1)).reduceByKey(add)
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=float, default=64.0)
@@ -61,6 +72,7 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--reduce", choices=["add", "lambda"], default="add")
+    parser.add_argument("--then", choices=["none", "histogram"], default="none")
     args = parser.parse_args()
     func = add if args.reduce == "add" else (lambda a, b: a + b)
 
@@ -78,10 +90,10 @@ def main() -> None:
     try:
         lc = LineageContext(sc, store=store)
         lines = lc.textFile(folder)
-        counts = lines.flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(func)
+        counts = then(lines.flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(func), args.then)
         started = time.perf_counter()
         counts.collect()
-        print(f"captured word count ({args.reduce}) of {args.size_mb:g} MB in {args.files} files: "
+        print(f"captured word count ({args.reduce}, then {args.then}) of {args.size_mb:g} MB in {args.files} files: "
               f"{time.perf_counter() - started:.2f}s")
         lin = lines.getLineage()
         point = lin.points()[0]
@@ -119,7 +131,7 @@ def main() -> None:
                         open(os.path.join(remaining, f), "w", encoding="utf-8") as out:
                     out.writelines(line for n, line in enumerate(src) if not doomed(f, n, line.rstrip("\n")))
             started_rerun = time.perf_counter()
-            rerun = word_count(sc, remaining).collect()
+            rerun = then(word_count(sc, remaining), args.then).collect()
             rerun_time = time.perf_counter() - started_rerun
             assert Counter(new) == Counter(rerun), f"{name}: the what-if's new output differs from the re-run"
             total = done - started

@@ -181,6 +181,7 @@ class Compiler:
         combiner, target = self.new_point("combiner", node.op, ListLocal(mode=node.mode), [pipe.point],
                                           pipe.num_partitions)
         target = replace(target, keep_aggregates=self.keep_aggregates)
+        node.combiner_point = combiner.capture_id  # its kept aggregates stand in for it in what-ifs
         tail = Tail("combine", target=target, create=node.create, merge=node.merge_value,
                     memory_mb=self.worker_memory_mb * spill.MAP_SIDE, merge_combiners=node.merge_combiners)
         map_side = self.sink(pipe, tail)

@@ -16,11 +16,13 @@ listed under ``not_kept`` with the reason, which a replay of it reports.
 | job.json key | holds |
 |---|---|
 | ``version`` | 1 |
-| ``nodes`` | {seq: {"op", "partitions", "input": capture id (sources), "recipe": {...}}} |
+| ``nodes`` | {seq: {"op", "partitions", "input", "combiner", "recipe": {...}}} (below) |
 | ``outputs`` | {output capture id: {"node": seq, "redo": {"method", "args", "shape", "side_effects"}}} |
 | ``not_kept`` | {output capture id: why it cannot be replayed from the folder} |
 | ``functions`` | {digest: size in bytes} of the pickled files |
 
+A source names its capture point (``input``), a combine its map side's (``combiner``, whose kept
+aggregates a what-if reads in place of the input: ``query.selective``).
 A recipe is ``{"on", "method", "args", "kwargs", "attr"}``, ``on`` being ``{"ref": seq}``,
 ``"sc"`` or ``"read"``. An argument is ``{"value": JSON}``, ``{"ref": seq}`` (another node's
 plain RDD), ``{"name": "module:qualname"}`` or ``{"pickled": digest}``. A parallelized
@@ -35,7 +37,7 @@ import json
 import logging
 from typing import Any
 
-from capture_agent.record.capture.plan import Node
+from capture_agent.record.capture.plan import CombineNode, Node
 from capture_agent.record.query.recipes import SC, Recipe, Redo, Ref
 from capture_agent.record.query.stored_job import FOLDER, JOB_FILE, NAMED_MODULES, NAMED_PACKAGES, VERSION
 from capture_agent.record.storage.manifest import LineageStore
@@ -142,6 +144,8 @@ class KeptJob:
         entry: dict[str, Any] = {"op": node.op, "partitions": node.num_partitions}
         if node.kind == "source":
             entry["input"] = input_of(node)
+        if isinstance(node, CombineNode) and node.combiner_point:
+            entry["combiner"] = node.combiner_point
         if recipe.on == SC and recipe.method == "parallelize":
             data, slices = recipe.args
             sliced = Slices(data, slices, getattr(self.sc, "_batchSize", 0) or 0)

@@ -17,6 +17,12 @@ reruns (``stored_job``).
 A ``reduceByKey(operator.add)`` of integers (a count, a sum) needs less: each key's new value is
 its old one less what the deleted records contributed (their records read back by position, the
 job's narrow functions run on them alone), and the keys lineage says die are gone.
+
+Any other job (the combine's output joined, grouped, combined again, transformed before its action)
+takes ``aggregated_combines``: each combine reading the deleted input through narrow operations,
+whose partitions all kept their aggregates, is given to the replay as an RDD made of them (the
+touched partitions combined again, the others' aggregates read back in Spark tasks, all merged by
+key); the stages after it run on aggregates, never reading the input's untouched partitions.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.values import kept_results
 from capture_agent.record.storage.ids import split_by_partition
 from capture_agent.record.storage.tables import aggregates_name, read_rows
-from capture_agent.record.worker.functions import LocalCombine
+from capture_agent.record.worker.functions import KeptAggregates, LocalCombine
 
 INVERTIBLE = "_operator:add"  # reduceByKey's function whose sums of ints a deletion can subtract from
 NARROW = ("map", "flatMap", "filter", "mapValues", "flatMapValues", "keyBy", "keys", "values")
@@ -77,29 +83,74 @@ def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
             return found
     reducer = store.point(point.parents[0]) if len(point.parents) == 1 else None
     combiner = store.point(reducer.parents[0]) if reducer is not None and len(reducer.parents) == 1 else None
-    if combiner is None or combiner.kind != "combiner" or combiner.num_partitions != source["partitions"]:
-        return None
-    files = {part: f"{combiner.location}/{aggregates_name(part)}" for part in range(combiner.num_partitions)}
-    if not all(store.fs.exists(path) for path in files.values()):
+    files = _aggregate_files(store, combiner, source)
+    if files is None:
         return None
     touched = sorted(part for part, _ in split_by_partition(deleted[source["input"]]))
     keys: set[bytes] = set()
     for part in touched:
         keys.update(read_rows(store.fs, files[part], ["key"]).column("key").to_pylist())
     kept = _kept_aggregates(store, [files[p] for p in files if p not in touched], keys)
-    if combine["method"] == "reduceByKey":
-        create, merge = None, build.value(combine["args"][0])
-        merge_combiners = merge
-    else:
-        create, merge, merge_combiners = (build.value(a) for a in combine["args"][:3])
+    fresh, merge_combiners = _combined_again(job, build, combine, touched)
     sc = job.sc
-    parent = build.rdd(combine["on"]["ref"])
-    fresh = sc.runJob(parent.mapPartitions(LocalCombine(create, merge)), lambda it: it, touched)
     pairs = fresh + [(pickle.loads(k), pickle.loads(v)) for k, v in kept]  # data: keys and aggregates
     merged = sc.parallelize(pairs, max(1, min(len(pairs) // 10_000, sc.defaultParallelism))) \
         .reduceByKey(merge_combiners).collect() if pairs else []
     changing = {pickle.loads(k) for k in keys}
     return [v for v in old.values() if v[0] not in changing] + merged
+
+
+def aggregated_combines(job: Any, build: Any, deleted: Frontier) -> dict[int, Any]:
+    """{node seq: an RDD of its output without ``deleted``} for each combine of the kept job
+    (``job.job["nodes"]``, whose entry names its ``combiner`` point) that reads a deleted input
+    through narrow operations only and whose every map-side partition kept its aggregates: the
+    partitions the deletion touches are combined again (those only, with the job's functions),
+    the others' aggregates are read back in Spark tasks, and all are merged by key with the job's
+    mergeCombiners into as many partitions as the combine had (hash-partitioned: a custom
+    partitionFunc is not kept). Empty when none qualifies."""
+    nodes = job.job["nodes"]
+    store = job.store
+    given: dict[int, Any] = {}
+    for seq, node in nodes.items():
+        combine = node.get("recipe") or {}
+        if combine.get("method") not in COMBINES or not isinstance(combine.get("on"), dict):
+            continue
+        found = _source_through_narrow(nodes, combine["on"]["ref"])
+        combiner = store.points.get(node.get("combiner", ""))
+        if found is None or found[1]["input"] not in deleted or combiner is None:
+            continue
+        files = _aggregate_files(store, combiner, found[1])
+        if files is None:
+            continue
+        touched = sorted(part for part, _ in split_by_partition(deleted[found[1]["input"]]))
+        fresh, merge_combiners = _combined_again(job, build, combine, touched)
+        sc = job.sc
+        others = [path for part, path in files.items() if part not in touched]
+        pairs = sc.parallelize(others, max(1, len(others))).flatMap(KeptAggregates(store.fs))
+        if fresh:
+            pairs = pairs.union(sc.parallelize(fresh, max(1, min(len(fresh) // 10_000, sc.defaultParallelism))))
+        given[int(seq)] = pairs.reduceByKey(merge_combiners, node["partitions"])
+    return given
+
+
+def _aggregate_files(store: Any, combiner: Any, source: dict[str, Any]) -> dict[int, str] | None:
+    """{partition: its kept aggregates} of a combiner point, or None unless every partition kept them."""
+    if combiner is None or combiner.kind != "combiner" or combiner.num_partitions != source["partitions"]:
+        return None
+    files = {part: f"{combiner.location}/{aggregates_name(part)}" for part in range(combiner.num_partitions)}
+    return files if all(store.fs.exists(path) for path in files.values()) else None
+
+
+def _combined_again(job: Any, build: Any, combine: dict[str, Any], touched: list[int]) -> tuple[list[Any], Any]:
+    """The map-side (key, aggregate) pairs of the ``touched`` partitions of a combine's parent,
+    computed again without the deleted records (in Spark tasks), and the job's mergeCombiners."""
+    if combine["method"] == "reduceByKey":
+        create, merge = None, build.value(combine["args"][0])
+        merge_combiners = merge
+    else:
+        create, merge, merge_combiners = (build.value(a) for a in combine["args"][:3])
+    parent = build.rdd(combine["on"]["ref"])
+    return job.sc.runJob(parent.mapPartitions(LocalCombine(create, merge)), lambda it: it, touched), merge_combiners
 
 
 def _ints(values: Any) -> bool:

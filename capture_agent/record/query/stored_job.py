@@ -22,7 +22,7 @@ from pyspark.core.rdd import RDD
 from capture_agent.record.errors import ReplayNotPossible
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.recipes import Recipe, Redo, Ref
-from capture_agent.record.query.selective import selective_rerun
+from capture_agent.record.query.selective import aggregated_combines, selective_rerun
 from capture_agent.record.storage.ids import split_by_partition
 from capture_agent.record.storage.manifest import LineageStore
 from capture_agent.record.worker.functions import dropping
@@ -96,19 +96,16 @@ class StoredJob:
         why = self.why_not(target)
         if why is not None:
             raise ReplayNotPossible(why)
-        out = self.job["outputs"][target]
         nodes = self.job["nodes"]
         inputs = {n["input"]: n for n in nodes.values() if "input" in n}
         for cid in deleted:
             check_deletable(cid, inputs[cid]["op"] if cid in inputs else None, target)
         build = Build(self, deleted)
-        redo = out["redo"]
         try:
             found = selective_rerun(self, build, target, deleted, dead)
             if found is not None:
                 return found
-            plain = build.rdd(out["node"])
-            return Redo(redo["method"], *redo["args"], shape=redo["shape"]).run(plain, build.value)
+            return self.redo(target, Build(self, deleted, aggregated_combines(self, build, deleted)))
         except OutsideTask as exc:
             raise ReplayNotPossible(str(exc)) from None
         except Exception as exc:
@@ -116,6 +113,12 @@ class StoredJob:
                 line = next((x for x in str(exc).splitlines() if LOAD_FAILED in x), LOAD_FAILED)
                 raise ReplayNotPossible(line.split("RuntimeError: ", 1)[-1].strip()) from None
             raise
+
+    def redo(self, target: str, build: Build) -> list[Any]:
+        """``target``'s action on ``build``'s plain RDDs (whose given nodes stand in for theirs)."""
+        redo = self.job["outputs"][target]["redo"]
+        plain = build.rdd(self.job["outputs"][target]["node"])
+        return Redo(redo["method"], *redo["args"], shape=redo["shape"]).run(plain, build.value)
 
     def build_node(self, node: dict[str, Any], value: Callable[[Any], Any], deleted: Frontier) -> RDD:
         spec = node["recipe"]

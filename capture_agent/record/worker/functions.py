@@ -86,3 +86,20 @@ class LocalCombine:
             else:
                 combined[key] = create(value) if create is not None else value
         return iter(combined.items())
+
+
+class KeptAggregates:
+    """In a task: the (key, aggregate) pairs one combiner partition kept at capture
+    (``tails.keep_aggregates``, a Parquet file of the store), unpickled there."""
+
+    def __init__(self, fs: Any) -> None:
+        self.fs = fs
+
+    def __call__(self, path: str) -> Iterator[tuple[Any, Any]]:
+        import pickle
+
+        from capture_agent.record.storage.tables import read_rows
+
+        table = read_rows(self.fs, path, ["key", "value"])
+        for key, value in zip(table.column("key").to_pylist(), table.column("value").to_pylist(), strict=True):
+            yield pickle.loads(key), pickle.loads(value)
