@@ -27,7 +27,7 @@ from capture_agent.record.errors import LineageError
 from capture_agent.record.storage.deletion import DeletionRule
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.layouts import Layout, Single, layout_from
-from capture_agent.record.storage.tables import num_rows, part_of, partial_name, table_name
+from capture_agent.record.storage.tables import num_rows, part_of, partial_name, stage_of, table_name
 
 MANIFEST = "run.json"
 FORMAT = 2
@@ -233,6 +233,8 @@ class LineageStore:
                 written.add(part)
                 rows += num_rows(self.fs, f"{point.location}/{name}")
                 size += length
+                if point.stage_id is None:  # the stage its tasks ran in, as they stamped it
+                    point.stage_id = stage_of(self.fs, f"{point.location}/{name}")
         healed = [p for p in point.missing if p in written]
         for part in healed:
             del point.missing[part]

@@ -8,7 +8,11 @@ A task that cannot write its table does not fail the job: the failure is added t
 failure accumulator (a Spark accumulator the driver reads after each action), so the run's
 manifest and the server learn at once which tables are missing and why.
 
-Task-safe: imports only the standard library, pyarrow and ``storage.fs``.
+Each table written in a Spark task carries that task's stage id in its schema metadata
+(``lineage.stage_id``): the driver reads it back (``stage_of``) so the server can place the
+capture point in the stage that ran it.
+
+Task-safe: imports only the standard library, pyarrow, ``storage.fs`` (and PySpark's TaskContext).
 """
 
 from __future__ import annotations
@@ -152,12 +156,35 @@ def write_once(fs: Any, local: bool, path: str, write: Any) -> bool:
     return True
 
 
+STAGE_KEY = b"lineage.stage_id"
+
+
+def stamped(table: Any) -> Any:
+    """``table`` with the stage id of the Spark task writing it in its schema metadata (as it is
+    outside a task)."""
+    try:
+        from pyspark.taskcontext import TaskContext
+
+        context = TaskContext.get()
+    except ImportError:
+        context = None
+    if context is None:
+        return table
+    return table.replace_schema_metadata({**(table.schema.metadata or {}), STAGE_KEY: str(context.stageId()).encode()})
+
+
+def stage_of(store: StoreFS, path: str) -> int | None:
+    """The stage id a table was written in, or None (written outside a task, or by an older agent)."""
+    value = (parquet_file(store, path).schema_arrow.metadata or {}).get(STAGE_KEY)
+    return int(value) if value is not None else None
+
+
 def write_parquet(sink: Any, columns: dict[str, Any]) -> None:
     """One table with our encodings (see the module docstring)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.table(columns)
+    table = stamped(pa.table(columns))
     options = parquet_options(table.schema)
     pq.write_table(table, sink, row_group_size=options.pop("row_group_size"), **options)
 
@@ -212,7 +239,7 @@ class TableStream:
         try:
             if self.rows and "out_id" in columns:
                 columns = {**columns, "out_id": pc.add(columns["out_id"], pa.scalar(self.rows, pa.int64()))}
-            table = pa.table(columns)
+            table = stamped(pa.table(columns))
             if self._writer is None:
                 options = parquet_options(table.schema)
                 self._size = options.pop("row_group_size")

@@ -69,6 +69,21 @@ def test_capture_point_events_without_a_server(lc, write_text):
         assert len(event["event_id"]) <= 128
 
 
+def test_capture_points_name_the_spark_stage_their_tasks_ran_in(lc, sc, write_text):
+    """Each point's stage is the one Spark ran its tasks in (stamped by the tasks in its tables):
+    the input and map side in the shuffle's map stage, the reduce side and the collect in the
+    result stage: the two stages of the collect's job."""
+    path = write_text("in.txt", ["a b", "b c"])
+    sc.setJobGroup("stamped", "stage ids")
+    word_count(lc, path).collect()
+    tracker = sc.statusTracker()
+    last = max(tracker.getJobIdsForGroup("stamped"))  # (the capture may run a small job before it)
+    stages = sorted(tracker.getJobInfo(last).stageIds)
+    assert len(stages) == 2
+    by_kind = {e["kind"]: e.get("stage_id") for e in lc.capture_point_events()}
+    assert by_kind == {"input": stages[0], "combiner": stages[0], "reducer": stages[1], "output": stages[1]}
+
+
 def test_capture_point_events_go_through_the_running_agent(spark, tmp_path, write_text):
     import capture_agent
     from capture_agent import CollectingSink
