@@ -126,7 +126,9 @@ def aggregated_combines(job: Any, build: Any, deleted: Frontier) -> dict[int, An
         fresh, merge_combiners = _combined_again(job, build, combine, touched)
         sc = job.sc
         others = [path for part, path in files.items() if part not in touched]
-        pairs = sc.parallelize(others, max(1, len(others))).flatMap(KeptAggregates(store.fs))
+        # a few files per task: 100 tasks reading 100 small files cost more in scheduling than reading
+        pairs = sc.parallelize(others, max(1, min(len(others), 2 * sc.defaultParallelism))) \
+            .flatMap(KeptAggregates(store.fs))
         if fresh:
             pairs = pairs.union(sc.parallelize(fresh, max(1, min(len(fresh) // 10_000, sc.defaultParallelism))))
         given[int(seq)] = pairs.reduceByKey(merge_combiners, node["partitions"])
