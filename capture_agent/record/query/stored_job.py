@@ -53,6 +53,12 @@ def _named(name: str) -> Any:
     return getattr(importlib.import_module(module), qualname)
 
 
+# How a rerun computed its new output (``StoredJob.last_replay``, a what-if's summary):
+SELECTIVE = "only the partitions the deletion touches, merged with the aggregates the others kept"
+FROM_AGGREGATES = "the stages after each combine the deletion reaches, run on its kept aggregates"
+WHOLE_JOB = "the whole job again, on the input without the deleted records"
+
+
 class StoredJob:
     """The job kept in a run's folder; ``rerun`` is a ``TraceSession`` rerun."""
 
@@ -62,6 +68,7 @@ class StoredJob:
         self.job = document
         self._folder = store.fs.join(store.run_dir, FOLDER)
         self._functions: dict[str, StoredFunction] = {}
+        self.last_replay = ""  # how the last rerun computed its output (REPLAYS)
         self.values: Any = None  # the run's query.values.ValueReader: deleted input records, read back
 
     @classmethod
@@ -104,8 +111,11 @@ class StoredJob:
         try:
             found = selective_rerun(self, build, target, deleted, dead)
             if found is not None:
+                self.last_replay = SELECTIVE
                 return found
-            return self.redo(target, Build(self, deleted, aggregated_combines(self, build, deleted)))
+            given = aggregated_combines(self, build, deleted)
+            self.last_replay = FROM_AGGREGATES if given else WHOLE_JOB
+            return self.redo(target, Build(self, deleted, given))
         except OutsideTask as exc:
             raise ReplayNotPossible(str(exc)) from None
         except Exception as exc:

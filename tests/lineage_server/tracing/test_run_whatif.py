@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from capture_agent.record.query.stored_job import FROM_AGGREGATES
 from capture_agent.record.query.whatif_results import iter_whatif
 from capture_agent.record.storage.fs import StoreFS
 from lineage_server.catalog.models import Application, CapturePoint
@@ -69,7 +70,7 @@ def test_deleting_lines_replays_the_kept_job_for_new_totals(captured, analyst, s
     done = _run(whatif.pk, spark=lambda: sc)
     assert done.status == "succeeded", done.error
     summary = done.summary
-    assert summary["replay"] == {"done": True, "reason": None}
+    assert summary["replay"] == {"done": True, "reason": None, "how": FROM_AGGREGATES}
     kept = [line for line in captured.lines if "disk" not in line]
     expected = _expected(captured.result, topic_totals(kept))
     assert _classes(done) == expected
@@ -92,7 +93,7 @@ def test_without_spark_the_classes_are_lineage_s_and_the_reason_is_given(capture
                         selection={"predicate": {"op": "prefix", "value": "disk,"}})
     done = _run(whatif.pk)
     assert done.status == "succeeded", done.error
-    assert done.summary["replay"] == {"done": False, "reason": NO_SPARK}
+    assert done.summary["replay"] == {"done": False, "reason": NO_SPARK, "how": ""}
     # deleting the disk -> storage row: storage still has cache words, so it is reached, not dead
     classes = _classes(done)
     assert classes["deleted"] == [] and classes["appeared"] == []
