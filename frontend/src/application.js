@@ -13,7 +13,9 @@ import {
   READABLE_ZOOM, countSkippedStages, summaryLine, syncElements, toElements, withoutSkipped,
 } from './graph.js';
 import { pageUrlOf } from './pipeline_graph.js';
-import { expandInPlace, frameReadable, leafPositions, restorePositions, runLayout } from './layout.js';
+import {
+  drawnBox, expandInPlace, frameReadable, leafPositions, restorePositions, runLayout,
+} from './layout.js';
 import { graphStyle } from './style.js';
 import { onNodeTap } from './taps.js';
 import {
@@ -187,16 +189,22 @@ export async function mountApplicationPage(root) {
     cy.batch(() => syncElements(cy, elements));
     const t2 = performance.now();
     const key = stateKey();
+    const kept = layouts.get(key);
     let how;
-    if (layouts.has(key) && restorePositions(cy, layouts.get(key))) how = 'kept';
+    if (kept && restorePositions(cy, kept.positions)) how = 'kept';
     else if (focus?.box && expandInPlace(cy, focus.before, focus.box)) how = 'in place';
     else how = runLayout(cy); // synchronous: done when it returns
-    layouts.delete(key);
-    layouts.set(key, leafPositions(cy)); // positions only: the widths are measured when zooming
-    if (layouts.size > LAYOUTS_KEPT) layouts.delete(layouts.keys().next().value);
     const t3 = performance.now();
+    let box = how === 'kept' ? kept.box : null;
     if (focus && cy.getElementById(focus.id).nonempty()) centreOn(cy.getElementById(focus.id));
-    else frameReadable(cy);
+    else {
+      box = box ?? drawnBox(cy);
+      frameReadable(cy, { box });
+    }
+    layouts.delete(key);
+    // positions only (the widths are measured when zooming), and the box once measured
+    layouts.set(key, { positions: how === 'kept' ? kept.positions : leafPositions(cy), box: box ?? kept?.box ?? null });
+    if (layouts.size > LAYOUTS_KEPT) layouts.delete(layouts.keys().next().value);
     lastDraw = { elements: t1 - t0, add: t2 - t1, layout: t3 - t2, view: performance.now() - t3, nodes: cy.nodes().length, how };
     for (const [name, button] of Object.entries(levelButtons)) {
       button.setAttribute('aria-pressed', String(name === level));
