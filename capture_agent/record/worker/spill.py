@@ -2,7 +2,9 @@
 allowance), as PySpark's own merger does.
 
 The map-side combine and group (generated code, ``tails.py``) and the reduce sides of combine
-and group (``boundary.py``) keep their keys in a dict and their lineage in flat arrays. Every
+and group (``boundary.py``) keep their keys in a dict and their lineage in flat arrays: the
+map-side combine ``key -> value`` as PySpark does and a key tag per record (``worker.tags``), the
+others ``key -> slot``, a list of values by slot and a slot per record. Every
 ``CHECK_EVERY`` records they ask a ``MemoryBudget`` the question PySpark's ``ExternalMerger`` asks
 (the worker's resident memory, against the same limits: 0.9 of the setting on the map side, the
 setting on the reduce side), each limit times ``MEMORY_FACTOR`` (the Spark conf
@@ -16,8 +18,9 @@ A run is a folder ``<run>/`` of
   ``pyspark.shuffle`` writes them, keys in the order the task first saw them;
 - ``ids.arrow``: an Arrow IPC file of one record batch per bucket, whose list columns (one, or one
   per side of a cogroup) hold the ids of each of that bucket's keys, in the order of the bucket's
-  pairs. The lists are bucketed in C++ (a stable sort by bucket and a take), never one Python
-  object per key.
+  pairs. The lists are grouped by key (from slots, or from the combine's tags by
+  ``tags.slots_of_tags``) and bucketed in C++ (a stable sort by bucket and a take), never one
+  Python object per key.
 
 At the end of a task that spilled, ``Runs.merged`` merges the runs one bucket at a time (the rest
 stays on disk): a bucket's keys are merged with the operator's merge function (``merge_by_key``),
