@@ -54,18 +54,16 @@ def _process_tree() -> dict[int, list[str]]:
     return {pid: stats[pid] for pid in tree if pid in stats}
 
 
-def tree_cpu_seconds() -> float:
-    """CPU seconds used so far by this process and all its descendants (JVM, Python workers):
-    each live process's own time plus the time of the children it has reaped."""
-    used = sum(sum(int(x) for x in fields[11:15]) for fields in _process_tree().values())
-    return used / os.sysconf("SC_CLK_TCK")
+def _cpu_ticks(fields: list[str]) -> int:
+    """A process's CPU time (user, system, and of the children it reaped) in clock ticks."""
+    return sum(int(x) for x in fields[11:15])
 
 
-def python_workers_pss() -> int:
-    """Bytes of memory the Python workers of this process tree hold now (proportional set size, so
-    pages a forked worker shares with the daemon count once)."""
+def python_workers_pss(tree: dict[int, list[str]]) -> int:
+    """Bytes of memory the Python workers of a process tree (``_process_tree``) hold now
+    (proportional set size, so pages a forked worker shares with the daemon count once)."""
     total = 0
-    for pid in _process_tree():
+    for pid in tree:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmdline = f.read()
@@ -81,21 +79,38 @@ def python_workers_pss() -> int:
     return total
 
 
-class PeakWorkerMemory:
-    """Samples the Python workers' memory every ``interval`` seconds while in use; ``peak`` in bytes."""
+class TreeSampler:
+    """Samples this process tree every ``interval`` seconds while in use: ``peak``, the Python
+    workers' peak memory in bytes, and ``cpu_seconds``, the CPU time the tree used meanwhile.
+
+    The CPU time is each process's last sample less its first (0 for a process born meanwhile):
+    PySpark's daemon ignores SIGCHLD, so a worker that exits (every task, without worker reuse) is
+    reaped by the kernel and its time is in no parent's counters. What a worker uses in its last
+    ``interval`` before exiting is missed (at most 50 ms a task, for both variants alike)."""
 
     def __init__(self, interval: float = 0.05) -> None:
         self.interval = interval
         self.peak = 0
+        self._start = {pid: _cpu_ticks(fields) for pid, fields in _process_tree().items()}
+        self._last = dict(self._start)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, python_workers_pss())
-            self._stop.wait(self.interval)
+        while True:
+            tree = _process_tree()
+            self._last.update((pid, _cpu_ticks(fields)) for pid, fields in tree.items())
+            self.peak = max(self.peak, python_workers_pss(tree))
+            if self._stop.wait(self.interval):
+                break
+        self._last.update((pid, _cpu_ticks(fields)) for pid, fields in _process_tree().items())
 
-    def __enter__(self) -> PeakWorkerMemory:
+    @property
+    def cpu_seconds(self) -> float:
+        used = sum(ticks - self._start.get(pid, 0) for pid, ticks in self._last.items())
+        return used / os.sysconf("SC_CLK_TCK")
+
+    def __enter__(self) -> TreeSampler:
         self._thread.start()
         return self
 
@@ -111,10 +126,9 @@ def add_worker_reuse_flag(parser: argparse.ArgumentParser) -> None:
 
 def measured(fn: Callable[[], Any]) -> tuple[float, float, int, Any]:
     """(wall seconds, CPU seconds of the whole process tree, peak Python-worker bytes, result)."""
-    cpu = tree_cpu_seconds()
-    with PeakWorkerMemory() as memory:
+    with TreeSampler() as sampler:
         wall, result = timed(fn)
-    return wall, tree_cpu_seconds() - cpu, memory.peak, result
+    return wall, sampler.cpu_seconds, sampler.peak, result
 
 
 def folder_bytes(path: str) -> int:
@@ -129,10 +143,7 @@ class Bench:
         builder = (SparkSession.builder.master(args.master).appName("record-capture-bench")
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.driver.memory", args.driver_memory))
-        # without reuse, PySpark's daemon lets the kernel reap its workers: their CPU time is lost
-        # to /proc, so the CPU figures are printed only with reused workers
-        self.cpu_counted = bool(getattr(args, "reuse_workers", False))
-        if not self.cpu_counted:
+        if not getattr(args, "reuse_workers", False):
             builder = builder.config("spark.python.worker.reuse", "false")
         for key, value in (conf or {}).items():
             builder = builder.config(key, value)
@@ -194,9 +205,8 @@ class Bench:
         self.rows.append(row)
         print(f"\n== {name}: plain {row['plain']:.2f}s  captured {row['captured']:.2f}s  ratio {row['ratio']:.3f}"
               f"  (per run {', '.join(f'{r:.3f}' for r in row['per_run'])})")
-        if self.cpu_counted:
-            print(f"   CPU: plain {row['plain_cpu']:.1f}s  captured {row['captured_cpu']:.1f}s"
-                  f"  ratio {row['cpu_ratio']:.3f}  (per run {', '.join(f'{r:.3f}' for r in row['cpu_per_run'])})")
+        print(f"   CPU: plain {row['plain_cpu']:.1f}s  captured {row['captured_cpu']:.1f}s"
+              f"  ratio {row['cpu_ratio']:.3f}  (per run {', '.join(f'{r:.3f}' for r in row['cpu_per_run'])})")
         print(f"   Python workers' peak memory: plain {row['plain_mem_mb']:.0f} MB  captured "
               f"{row['captured_mem_mb']:.0f} MB  ratio {row['mem_ratio']:.2f}")
         print(f"   lineage {row['lineage_mb']:.1f} MB = {row['lineage_pct']:.1f}% of {input_bytes / 1e6:.0f} MB input")
@@ -208,7 +218,7 @@ class Bench:
         for row in self.rows:
             traces = (f"  trace1 {row['trace_1']:.3f}s trace100 {row['trace_100']:.3f}s fwd1 {row['forward_1']:.3f}s"
                       if "trace_1" in row else "")
-            cpu = f"cpu-ratio {row['cpu_ratio']:.3f} " if self.cpu_counted else ""
+            cpu = f"cpu-ratio {row['cpu_ratio']:.3f} "
             print(f"  {row['workload']:10s} plain {row['plain']:7.2f}s captured {row['captured']:7.2f}s "
                   f"ratio {row['ratio']:.3f} {cpu}mem-ratio {row['mem_ratio']:.2f}  "
                   f"lineage {row['lineage_pct']:5.1f}% of input{traces}")

@@ -6,6 +6,13 @@ narrow operators inline and hands each result with its input position to the *ta
 count, map-side combine, group, shuffle...). Positions live in ``array('I')``; nothing is
 materialised per operator, and each tail writes its partition's association table once, at the
 end (``worker.tails``).
+
+The keyed tails hold a dict and flat arrays, checked against the memory budget every
+``CHECK_EVERY`` positions and sent to disk past it (``worker.spill``). The group's dict maps key
+-> slot; each record appends the slot and its position. So does the map-side combine's until it
+holds ``TAG_PAST`` keys; then it maps key -> value, as PySpark's, and each record appends its
+key's tag (``worker.combine``: the key's hash bucket, or a tag apart from a small side dict when
+another key took the bucket) and its position.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import Any, NamedTuple
 
 from capture_agent.record.capture.pipeline import Head, Tail
 from capture_agent.record.capture.plan import NarrowOp
-from capture_agent.record.worker import spill, tails
+from capture_agent.record.worker import combine, spill, tails
 
 ONE_TO_ONE = ("map", "mapValues", "keyBy", "keys", "values")
 
@@ -40,6 +47,12 @@ _TAIL_NAMES = {
     "finish_group": tails.finish_group,
     "finish_text_input": tails.finish_text_input,
     "spill_keyed": tails.spill_keyed,
+    "spill_combined": tails.spill_combined,
+    "CombineState": combine.CombineState,
+    "start_tagging": combine.start_tagging,
+    "TAKEN_BYTES": combine.TAKEN_BYTES,
+    "BIT": combine.BIT,
+    "ABSENT": object(),  # a tagging combine's dict.get default: None may be a value
     "MemoryBudget": spill.MemoryBudget,
     "Runs": spill.Runs,
     "CHECK_EVERY": spill.CHECK_EVERY,
@@ -77,51 +90,101 @@ def tail_code(tail: Tail, v: str) -> TailCode:
         return TailCode(["hi = tpart << 32"], [], [f"yield (hi | pos, {v})"], [])
     if kind == "keyed_gid":
         return TailCode(["hi = tpart << 32"], [], [f"kk, xx = {v}", "yield (kk, (xx, hi | pos))"], [])
-    # combine and group: each record appends its key's slot (first-seen order) and its position to
-    # two flat arrays; the positions of each key are grouped once, at the end (appending to one
-    # array per key costs more: 50,000 keys' arrays are scattered in memory). Every CHECK_EVERY
-    # positions the memory is checked, and past the budget the state goes to disk (worker.spill).
-    dense = tail.dense
-    keep = [] if dense else ["keep_pos(pos)"]
-    poss = "None" if dense else "poss"
-    hi = "" if kind == "combine" else ", tpart << 32"
-    fresh = ["d = {}", "get = d.get", "vals = []", "new_key = vals.append", "slots = array('I')",
-             "keep_slot = slots.append", "poss = array('I')", "keep_pos = poss.append"]
+    if kind == "combine":
+        return _combine_code(tail, v)
+    if kind == "group":
+        return _group_code(tail, v)
+    raise ValueError(f"unknown tail {kind}")
+
+
+def _spilling(fresh: list[str], spill: str) -> tuple[list[str], list[str]]:
+    """The prologue and check of a keyed tail whose state is ``fresh``: every CHECK_EVERY positions
+    the memory is checked, and past the budget ``spill`` sends the state to disk (worker.spill) and
+    the tail starts again with ``fresh`` state."""
     prologue = [*fresh, "run_base = 0", "budget = MemoryBudget(MEMORY)", "runs = Runs(budget)",
                 "next_check = 1"]  # the second record (the first is in the state), then every CHECK_EVERY
     check = ["if pos >= next_check:",
              "    next_check = pos + CHECK_EVERY",
              "    if budget.over():",
-             # combine spills positions (its table's), group global ids (what it sends)
-             f"        spill_keyed(runs, d, vals, slots, {poss}, run_base{hi})",
+             f"        {spill}",
              *("        " + line for line in fresh),
              "        budget.spilled()",
              "        run_base = pos"]
-    if kind == "combine":
-        first = "create(xx)" if tail.create is not None else "xx"
-        body = [f"kk, xx = {v}",
-                "j = get(kk)",
-                "if j is None:",
-                "    j = d[kk] = len(vals)",
-                f"    new_key({first})",
-                "else:",
-                "    vals[j] = merge(vals[j], xx)",
-                "keep_slot(j)", *keep]
-        prologue += ["merge = MERGE", "create = CREATE"]
-        end = f"yield from finish_combiner(LOC, tpart, d, vals, slots, {poss}, run_base, runs, MERGE_COMBINERS)"
-        return TailCode(prologue, check, body, [end])
-    if kind == "group":
-        body = [f"kk, xx = {v}",
-                "j = get(kk)",
-                "if j is None:",
-                "    j = d[kk] = len(vals)",
-                "    new_key([xx])",
-                "else:",
-                "    vals[j].append(xx)",
-                "keep_slot(j)", *keep]
-        end = f"yield from finish_group(tpart, SIDE, d, vals, slots, {poss}, run_base, runs)"
-        return TailCode(prologue, check, body, [end])
-    raise ValueError(f"unknown tail {kind}")
+    return prologue, check
+
+
+def _combine_code(tail: Tail, v: str) -> TailCode:
+    """Map-side combine (``worker.combine``): ``key -> slot``, values by slot and each record's slot
+    and position in flat arrays; past TAG_PAST keys (at a check), ``key -> value`` as PySpark's
+    and each record's key tag (the bucket of a new key another key took sends it to the side
+    dict). The positions are grouped by key once, at the end (worker.tails)."""
+    poss = "None" if tail.dense else "poss"
+    fresh = ["d = {}", "get = d.get", "vals = []", "new_key = vals.append", "slots = array('I')",
+             "keep_slot = slots.append", "poss = array('I')", "keep_pos = poss.append", "tagging = False",
+             "head = array('I')", "tags = array('I')", "keep_tag = tags.append", "taken = side = sget = None"]
+    state = f"CombineState(d, vals, slots, head, tags, {poss})"
+    prologue, check = _spilling(fresh, f"spill_combined(runs, {state}, run_base)")
+    check += ["    elif not tagging and len(d) > TAG_PAST:",
+              "        d, head, taken, side = start_tagging(d, vals)",
+              "        get = d.get",
+              "        sget = side.get",
+              "        vals = new_key = None",
+              "        tagging = True"]
+    prologue += ["merge = MERGE", "create = CREATE", "h = hash", "bit_of = BIT", "absent = ABSENT"]
+    first = "create(xx)" if tail.create is not None else "xx"
+    body = [f"kk, xx = {v}",
+            "if tagging:",
+            f"    tag = h(kk) & {combine.BUCKET_MASK}",
+            "    old = get(kk, absent)",
+            "    if old is absent:",
+            f"        d[kk] = {first}",
+            "        byte = tag >> 3",
+            "        bit = bit_of[tag & 7]",
+            "        was = taken[byte]",
+            "        if was & bit:",
+            f"            tag = side[kk] = {combine.SIDE} + len(side)",
+            "        else:",
+            "            taken[byte] = was | bit",
+            f"        keep_tag(tag | {combine.FIRST})",
+            "    else:",
+            "        d[kk] = merge(old, xx)",
+            "        if side:",
+            "            tag = sget(kk, tag)",
+            "        keep_tag(tag)",
+            "else:",
+            "    j = get(kk)",
+            "    if j is None:",
+            "        j = d[kk] = len(vals)",
+            f"        new_key({first})",
+            "    else:",
+            "        vals[j] = merge(vals[j], xx)",
+            "    keep_slot(j)",
+            *([] if tail.dense else ["keep_pos(pos)"])]
+    # the bitmap and the side dict are not needed to finish: let them go before the keys are yielded
+    end = f"yield from finish_combiner(LOC, tpart, {state}, run_base, runs, MERGE_COMBINERS)"
+    return TailCode(prologue, check, body, ["taken = side = sget = None", end])
+
+
+def _group_code(tail: Tail, v: str) -> TailCode:
+    """groupByKey/join/cogroup side: each record appends its key's slot (first-seen order) and its
+    position to two flat arrays; the positions of each key are grouped once, at the end (appending
+    to one array per key costs more: 50,000 keys' arrays are scattered in memory)."""
+    poss = "None" if tail.dense else "poss"
+    fresh = ["d = {}", "get = d.get", "vals = []", "new_key = vals.append", "slots = array('I')",
+             "keep_slot = slots.append", "poss = array('I')", "keep_pos = poss.append"]
+    # it spills global ids (what it sends), where the combine spills positions (its table's)
+    prologue, check = _spilling(fresh, f"spill_keyed(runs, d, vals, slots, {poss}, run_base, tpart << 32)")
+    body = [f"kk, xx = {v}",
+            "j = get(kk)",
+            "if j is None:",
+            "    j = d[kk] = len(vals)",
+            "    new_key([xx])",
+            "else:",
+            "    vals[j].append(xx)",
+            "keep_slot(j)",
+            *([] if tail.dense else ["keep_pos(pos)"])]
+    end = f"yield from finish_group(tpart, SIDE, d, vals, slots, {poss}, run_base, runs)"
+    return TailCode(prologue, check, body, [end])
 
 
 def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: int) -> Callable[..., Any]:
@@ -129,7 +192,7 @@ def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: in
     ns: dict[str, Any] = dict(_TAIL_NAMES)
     ns.update(OFFSET=offset, BASES=head.bases, LOC=tail.target, LIMIT=tail.limit, SIDE=tail.side,
               CREATE=tail.create, MERGE=tail.merge, INPUT_LOC=head.input_target, MEMORY=tail.memory_mb,
-              MERGE_COMBINERS=tail.merge_combiners)
+              MERGE_COMBINERS=tail.merge_combiners, TAG_PAST=combine.TAG_PAST)
     lines: list[str] = ["def stage(split, iterator):", "    tpart = split + OFFSET"]
 
     def emit(level: int, text: str) -> None:

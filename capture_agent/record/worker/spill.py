@@ -2,7 +2,9 @@
 allowance), as PySpark's own merger does.
 
 The map-side combine and group (generated code, ``tails.py``) and the reduce sides of combine
-and group (``boundary.py``) keep their keys in a dict and their lineage in flat arrays. Every
+and group (``boundary.py``) keep their keys in a dict and their lineage in flat arrays:
+``key -> slot``, a list of values by slot and a slot per record; the map-side combine, once its
+keys are many, ``key -> value`` as PySpark does and a key tag per record (``worker.combine``). Every
 ``CHECK_EVERY`` records they ask a ``MemoryBudget`` the question PySpark's ``ExternalMerger`` asks
 (the worker's resident memory, against the same limits: 0.9 of the setting on the map side, the
 setting on the reduce side), each limit times ``MEMORY_FACTOR`` (the Spark conf
@@ -16,8 +18,9 @@ A run is a folder ``<run>/`` of
   ``pyspark.shuffle`` writes them, keys in the order the task first saw them;
 - ``ids.arrow``: an Arrow IPC file of one record batch per bucket, whose list columns (one, or one
   per side of a cogroup) hold the ids of each of that bucket's keys, in the order of the bucket's
-  pairs. The lists are bucketed in C++ (a stable sort by bucket and a take), never one Python
-  object per key.
+  pairs. The lists are grouped by key (from slots, or from the combine's tags by
+  ``combine.slots_of_tags``) and bucketed in C++ (a stable sort by bucket and a take), never one
+  Python object per key.
 
 At the end of a task that spilled, ``Runs.merged`` merges the runs one bucket at a time (the rest
 stays on disk): a bucket's keys are merged with the operator's merge function (``merge_by_key``),
@@ -49,9 +52,10 @@ CHECK_EVERY = 1000  # records between two memory checks (ExternalMerger's first 
 SPILL_BATCH = 1000  # items of one bucket written together
 MAP_SIDE = 0.9  # the map side's share of spark.python.worker.memory (as in PySpark's combineByKey)
 # A captured task's budget is spark.python.worker.memory times this factor (a Spark conf): its state
-# holds each key's slot and each record's position beside the job's keys and values (on partitions
-# of millions of nearly unique keys, 40-80% more than PySpark's dict), and pyarrow is loaded. Held
-# to plain PySpark's budget, a captured word count spilled 1.3 GB where plain spilled nothing.
+# holds each record's position and key slot or tag beside the job's keys and values, and the group and
+# reduce sides a slot int and a list entry per key too (on partitions of millions of nearly unique
+# keys, 30-60% more than PySpark's dict), and pyarrow is loaded. Held to plain PySpark's budget, a
+# captured word count spilled 1.3 GB where plain spilled nothing.
 MEMORY_FACTOR_CONF = "spark.lineage.worker.memoryFactor"
 MEMORY_FACTOR = 1.5
 IDS_FILE = "ids.arrow"

@@ -2,6 +2,13 @@
 
 Called by the code ``capture/codegen.py`` generates; each writes its partition's table once, at
 the end of the partition, through its layout's writer. Shipped to executors by value.
+
+The keyed tails hold their lineage in flat arrays beside the job's own state. The group
+(groupByKey, join and cogroup sides) keeps ``key -> slot``, a list of values by slot and one slot
+per record. The map-side combine does too until its keys are many, then ``key -> value`` as
+PySpark does and one key tag per record (``worker.combine``): at the end it yields its keys in
+dict order (combiner id n is the n-th key), then, once the dict is let go, turns its records'
+slots and tags into key slots and groups the positions by slot.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from capture_agent.record.storage.layouts.local import (
     write_single_result,
 )
 from capture_agent.record.storage.tables import TableStream, TableTarget, write_once, write_parquet
+from capture_agent.record.worker.combine import CombineState
 from capture_agent.record.worker.inputs import dumps
 from capture_agent.record.worker.spill import Runs, by_slot
 
@@ -55,11 +63,16 @@ def lists_by_slot(slots: array, values: array | None, base: int = 0, hi: int = -
     given ``hi`` (a partition's ``part << 32``), positions as global ids (int64). Slots are
     numbered in first-seen order; given ``nslots``, some may have no record (``spill.by_slot``).
     """
+    return _grouped(u32_column(slots), values, base, hi, nslots)
+
+
+def _grouped(slots: Any, values: array | None, base: int, hi: int, nslots: int = -1) -> Any:
+    """``lists_by_slot`` from the records' slots as a pyarrow uint32 array."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     flat = None if values is None else u32_column(values) if values.typecode == "I" else i64_column(values)
-    lists = by_slot(u32_column(slots), flat, nslots)
+    lists = by_slot(slots, flat, nslots)
     if hi < 0 and not (values is None and base):
         return lists
     grouped = lists.values
@@ -113,47 +126,53 @@ def spill_keyed(runs: Runs, keys: dict[Any, int], values: list[Any], slots: arra
     runs.spill(zip(keys, values, strict=True), [lists_by_slot(slots, ids, base, hi)])
 
 
+def spill_combined(runs: Runs, state: CombineState, base: int = 0) -> None:
+    """Sends a map-side combine's state to disk as one run: its (key, value) pairs, in dict order,
+    and each key's positions as Arrow lists. Nothing to send: no run."""
+    if not state.keys:
+        return
+    runs.spill(state.items(), [_grouped(state.record_slots(), state.positions, base, -1)])
+
+
 def concat_values(a: list[Any], b: list[Any]) -> list[Any]:
     """Merges two spilled group values (lists of a key's values), in run order."""
     a.extend(b)
     return a
 
 
-def finish_combiner(target: TableTarget, part: int, keys: dict[Any, int], values: list[Any], slots: array,
-                    positions: array | None, base: int = 0, runs: Runs | None = None,
+def finish_combiner(target: TableTarget, part: int, state: CombineState, base: int = 0, runs: Runs | None = None,
                     merge: Callable[[Any, Any], Any] | None = None) -> Iterator[tuple[Any, tuple[Any, int]]]:
-    """Map-side combine: writes combiner id -> list of input positions, yields shuffle records.
+    """Map-side combine: yields shuffle records (combiner id n: the n-th key in dict order), writes
+    combiner id -> list of input positions.
 
     A task that spilled (``runs``) merges its runs bucket by bucket (``worker.spill``)."""
     hi = part << SHIFT
     if runs is None or not runs.count:
-        for key, slot in keys.items():
-            yield key, (values[slot], hi | slot)
-        if 0 < len(keys) <= target.keep_aggregates:
-            keep_aggregates(target, part, keys, values)
+        for n, (key, value) in enumerate(state.items()):
+            yield key, (value, hi | n)
+        if 0 < len(state.keys) <= target.keep_aggregates:
+            keep_aggregates(target, part, state)
         # the table needs only the flat arrays: built once the keys and values are let go, its Arrow
         # temporaries (and pyarrow itself) take the place they held instead of adding to it
-        keys.clear()
-        values.clear()
-        write_list_local(target, part, lists_by_slot(slots, positions, base))
+        state.clear()
+        write_list_local(target, part, _grouped(state.record_slots(), state.positions, base, -1))
         return
     assert merge is not None
-    spill_keyed(runs, keys, values, slots, positions, base)
-    keys.clear()
-    values.clear()
+    spill_combined(runs, state, base)
+    state.clear()
     for n, key, value in merged_combiners(runs, merge, TableStream(target, part), part, write_list_local):
         yield key, (value, hi | n)
 
 
-def keep_aggregates(target: TableTarget, part: int, keys: dict[Any, int], values: list[Any]) -> None:
+def keep_aggregates(target: TableTarget, part: int, state: CombineState) -> None:
     """Writes a combiner partition's (key, map-side aggregate) pairs, pickled, beside its table: a
     what-if that deletes records of other partitions merges these instead of recomputing them
     (``query.selective``). Never raises: without the file the what-if reruns the whole job."""
     import pyarrow as pa
 
     try:
-        columns = {"key": pa.array([dumps(k) for k in keys], type=pa.binary()),
-                   "value": pa.array([dumps(values[s]) for s in keys.values()], type=pa.binary())}
+        columns = {"key": pa.array([dumps(k) for k, _ in state.items()], type=pa.binary()),
+                   "value": pa.array([dumps(v) for _, v in state.items()], type=pa.binary())}
         write_once(target.fs, target.local, target.aggregates_path(part), lambda dest: write_parquet(dest, columns))
     except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
         print(f"lineage: cannot keep the aggregates of {target.aggregates_path(part)}: {exc}", file=sys.stderr)

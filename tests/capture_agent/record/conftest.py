@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,3 +28,14 @@ def write_text(tmp_path: Path) -> Callable[..., str]:
         return str(path)
 
     return write
+
+
+@pytest.fixture
+def tiny_worker_memory(lc: Any) -> Iterator[None]:
+    """spark.python.worker.memory=1m: every combine and group with two records or more spills (its
+    first memory check, at the second record, finds the worker over it) and merges its runs."""
+    conf = lc.sc._conf
+    old = conf.get("spark.python.worker.memory", "512m")
+    conf.set("spark.python.worker.memory", "1m")
+    yield
+    conf.set("spark.python.worker.memory", old)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
 from operator import add
 from typing import Any
 
@@ -145,17 +144,6 @@ def captured(op: str, rdd: Any, other: Any) -> Any:
     if op == "aggregateByKey":
         return rdd.aggregateByKey(-1, max, max)
     raise AssertionError(op)
-
-
-@pytest.fixture
-def tiny_worker_memory(lc: Any) -> Iterator[None]:
-    """spark.python.worker.memory=1m: every combine and group with two records or more spills (its
-    first memory check, at the second record, finds the worker over it) and merges its runs."""
-    conf = lc.sc._conf
-    old = conf.get("spark.python.worker.memory", "512m")
-    conf.set("spark.python.worker.memory", "1m")
-    yield
-    conf.set("spark.python.worker.memory", old)
 
 
 pairs = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9)), max_size=10)
