@@ -20,7 +20,7 @@ import { graphStyle } from './style.js';
 import { onNodeTap } from './taps.js';
 import {
   LEVELS, LEVEL_NAMES, MAX_DRAWN, drawnCount, isCompound, levelState, stateFromUrl, stateToUrl, visibleGraph, zoomIn,
-  zoomOut, zoomTree,
+  zoomOut, zoomSelection, zoomTree,
 } from './zoom.js';
 
 cytoscape.use(dagre);
@@ -121,6 +121,12 @@ export async function mountApplicationPage(root) {
   const levels = el('div', { class: 'levels', role: 'group', 'aria-label': 'Zoom level' },
     el('span', { class: 'levels-label' }, 'Show:'), Object.values(levelButtons));
   const fit = el('button', { type: 'button', id: 'fit' }, 'Fit');
+  // Zoom of a selection (Shift- or Ctrl-click adds nodes to it).
+  const zoomSelected = Object.fromEntries(['in', 'out'].map((direction) => [direction, el('button', {
+    type: 'button', id: `zoom-selected-${direction}`, disabled: true,
+    title: direction === 'in' ? 'Open the selected nodes (Shift-click selects several)'
+      : 'Collapse the selected nodes, or the nodes holding them',
+  }, direction === 'in' ? 'Zoom in selected' : 'Zoom out selected')]));
   // Skipped stages (Spark reused their shuffle output) never ran: hidden unless asked for.
   const showSkipped = el('input', { type: 'checkbox', id: 'show-skipped' });
   const showSkippedLabel = el('label', { class: 'toggle', for: 'show-skipped' }, showSkipped, 'Show skipped stages');
@@ -128,7 +134,8 @@ export async function mountApplicationPage(root) {
   const names = el('datalist', { id: 'node-names' });
   const find = el('input', { type: 'search', id: 'find-node', list: 'node-names', placeholder: 'Find a node', 'aria-label': 'Find a node by name' });
   const finder = el('form', { class: 'find-node', role: 'search' }, find, names);
-  const toolbar = el('div', { class: 'toolbar' }, levels, fit, finder, showSkippedLabel, renderLegend());
+  const toolbar = el('div', { class: 'toolbar' }, levels, zoomSelected.in, zoomSelected.out, fit, finder,
+    showSkippedLabel, renderLegend());
   // The minimap (cytoscape-navigator): the whole graph in the corner, the view as a box to drag.
   const minimap = el('div', { id: 'minimap', class: 'cytoscape-navigator minimap', 'aria-hidden': 'true' });
   const frame = el('div', { class: 'graph-frame' }, container, minimap);
@@ -343,6 +350,20 @@ export async function mountApplicationPage(root) {
     draw();
   });
   fit.addEventListener('click', () => cy.animate({ fit: { padding: 24 } }, { duration: 200 }));
+  const selectedIds = () => cy.nodes(':selected').map((node) => node.id());
+  cy.on('select unselect add remove', 'node', () => {
+    const some = cy.nodes(':selected').nonempty();
+    zoomSelected.in.disabled = !some;
+    zoomSelected.out.disabled = !some;
+  });
+  for (const [direction, button] of Object.entries(zoomSelected)) {
+    button.addEventListener('click', () => {
+      const next = zoomSelection(tree, collapsed, selectedIds(), direction);
+      if (next.size === collapsed.size && [...next].every((id) => collapsed.has(id))) return;
+      collapsed = next;
+      draw();
+    });
+  }
   finder.addEventListener('submit', (event) => {
     event.preventDefault();
     const text = find.value.trim().toLowerCase();

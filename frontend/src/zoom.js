@@ -99,6 +99,18 @@ export function zoomOut(tree, collapsed, ids) {
 }
 
 /**
+ * Zoom of a selection of drawn nodes: "in" opens those that are collapsed; "out" collapses each
+ * compound one, and the node holding each leaf. Returns the new state (the same nodes as before
+ * when the selection has nothing to zoom).
+ */
+export function zoomSelection(tree, collapsed, ids, direction) {
+  const chosen = [ids].flat().map(String);
+  if (direction === 'in') return zoomIn(collapsed, chosen.filter((id) => collapsed.has(id)));
+  const targets = chosen.map((id) => (isCompound(tree, id) ? id : tree.parentOf.get(id))).filter((id) => id !== undefined);
+  return zoomOut(tree, collapsed, targets);
+}
+
+/**
  * The API graph as drawn in zoom state `collapsed`: the nodes not hidden inside a collapsed node
  * (a collapsed node gets data.hidden: {kind: count} of what it holds, and `collapsed: true`),
  * and the edges between the nodes drawn for their ends (see the module comment). Same shape as

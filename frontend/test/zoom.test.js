@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { countElements, toElements } from '../src/graph.js';
 import {
   LEVELS, drawnCount, isCompound, levelState, readableLevel, shownAs, stateFromUrl, stateToUrl, visibleGraph,
-  zoomIn, zoomOut, zoomTree,
+  zoomIn, zoomOut, zoomSelection, zoomTree,
 } from '../src/zoom.js';
 import { fixture } from './helpers.js';
 
@@ -174,5 +174,19 @@ describe('the level a graph opens at', () => {
   it('ignores zooming a node that holds nothing', () => {
     const tree = zoomTree(fixture('zoom_graph.json'));
     assert.deepEqual(zoomOut(tree, new Set(), 'dataset:1'), new Set());
+  });
+});
+
+describe('zoomSelection', () => {
+  const tree = zoomTree(fixture('zoom_graph.json'));
+
+  it('opens the collapsed nodes of a selection, and collapses the nodes holding it', () => {
+    const stages = levelState(tree, 'stage');
+    const opened = zoomSelection(tree, stages, ['stage:0', 'stage:1', 'dataset:1'], 'in');
+    assert.equal(opened.has('stage:0') || opened.has('stage:1'), false);
+    assert.deepEqual([...opened].sort(), [...stages].filter((id) => !['stage:0', 'stage:1'].includes(id)).sort());
+    const closed = zoomSelection(tree, opened, ['op:0:1', 'stage:1'], 'out');
+    assert.deepEqual([...closed].sort(), [...stages].sort(), 'a leaf collapses its stage, a compound itself');
+    assert.deepEqual(zoomSelection(tree, stages, [], 'in'), stages);
   });
 });

@@ -183,7 +183,12 @@ def node_point(page: Any, node_id: str) -> dict[str, float]:
     )
 
 
-def click_node(page: Any, node_id: str, *, double: bool = False) -> None:
-    """Click (or double-click) a node of the graph with the mouse."""
+def click_node(page: Any, node_id: str, *, double: bool = False, add: bool = False) -> None:
+    """Click (or double-click) a node of the graph with the mouse; ``add``: Shift-click (adds it to
+    the selection)."""
     point = node_point(page, node_id)
+    if add:
+        page.keyboard.down("Shift")
     (page.mouse.dblclick if double else page.mouse.click)(point["x"], point["y"])
+    if add:
+        page.keyboard.up("Shift")

@@ -213,6 +213,21 @@ def test_application_graph_collapses_and_expands_stages_and_shows_details(live_s
     _wait_for_animations(page)
     assert page.evaluate("window.lineageZoom.lastDraw().how") == "kept"
     assert page.evaluate(POSITIONS) == before
+    # A selection zooms at once: Shift-click both stages, "Zoom in selected" opens both; an
+    # operator and a stage selected, "Zoom out selected" collapses both stages again.
+    assert page.is_disabled("#zoom-selected-in")
+    click_node(page, "stage:0")
+    click_node(page, "stage:1", add=True)
+    assert page.evaluate("window.lineageGraph.nodes(':selected').map((n) => n.id()).sort()") == ["stage:0", "stage:1"]
+    page.click("#zoom-selected-in")
+    page.wait_for_function("['stage:0', 'stage:1'].every((id) => window.lineageGraph.getElementById(id).isParent())")
+    _wait_for_animations(page)
+    assert page.evaluate(OVERLAPS) == []
+    click_node(page, "op:0:1")
+    click_node(page, "op:1:4", add=True)
+    page.click("#zoom-selected-out")
+    page.wait_for_function("window.lineageGraph.nodes('.operator').length === 0")
+    assert page.evaluate(POSITIONS) == before
     page.click("#level-job")
     page.wait_for_function("window.lineageGraph.nodes('.stage').length === 0")
     assert page.evaluate("window.lineageGraph.getElementById('job:0').hasClass('collapsed')")
