@@ -36,9 +36,8 @@ from capture_agent.record.query.engine import TraceEngine
 from capture_agent.record.query.executors import check_executors, ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
 from capture_agent.record.query.recipes import READ, SC, Recipe
-from capture_agent.record.query.selective import aggregated_combines, selective_rerun
 from capture_agent.record.query.session import TraceSession
-from capture_agent.record.query.stored_job import Build, StoredJob
+from capture_agent.record.query.stored_job import StoredJob
 from capture_agent.record.query.values import Predicate
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, split_by_partition
@@ -241,13 +240,9 @@ class LineageContext:
         job = StoredJob(self.store, self.sc, self.kept.document()) if target in self.kept.outputs else None
         if job is not None and job.why_not(target) is None:
             job.values = self.lineage_session.values
-            build = Build(job, deleted)
-            found = selective_rerun(job, build, target, deleted, dead)
-            if found is not None:  # only the partitions the deletion touches were computed again
+            found = job.replay_from_aggregates(target, deleted, dead)
+            if found is not None:  # the untouched partitions' kept aggregates stood in for them
                 return found
-            given = aggregated_combines(job, build, deleted)
-            if given:  # the stages after a combine run on its kept aggregates, not on the input
-                return job.redo(target, Build(job, deleted, given))
         return rerun_without(self.compiler, run, deleted)
 
     def _replay(self, point: CapturePoint, ids: BitMap64, predicate: Predicate) -> list[tuple[int, Any]]:

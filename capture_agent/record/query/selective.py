@@ -94,8 +94,7 @@ def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
     fresh, merge_combiners = _combined_again(job, build, combine, touched)
     sc = job.sc
     pairs = fresh + [(pickle.loads(k), pickle.loads(v)) for k, v in kept]  # data: keys and aggregates
-    merged = sc.parallelize(pairs, max(1, min(len(pairs) // 10_000, sc.defaultParallelism))) \
-        .reduceByKey(merge_combiners).collect() if pairs else []
+    merged = _spread(sc, pairs).reduceByKey(merge_combiners).collect() if pairs else []
     changing = {pickle.loads(k) for k in keys}
     return [v for v in old.values() if v[0] not in changing] + merged
 
@@ -130,7 +129,7 @@ def aggregated_combines(job: Any, build: Any, deleted: Frontier) -> dict[int, An
         pairs = sc.parallelize(others, max(1, min(len(others), 2 * sc.defaultParallelism))) \
             .flatMap(KeptAggregates(store.fs))
         if fresh:
-            pairs = pairs.union(sc.parallelize(fresh, max(1, min(len(fresh) // 10_000, sc.defaultParallelism))))
+            pairs = pairs.union(_spread(sc, fresh))
         given[int(seq)] = pairs.reduceByKey(merge_combiners, node["partitions"])
     return given
 
@@ -155,6 +154,11 @@ def _combined_again(job: Any, build: Any, combine: dict[str, Any], touched: list
     return job.sc.runJob(parent.mapPartitions(LocalCombine(create, merge)), lambda it: it, touched), merge_combiners
 
 
+def _spread(sc: Any, items: list[Any]) -> Any:
+    """Items of the driver as an RDD: a slice per 10,000, at most one per core."""
+    return sc.parallelize(items, max(1, min(len(items) // 10_000, sc.defaultParallelism)))
+
+
 def _ints(values: Any) -> bool:
     return all(type(v) is int for v in values)
 
@@ -168,7 +172,7 @@ def _subtracted(job: Any, build: Any, combine: dict[str, Any], source_seq: int, 
         return None
     records = [v for _, v in job.values.values(job.store.point(source["input"]), ids)]
     sc = job.sc
-    given = sc.parallelize(records, max(1, min(len(records) // 10_000, sc.defaultParallelism)))
+    given = _spread(sc, records)
     lost_build = type(build)(job, {}, {source_seq: given})
     pairs = lost_build.rdd(combine["on"]["ref"]).mapPartitions(LocalCombine(None, operator.add)).collect()
     lost: dict[Any, int] = {}

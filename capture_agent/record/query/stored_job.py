@@ -68,7 +68,7 @@ class StoredJob:
         self.job = document
         self._folder = store.fs.join(store.run_dir, FOLDER)
         self._functions: dict[str, StoredFunction] = {}
-        self.last_replay = ""  # how the last rerun computed its output (REPLAYS)
+        self.last_replay = ""  # how the last rerun computed its output (SELECTIVE, FROM_AGGREGATES, WHOLE_JOB)
         self.values: Any = None  # the run's query.values.ValueReader: deleted input records, read back
 
     @classmethod
@@ -107,15 +107,12 @@ class StoredJob:
         inputs = {n["input"]: n for n in nodes.values() if "input" in n}
         for cid in deleted:
             check_deletable(cid, inputs[cid]["op"] if cid in inputs else None, target)
-        build = Build(self, deleted)
         try:
-            found = selective_rerun(self, build, target, deleted, dead)
+            found = self.replay_from_aggregates(target, deleted, dead)
             if found is not None:
-                self.last_replay = SELECTIVE
                 return found
-            given = aggregated_combines(self, build, deleted)
-            self.last_replay = FROM_AGGREGATES if given else WHOLE_JOB
-            return self.redo(target, Build(self, deleted, given))
+            self.last_replay = WHOLE_JOB
+            return self.redo(target, Build(self, deleted))
         except OutsideTask as exc:
             raise ReplayNotPossible(str(exc)) from None
         except Exception as exc:
@@ -123,6 +120,22 @@ class StoredJob:
                 line = next((x for x in str(exc).splitlines() if LOAD_FAILED in x), LOAD_FAILED)
                 raise ReplayNotPossible(line.split("RuntimeError: ", 1)[-1].strip()) from None
             raise
+
+    def replay_from_aggregates(self, target: str, deleted: Frontier, dead: BitMap64 | None = None) -> list[Any] | None:
+        """``target`` without ``deleted`` from what capture kept, if it can: the touched partitions
+        only (``selective_rerun``), else the stages after each combine the deletion reaches, run on
+        its kept aggregates (``aggregated_combines``); None when neither applies (``last_replay``
+        says which did)."""
+        build = Build(self, deleted)
+        found = selective_rerun(self, build, target, deleted, dead)
+        if found is not None:
+            self.last_replay = SELECTIVE
+            return found
+        given = aggregated_combines(self, build, deleted)
+        if not given:
+            return None
+        self.last_replay = FROM_AGGREGATES
+        return self.redo(target, Build(self, deleted, given))
 
     def redo(self, target: str, build: Build) -> list[Any]:
         """``target``'s action on ``build``'s plain RDDs (whose given nodes stand in for theirs)."""

@@ -27,7 +27,7 @@ from capture_agent.record.errors import LineageError
 from capture_agent.record.storage.deletion import DeletionRule
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.layouts import Layout, Single, layout_from
-from capture_agent.record.storage.tables import num_rows, part_of, partial_name, stage_of, table_name
+from capture_agent.record.storage.tables import num_rows, part_of, partial_name, rows_and_stage, table_name
 
 MANIFEST = "run.json"
 FORMAT = 2
@@ -231,10 +231,11 @@ class LineageStore:
             part = part_of(name)
             if part is not None:
                 written.add(part)
-                rows += num_rows(self.fs, f"{point.location}/{name}")
+                count, stage = rows_and_stage(self.fs, f"{point.location}/{name}")
+                rows += count
                 size += length
                 if point.stage_id is None:  # the stage its tasks ran in, as they stamped it
-                    point.stage_id = stage_of(self.fs, f"{point.location}/{name}")
+                    point.stage_id = stage
         healed = [p for p in point.missing if p in written]
         for part in healed:
             del point.missing[part]

@@ -9,7 +9,7 @@ failure accumulator (a Spark accumulator the driver reads after each action), so
 manifest and the server learn at once which tables are missing and why.
 
 Each table written in a Spark task carries that task's stage id in its schema metadata
-(``lineage.stage_id``): the driver reads it back (``stage_of``) so the server can place the
+(``lineage.stage_id``): the driver reads it back (``rows_and_stage``) so the server can place the
 capture point in the stage that ran it.
 
 Task-safe: imports only the standard library, pyarrow, ``storage.fs`` (and PySpark's TaskContext).
@@ -173,10 +173,12 @@ def stamped(table: Any) -> Any:
     return table.replace_schema_metadata({**(table.schema.metadata or {}), STAGE_KEY: str(context.stageId()).encode()})
 
 
-def stage_of(store: StoreFS, path: str) -> int | None:
-    """The stage id a table was written in, or None (written outside a task, or by an older agent)."""
-    value = (parquet_file(store, path).schema_arrow.metadata or {}).get(STAGE_KEY)
-    return int(value) if value is not None else None
+def rows_and_stage(store: StoreFS, path: str) -> tuple[int, int | None]:
+    """A table's row count and the stage id it was written in (None: written outside a task, or
+    by an older agent), from one read of its footer."""
+    pf = parquet_file(store, path)
+    value = (pf.schema_arrow.metadata or {}).get(STAGE_KEY)
+    return int(pf.metadata.num_rows), int(value) if value is not None else None
 
 
 def write_parquet(sink: Any, columns: dict[str, Any]) -> None:

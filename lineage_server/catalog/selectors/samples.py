@@ -59,4 +59,6 @@ def _open_run(location: str, app_id: str) -> LineageStore | None:
     remote = store_files.remote_inside(shared, location)
     remote_folder = None if remote is None else store_files.remote_run_folder(shared, remote, app_id)
     return None if remote_folder is None else LineageStore.open(str(remote_folder), shared)
+
+
 __all__ = ["MAX_SAMPLE", "PointSample", "point_sample"]
