@@ -4,18 +4,21 @@ Min-label hooking with pointer jumping and edge contraction (the hook-and-shortc
 Shiloach-Vishkin; as in "Connected Components in MapReduce and Beyond", Kiveris et al.): each
 round every node of the remaining edge list hooks to its smallest neighbour, the hooks are
 shortcut until every node points at a root (pointer jumping: a self-join of the hook table,
-``O(log depth)`` joins), the edges are rewritten between roots (self-loops and duplicates
-dropped), and the labels of the original nodes follow their roots. The edge list shrinks every
-round and the loop ends when it is empty; every step is a DataFrame join or aggregate, nothing is
-collected to the driver but counts. A component's label is its smallest node id.
+``O(log depth)`` joins), and the edges are rewritten between roots (self-loops and duplicates
+dropped). The edge list shrinks every round and the loop ends when it is empty. The rounds' root
+maps are then composed from the last to the first (each smaller than the one before) and the
+nodes joined once with the result. Every step is a DataFrame join or aggregate; nothing reaches
+the driver but emptiness checks. A component's label is its smallest node id.
 
-Each round's tables are checkpointed locally (``localCheckpoint``) so the plans stay short.
+Each round's tables are checkpointed (``checkpoint``) so the plans stay short.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+log = logging.getLogger(__name__)
 MAX_ROUNDS = 64  # far above what hooking needs (rounds grow with log n); a guard against a bug looping
 
 
@@ -31,19 +34,43 @@ def connected_components(nodes: Any, edges: Any) -> Any:
     """
     from pyspark.sql import functions as F
 
-    labels = nodes.select("id", F.col("id").alias("label")).localCheckpoint()
-    graph = _normalised(edges).localCheckpoint()
-    for _ in range(MAX_ROUNDS):
-        if graph.isEmpty():
-            return labels
+    graph = checkpoint(_normalised(edges))
+    maps: list[Any] = []
+    while not graph.isEmpty():
+        if len(maps) == MAX_ROUNDS:
+            raise RuntimeError(f"connected components did not converge in {MAX_ROUNDS} rounds")
         roots = _shortcut(_hooks(graph))
-        graph = _contracted(graph, roots).localCheckpoint()
-        labels = (
-            labels.join(roots.withColumnRenamed("id", "label"), "label", "left")
-            .select("id", F.coalesce("root", "label").alias("label"))
-            .localCheckpoint()
+        maps.append(roots)
+        graph = checkpoint(_contracted(graph, roots))
+        log.info("connected components: round %d", len(maps))
+    final = None
+    for roots in reversed(maps):  # a root of round r that kept edges has a root of round r + 1
+        final = roots if final is None else checkpoint(
+            roots.join(final.toDF("root", "later"), "root", "left")
+            .select("id", F.coalesce("later", "root").alias("root"))
         )
-    raise RuntimeError(f"connected components did not converge in {MAX_ROUNDS} rounds")
+    if final is None:
+        return nodes.select("id", F.col("id").alias("label"))
+    return nodes.join(final, "id", "left").select("id", F.coalesce("root", "id").alias("label"))
+
+
+def checkpoint(frame: Any) -> Any:
+    """``frame`` computed once and kept by the executors (``localCheckpoint``), its plan cut and its
+    size estimate forgotten.
+
+    Spark keeps the size estimate of the plan a checkpoint replaces, and estimates a join's size as
+    the product of its sides': over rounds of joins of joins the estimates grow to numbers with
+    millions of digits, and the optimizer spends minutes multiplying them. A DataFrame made again
+    from the checkpointed rows has no estimate (Spark's default), so every round plans as fast as
+    the first.
+    """
+    from pyspark.sql import DataFrame
+
+    kept = frame.localCheckpoint()
+    session = kept.sparkSession
+    fresh = session._jsparkSession.internalCreateDataFrame(kept._jdf.queryExecution().toRdd(), kept._jdf.schema(),
+                                                           False)
+    return DataFrame(fresh, session)
 
 
 def _normalised(edges: Any) -> Any:
@@ -74,7 +101,7 @@ def _shortcut(hooks: Any) -> Any:
     """
     from pyspark.sql import functions as F
 
-    current = hooks
+    current = checkpoint(hooks)  # read twice by each jump
     while True:
         grand = current.alias("c").join(
             current.select(F.col("id").alias("pid"), F.col("parent").alias("gp")),
@@ -83,7 +110,7 @@ def _shortcut(hooks: Any) -> Any:
         )
         jumps = F.coalesce("gp", "parent")
         jumped = grand.select("id", jumps.alias("parent"), (jumps != F.col("parent")).alias("moved"))
-        jumped = jumped.localCheckpoint()
+        jumped = checkpoint(jumped)
         if jumped.where("moved").isEmpty():
             return jumped.select("id", F.col("parent").alias("root"))
         current = jumped.select("id", "parent")

@@ -19,16 +19,18 @@ of the first operation deriving it, else ``(source)``; it is fixed when the item
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from capture_agent.provenance import layout
-from capture_agent.provenance.components import connected_components
+from capture_agent.provenance.components import checkpoint, connected_components
 from capture_agent.provenance.partition import connected_sets, set_dependencies
 from capture_agent.provenance.workflow import DatasetGraph, SplitTree
 from capture_agent.record.storage.fs import StoreFS
 
+log = logging.getLogger(__name__)
 TRIPLES_DDL = "src string, dst string, op string, src_dataset string, dst_dataset string"
 SOURCE_DATASET = "(source)"
 
@@ -53,6 +55,7 @@ class BuildReport:
     def lap(self, name: str, started: float) -> float:
         now = time.monotonic()
         self.timings[name] = round(now - started, 3)
+        log.info("provenance index build: %s in %.1f s", name, now - started)
         return now
 
 
@@ -93,11 +96,11 @@ def build_index(spark: Any, store: StoreFS, batches: list[str], out: str, option
     new = spark.read.schema(TRIPLES_DDL).parquet(*[spark_uri(store, b) for b in batches]) if batches else \
         spark.createDataFrame([], TRIPLES_DDL)
     old_items = spark.read.parquet(uri(previous, layout.ITEMS)).drop("bucket") if previous else None
-    items = _with_new_items(new, old_items, int(old["counts"]["next_item_id"]) if old else 0).localCheckpoint()
+    items = checkpoint(_with_new_items(new, old_items, int(old["counts"]["next_item_id"]) if old else 0))
     ids = items.select("item", "item_id")
-    new_edges = (
+    new_edges = checkpoint(
         new.join(ids.toDF("src", "src_id"), "src").join(ids.toDF("dst", "dst_id"), "dst")
-        .select("src", "dst", F.coalesce("op", F.lit("")).alias("op"), "src_id", "dst_id").localCheckpoint()
+        .select("src", "dst", F.coalesce("op", F.lit("")).alias("op"), "src_id", "dst_id")
     )
     t = report.lap("items", t)
 
@@ -108,7 +111,7 @@ def build_index(spark: Any, store: StoreFS, batches: list[str], out: str, option
         touched = items.select("ccid").distinct()
     else:
         items, touched = _merged_components(items, new_edges)
-    items = items.drop("ccid_new").localCheckpoint()
+    items = checkpoint(items.drop("ccid_new"))
     t = report.lap("components", t)
 
     sizes = items.groupBy("ccid").agg(F.count("*").alias("size"))
@@ -119,10 +122,11 @@ def build_index(spark: Any, store: StoreFS, batches: list[str], out: str, option
     tree = SplitTree.build(DatasetGraph.of(datasets, pairs), options.splits)
     cut_items = items.join(to_cut, "ccid").select(F.col("item_id").alias("id"), "dataset", "ccid")
     all_edges = _all_edges(spark, uri, previous, new_edges)
-    sets = connected_sets(spark, cut_items, all_edges.select(F.col("src_id").alias("a"), F.col("dst_id").alias("b")),
-                          tree, options.threshold).localCheckpoint()
+    sets = checkpoint(connected_sets(spark, cut_items, all_edges.select(F.col("src_id").alias("a"),
+                                                                        F.col("dst_id").alias("b")),
+                                     tree, options.threshold))
     # Touched components no longer large become one set each, untouched ones keep theirs.
-    items = (
+    items = checkpoint(
         items.join(sets.toDF("item_id", "csid_cut", "split_cut"), "item_id", "left")
         .join(touched.withColumn("touched", F.lit(True)), "ccid", "left")
         .select(
@@ -134,7 +138,6 @@ def build_index(spark: Any, store: StoreFS, batches: list[str], out: str, option
             .when(F.col("touched").isNotNull() | F.col("split").isNull(), F.lit(""))
             .otherwise(F.col("split")).alias("split"),
         )
-        .localCheckpoint()
     )
     t = report.lap("sets", t)
 
@@ -223,7 +226,7 @@ def _merged_components(items: Any, new_edges: Any) -> tuple[Any, Any]:
         new_edges.join(node.toDF("src_id", "a"), "src_id").join(node.toDF("dst_id", "b"), "dst_id").select("a", "b")
     )
     nodes = contracted.select(F.col("a").alias("id")).union(contracted.select(F.col("b").alias("id"))).distinct()
-    merged = connected_components(nodes, contracted).localCheckpoint()  # (id: old ccid or new item id, label)
+    merged = checkpoint(connected_components(nodes, contracted))  # (id: old ccid or new item id, label)
     items = (
         items.withColumn("node", F.coalesce("ccid", "item_id"))
         .join(merged.toDF("node", "label"), "node", "left")

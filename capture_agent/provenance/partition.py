@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from capture_agent.provenance.components import connected_components
+from capture_agent.provenance.components import checkpoint, connected_components
 from capture_agent.provenance.workflow import SplitTree
 
 
@@ -41,9 +41,9 @@ def connected_sets(spark: Any, items: Any, edges: Any, tree: SplitTree, threshol
          for d, path in sorted(levels.items()) for level, key in enumerate(path)] or [("", 0, "", True)],
         "dataset string, level int, key string, leaf boolean",
     )
-    copies = items.join(F.broadcast(steps), "dataset").select(
+    copies = checkpoint(items.join(F.broadcast(steps), "dataset").select(
         "id", "level", "key", "leaf", (F.col("id") * depth + F.col("level")).alias("copy")
-    ).localCheckpoint()
+    ))
     ends = copies.select("id", "level", "key")
     inside = (
         edges.join(ends.toDF("a", "level", "ka"), "a")

@@ -11,6 +11,7 @@ set cs derives). A small component is one set: the query reads only its componen
 
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 import time
@@ -49,7 +50,7 @@ class ProvenanceIndex:
         self.folder = folder
         self.meta: dict[str, Any] = json.loads(store.read_bytes(store.join(folder, layout.META)))
         self.buckets = int(self.meta["buckets"])
-        self._files: dict[tuple[str, int], list[Any]] = {}
+        self._files: dict[tuple[str, int], list[_SortedFile]] = {}
         self._lock = threading.Lock()
         self._deps = self._read_table(layout.SET_DEPS, ["src_csid", "dst_csid"])
 
@@ -100,11 +101,11 @@ class ProvenanceIndex:
         import pyarrow.compute as pc
 
         bucket = layout.item_bucket(item, self.buckets)
-        for pf in self._bucket_files(layout.ITEMS, bucket):
-            groups = _groups_holding(pf, "item", item, item)
+        for part in self._bucket_files(layout.ITEMS, bucket, "item"):
+            groups = part.groups_holding([item])
             if not groups:
                 continue
-            table = pf.read_row_groups(groups, columns=["item", "ccid", "csid"])
+            table = part.file.read_row_groups(groups, columns=["item", "ccid", "csid"])
             hit = table.filter(pc.equal(table.column("item"), item))
             if hit.num_rows:
                 return int(hit.column("ccid")[0].as_py()), int(hit.column("csid")[0].as_py())
@@ -135,10 +136,10 @@ class ProvenanceIndex:
         parts = []
         columns = ["src", "dst", "op", "dst_csid"]
         for bucket, wanted in by_bucket.items():
-            for pf in self._bucket_files(layout.TRIPLES, bucket):
-                groups = sorted({g for s in wanted for g in _groups_holding(pf, "dst_csid", s, s)})
+            for part in self._bucket_files(layout.TRIPLES, bucket, "dst_csid"):
+                groups = part.groups_holding(wanted)
                 if groups:
-                    table = pf.read_row_groups(groups, columns=columns)
+                    table = part.file.read_row_groups(groups, columns=columns)
                     parts.append(table.filter(pc.is_in(table.column("dst_csid"),
                                                        value_set=pa.array(wanted, pa.int64()))))
         if not parts:
@@ -146,12 +147,12 @@ class ProvenanceIndex:
         return pa.concat_tables(parts).select(columns[:3])
 
     # ------------------------------------------------------------------ files
-    def _bucket_files(self, table: str, bucket: int) -> list[Any]:
+    def _bucket_files(self, table: str, bucket: int, key_column: str) -> list[_SortedFile]:
         key = (table, bucket)
         with self._lock:
             if key not in self._files:
                 folder = self.store.join(self.folder, layout.bucket_folder(table, bucket))
-                self._files[key] = [self._parquet(self.store.join(folder, name))
+                self._files[key] = [_SortedFile(self._parquet(self.store.join(folder, name)), key_column)
                                     for name, _ in sorted(self.store.list_files(folder)) if name.endswith(".parquet")]
             return self._files[key]
 
@@ -195,16 +196,37 @@ def recursive_query(triples: Any, item: str, direction: str) -> tuple[list[str],
     return sorted(reached), sorted(set(edges))
 
 
-def _groups_holding(pf: Any, column: str, low: Any, high: Any) -> list[int]:
-    """Row groups whose statistics of ``column`` may hold values in [low, high]."""
-    meta = pf.metadata
-    index = pf.schema_arrow.get_field_index(column)
-    out = []
-    for g in range(meta.num_row_groups):
-        stats = meta.row_group(g).column(index).statistics
-        if stats is None or not stats.has_min_max or (stats.min <= high and stats.max >= low):
-            out.append(g)
-    return out
+class _SortedFile:
+    """A Parquet file sorted by ``column``, with each row group's range of it (from the footer)."""
+
+    def __init__(self, file: Any, column: str) -> None:
+        self.file = file
+        meta = file.metadata
+        index = file.schema_arrow.get_field_index(column)
+        self.mins: list[Any] = []
+        self.maxs: list[Any] = []
+        self.unknown: list[int] = []  # row groups without statistics: always read
+        for g in range(meta.num_row_groups):
+            stats = meta.row_group(g).column(index).statistics
+            if stats is None or not stats.has_min_max:
+                self.unknown.append(g)
+                self.mins.append(None)
+                self.maxs.append(None)
+            else:
+                self.mins.append(stats.min)
+                self.maxs.append(stats.max)
+        self._known = [g for g in range(meta.num_row_groups) if g not in set(self.unknown)]
+        self._known_maxs = [self.maxs[g] for g in self._known]
+
+    def groups_holding(self, values: list[Any]) -> list[int]:
+        """The row groups whose range holds any of ``values`` (ranges are in order: a bisection each)."""
+        found = set(self.unknown)
+        for value in values:
+            i = bisect.bisect_left(self._known_maxs, value)
+            while i < len(self._known) and self.mins[self._known[i]] <= value:
+                found.add(self._known[i])
+                i += 1
+        return sorted(found)
 
 
 def _lap(answer: LineageAnswer, name: str, started: float) -> float:
