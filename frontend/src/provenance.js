@@ -8,7 +8,7 @@ import { el, fetchJson, renderSection, statusBadge } from './dom.js';
 import { formatCount, formatTime } from './format.js';
 import { frameReadable } from './layout.js';
 import {
-  DIRECTIONS, buildRows, lineageElements, lineageSummary, lineageUrl, queryFromUrl,
+  DIRECTIONS, buildRows, lineageElements, lineageSummary, lineageUrl, queryFromUrl, setsText,
 } from './provenance_view.js';
 import { graphStyle } from './style.js';
 
@@ -94,7 +94,7 @@ export async function mountProvenancePage(root) {
     status.textContent = lineageSummary(answer);
     showIndex([{ heading: 'Read by this query', rows: [
       ['Connected set', String(answer.connected_set)], ['Component', String(answer.component)],
-      ['Sets read', answer.sets_read.join(', ')], ['Triples read', formatCount(answer.triples_read)],
+      ['Sets read', setsText(answer.sets_read)], ['Triples read', formatCount(answer.triples_read)],
       ['Time', `${Object.values(answer.timings).reduce((a, b) => a + b, 0).toFixed(1)} ms`],
     ] }]);
     root.dataset.state = 'ready';

@@ -21,7 +21,7 @@ export function lineageElements(answer) {
     const key = `${edge.src}\u0000${edge.dst}\u0000${edge.op}`;
     if (drawn.has(key) || !seen.has(edge.src) || !seen.has(edge.dst)) continue;
     drawn.add(key);
-    edges.push({ group: 'edges', data: { id: `edge:${edges.length}`, source: id(edge.src), target: id(edge.dst), label: edge.op }, classes: ['lineage'] });
+    edges.push({ group: 'edges', data: { id: `edge:${edges.length}`, source: id(edge.src), target: id(edge.dst), label: edge.op }, classes: ['lineage', 'operation'] });
   }
   return [...nodes, ...edges];
 }
@@ -54,6 +54,12 @@ export function buildRows(build) {
   }
   if (build.meta?.timings?.total !== undefined) rows.push(['Build time', `${build.meta.timings.total} s`]);
   return rows;
+}
+
+/** The ids of the sets a query read, the first few of them when there are many. */
+export function setsText(sets, shown = 12) {
+  const head = sets.slice(0, shown).join(', ');
+  return sets.length > shown ? `${formatCount(sets.length)}: ${head}, …` : head;
 }
 
 /** {item, direction} from a query string; unknown directions fall back to ancestors. */

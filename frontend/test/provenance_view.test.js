@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { buildRows, lineageElements, lineageSummary, lineageUrl, queryFromUrl } from '../src/provenance_view.js';
+import {
+  buildRows, lineageElements, lineageSummary, lineageUrl, queryFromUrl, setsText,
+} from '../src/provenance_view.js';
 
 // The lineage of data-item 23 of the CSProv paper's person example.
 const answer = {
@@ -37,6 +39,11 @@ describe('what a query read', () => {
     assert.equal(lineageSummary(answer), '4 ancestors · 4 triples · read 1 connected set (4 triples)');
     assert.match(lineageSummary({ ...answer, direction: 'descendants', item_count: 1, truncated: true }),
       /^1 descendant · .* · only the first ones are drawn$/);
+  });
+
+  it('lists the sets read, the first few when there are many', () => {
+    assert.equal(setsText([3, 9]), '3, 9');
+    assert.equal(setsText([1, 2, 3, 4], 2), '4: 1, 2, …');
   });
 
   it('describes an index build, or its absence', () => {
