@@ -7,8 +7,8 @@ lineage queries that read only the connected sets in an item's set lineage.
 - ``partition``: large components cut into connected sets along the splits (Algorithm 3), set
   dependencies.
 - ``index``: the build (incremental over new triples) and ``layout``: how a generation is stored.
-- ``query``: Algorithm 2, answered in one process from the stored generation.
-- ``recursive``: recursive querying over all triples with Spark joins (the baseline).
+- ``query``: Algorithm 2, answered in one process from the stored generation (recursive querying
+  over all the triples with Spark joins, the baseline it is measured against, is in bench/csprov.py).
 
 No Django here: the server's worker, its web process, the benchmark and a PySpark shell call the same code.
 """
