@@ -1,6 +1,6 @@
 """Where provenance graphs live in the lineage store: ``<LINEAGE_STORE>/_provenance/<graph id>/``.
 
-``batches/<batch id>.parquet`` holds one upload of triples; ``index/<build id>/`` one index
+``batches/<uuid>.parquet`` holds one upload of triples (its row says which); ``index/<build id>/`` one index
 generation (``capture_agent.provenance.layout``). Locations are kept relative to the store root.
 """
 

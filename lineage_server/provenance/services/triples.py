@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -49,32 +50,29 @@ def add_triples(graph: ProvenanceGraph, body: IO[bytes], fmt: str, *, by: User, 
                 raise UploadTooLarge(f"the upload is over {limit >> 20} MB (LINEAGE_PROVENANCE_MAX_UPLOAD_MB)")
             tmp.write(chunk)
         tmp.flush()
-        return _keep(graph, read_triples(tmp.name, fmt), fmt, by, build, {})
+        return _keep(graph, read_triples(tmp.name, fmt), fmt, by, build, dict)
 
 
 def add_application_triples(graph: ProvenanceGraph, app: Application, lineage: LineageStore, *, by: User,
                             build: bool = True) -> TripleBatch:
     """The record-level lineage of ``app`` (its run folder, opened) exported as triples into a new batch."""
     run = RunTriples(lineage)
-    tables = run.tables()
-    batch = _keep(graph, tables, f"application:{app.app_id}", by, build, run.skipped)
-    if run.skipped:  # known only once every table was read
-        TripleBatch.objects.filter(pk=batch.pk).update(details={"skipped": run.skipped})
-        batch.details = {"skipped": run.skipped}
-    return batch
+    # run.skipped is complete once its tables were read, which _keep does before making the row
+    return _keep(graph, run.tables(), f"application:{app.app_id}", by, build,
+                 lambda: {"skipped": run.skipped} if run.skipped else {})
 
 
 def _keep(graph: ProvenanceGraph, tables: Iterator[Any], source: str, by: User, build: bool,
-          details: dict[str, Any]) -> TripleBatch:
+          details: Callable[[], dict[str, Any]]) -> TripleBatch:
     store = lineage_store()
+    # The file first, outside any transaction: writing millions of rows must not hold the database's
+    # write lock (SQLite has one for everybody).
+    location = f"{graph.folder}/batches/{uuid.uuid4().hex}.parquet"
+    path = path_of(store, location)
+    rows = _write(store, path, tables)
     with transaction.atomic():
         batch = TripleBatch.objects.create(graph=graph, source=source[:300], created_by_label=by.get_username(),
-                                           location="", details=details)
-        batch.location = f"{graph.folder}/batches/{batch.pk}.parquet"
-        path = path_of(store, batch.location)
-        rows = _write(store, path, tables)
-        batch.rows, batch.bytes = rows, store.size(path)
-        batch.save(update_fields=["location", "rows", "bytes"])
+                                           location=location, rows=rows, bytes=store.size(path), details=details())
         ProvenanceGraph.objects.filter(pk=graph.pk).update(triple_count=F("triple_count") + rows)
         if build:
             ask_index_build(graph, by=by)
