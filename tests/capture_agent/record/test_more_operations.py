@@ -181,3 +181,39 @@ def test_pickle_and_sequence_files_hold_the_records_and_trace_back(lc, sc, numbe
     assert sorted(sc.sequenceFile(str(tmp_path / "seq")).collect()) == sorted(
         (n % 4, n) for n in parsed(sc, numbers).collect())
     assert trace_back(pairs.getLineage()) == positions_of(numbers, lambda s: True)
+
+
+def test_k_means_from_sampled_centres_runs_captured_and_traces_each_cluster(lc, sc, write_text):
+    """The iterative program that stopped at takeSample: k-means on 2-D points, as PySpark's
+    example writes it, captured; each final cluster's size traces back to exactly the lines of
+    the points nearest its centre (the oracle computes the assignment from the data)."""
+    import random
+
+    rng = random.Random(4)
+    points = [(rng.gauss(cx, 0.5), rng.gauss(cy, 0.5)) for cx, cy in [(0, 0), (5, 5), (0, 6)] for _ in range(30)]
+    path = write_text("points.txt", [f"{x:.4f} {y:.4f}" for x, y in points])
+
+    def closest(p, centres):
+        return min(range(len(centres)), key=lambda i: (p[0] - centres[i][0]) ** 2 + (p[1] - centres[i][1]) ** 2)
+
+    def k_means(ctx):
+        data = ctx.textFile(path, 3).map(lambda s: tuple(float(x) for x in s.split())).cache()
+        centres = data.takeSample(False, 3, 42)
+        for _ in range(5):
+            sums = data.map(lambda p, c=list(centres): (closest(p, c), (p[0], p[1], 1))).reduceByKey(
+                lambda a, b: (a[0] + b[0], a[1] + b[1], a[2] + b[2]))
+            moved = sums.mapValues(lambda s: (s[0] / s[2], s[1] / s[2])).collectAsMap()
+            centres = [moved.get(i, centres[i]) for i in range(3)]
+        sizes = data.map(lambda p, c=list(centres): (closest(p, c), 1)).reduceByKey(lambda a, b: a + b)
+        return centres, sizes
+
+    plain_centres, plain_sizes = k_means(sc)
+    centres, sizes = k_means(lc)
+    assert centres == plain_centres
+    assert sorted(sizes.collect()) == sorted(plain_sizes.collect())
+    lin = sizes.getLineage()
+    for cluster in range(3):
+        def member(line, cluster=cluster):
+            return closest(tuple(float(x) for x in line.split()), centres) == cluster
+
+        assert trace_back(lin.filter(lambda kv, c=cluster: kv[0] == c)) == positions_of(path, member)
