@@ -109,8 +109,8 @@ def _report(args: argparse.Namespace, results: list[AgentStats], elapsed: float,
     if waited is not None:
         print(f"  finalized          {waited:.1f} s after the load ended")
     failed = sum(errors.values())
-    # A request that failed may have applied part of its batch before failing (each event commits on
-    # its own); its retry then counts those as duplicates. The totals are exact only without failures.
+    # A request that failed (a timeout) may have applied its batch before failing (one transaction per
+    # batch); its retry then counts those as duplicates. The totals are exact only without failures.
     accepted_off = sum(s.accepted for s in results) - distinct  # never more; fewer only after failures
     duplicates_off = resent - sum(s.duplicates for s in results)  # never fewer; more only after failures
     answers = [

@@ -1,16 +1,17 @@
-"""Apply a batch of validated agent events to the catalog, idempotently and in any order."""
+"""Apply a batch of validated agent events to the catalog, idempotently and in any order, in one transaction."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from lineage_server.accounts.models import AgentToken
 from lineage_server.accounts.services import record_audit
 from lineage_server.catalog.models import Application, IngestedEvent
 from lineage_server.catalog.services import _apply
+from lineage_server.catalog.services._batch import CatalogBatch, by_application
 from lineage_server.catalog.services.finalize import FINALIZE_TASK
 from lineage_server.task_queue import queue_task_on_commit
 
@@ -37,54 +38,80 @@ class IngestResult:
 def ingest_events(events: list[dict[str, Any]], token: AgentToken) -> IngestResult:
     """Apply each event once: an event whose id the application already has changes nothing.
 
-    Each event commits on its own, so a batch cut short by a crash leaves only whole events and
-    the agent's retry of the batch applies exactly the rest. Applications are created for the
-    token's team; a batch naming another team's application is refused whole.
+    The whole batch is one transaction: it locks its applications (in primary key order, so two
+    batches never wait on each other in opposite orders), skips the events they already have,
+    applies the rest in the order sent, and writes what they changed with one bulk upsert per kind
+    of row. Batches of one application are thus applied one after the other, each whole or not at
+    all, and the agent's retry of a batch cut short applies it all again. Applications are created
+    for the token's team; a batch naming another team's application is refused whole.
 
     Raises:
         ForeignApplicationError: an application of the batch belongs to another team.
     """
-    app_ids = sorted({event["app_id"] for event in events})
-    foreign = list(
-        Application.objects.filter(app_id__in=app_ids).exclude(team_id=token.team_id).values_list("app_id", flat=True)
+    app_pks = _applications(sorted({event["app_id"] for event in events}), token)
+    with transaction.atomic():
+        # One batch of an application at a time: two at once (a spool flush racing the agent) would
+        # save stale rows.
+        apps = {app.pk: app for app in Application.objects.select_for_update(no_key=True)
+                .filter(pk__in=sorted(app_pks.values())).order_by("pk")}
+        fresh = _fresh_events(events, app_pks)
+        batch = CatalogBatch(apps.values())
+        refs = [(app_pks[event["app_id"]], _apply.referenced_ids(event["body"])) for event in fresh]
+        batch.load(by_application((app_pk, job) for app_pk, (jobs, _) in refs for job in jobs),
+                   by_application((app_pk, stage) for app_pk, (_, stages) in refs for stage in stages))
+        ended: set[int] = set()
+        for event in fresh:
+            app = apps[app_pks[event["app_id"]]]
+            _apply.HANDLERS[event["type"]](batch, app, event["body"], _apply.to_datetime(event["time"]))
+            if app.ended_at is not None:
+                # The end, or a late event of an ended application: settle the books (again).
+                ended.add(app.pk)
+        for app_pk in sorted(ended):
+            # Owed from this commit until finalize clears it, whatever becomes of the task message.
+            apps[app_pk].finalize_pending = True
+            queue_task_on_commit(FINALIZE_TASK, app_pk)
+        batch.flush()
+    return IngestResult(accepted=len(fresh), duplicates=len(events) - len(fresh))
+
+
+def _fresh_events(events: list[dict[str, Any]], app_pks: dict[str, int]) -> list[dict[str, Any]]:
+    """The events their application does not have yet (the first of repeats in the batch), now recorded as had.
+
+    Called with the applications locked, so no other batch records events of theirs meanwhile.
+    """
+    stored = set(
+        IngestedEvent.objects.filter(application_id__in=app_pks.values(),
+                                     event_id__in={event["event_id"] for event in events})
+        .values_list("application_id", "event_id")
     )
-    if foreign:
-        raise ForeignApplicationError(sorted(foreign))
-    accepted = duplicates = 0
-    ended: set[int] = set()
-    app_pks = {app_id: _application(app_id, token).pk for app_id in app_ids}
+    fresh = []
     for event in events:
-        application = _apply_once(event, app_pks[event["app_id"]])
-        if application is None:
-            duplicates += 1
-            continue
-        accepted += 1
-        if application.ended_at is not None:
-            # The end, or a late event of an ended application: settle the books (again).
-            ended.add(application.pk)
-    for app_pk in ended:
-        queue_task_on_commit(FINALIZE_TASK, app_pk)
-    return IngestResult(accepted=accepted, duplicates=duplicates)
+        key = (app_pks[event["app_id"]], event["event_id"])
+        if key not in stored:
+            stored.add(key)
+            fresh.append(event)
+    IngestedEvent.objects.bulk_create(
+        [IngestedEvent(application_id=app_pks[e["app_id"]], event_id=e["event_id"], type=e["type"]) for e in fresh]
+    )
+    return fresh
 
 
-def _apply_once(event: dict[str, Any], app_pk: int) -> Application | None:
-    """Apply one event in its own transaction; None if the application already had it."""
-    try:
-        with transaction.atomic():
-            # One event of an application at a time: two at once (a spool flush racing the agent)
-            # would create its jobs and stages in opposite orders and deadlock, or save stale rows.
-            application = Application.objects.select_for_update(no_key=True).get(pk=app_pk)
-            IngestedEvent.objects.create(application=application, event_id=event["event_id"], type=event["type"])
-            _apply.HANDLERS[event["type"]](application, event["body"], _apply.to_datetime(event["time"]))
-            if application.ended_at is not None and not application.finalize_pending:
-                # Owed from this commit until finalize clears it, whatever becomes of the task message.
-                application.finalize_pending = True
-                application.save(update_fields=["finalize_pending"])
-    except IntegrityError:
-        if IngestedEvent.objects.filter(application_id=app_pk, event_id=event["event_id"]).exists():
-            return None
-        raise
-    return application
+def _applications(app_ids: list[str], token: AgentToken) -> dict[str, int]:
+    """Primary keys of the batch's applications, created for the token's team when their first event arrives.
+
+    Raises:
+        ForeignApplicationError: one of them belongs to another team.
+    """
+    known = {app_id: (pk, team_id) for app_id, pk, team_id in
+             Application.objects.filter(app_id__in=app_ids).values_list("app_id", "pk", "team_id")}
+    foreign = sorted(app_id for app_id, (_, team_id) in known.items() if team_id != token.team_id)
+    if foreign:
+        raise ForeignApplicationError(foreign)
+    pks = {app_id: pk for app_id, (pk, _) in known.items()}
+    for app_id in app_ids:
+        if app_id not in pks:
+            pks[app_id] = _application(app_id, token).pk
+    return pks
 
 
 def _application(app_id: str, token: AgentToken) -> Application:
