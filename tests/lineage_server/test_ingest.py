@@ -325,8 +325,10 @@ def _many_jobs(app_id: str, jobs: int) -> list[dict[str, Any]]:
         stage_ids = [2 * job_id, 2 * job_id + 1]
         events.append(event("job_start", app_id, 1, job_id=job_id, stage_ids=stage_ids))
         for sid in stage_ids:
-            stage = {"stage_id": sid, "attempt": 0, "name": f"s{sid}", "num_tasks": 2, "parent_stage_ids": [],
-                     "job_id": job_id, "operators": [operator(10 * sid + i, "op", []) for i in range(3)]}
+            stage: dict[str, Any] = {
+                "stage_id": sid, "attempt": 0, "name": f"s{sid}", "num_tasks": 2, "parent_stage_ids": [],
+                "job_id": job_id, "operators": [operator(10 * sid + i, "op", []) for i in range(3)],
+            }
             events.append(event("stage_submitted", app_id, 2, **stage))
             events.append(event("stage_completed", app_id, 3, **stage, status="succeeded", metrics={"tasks": 2}))
         events.append(event("dataset_io", app_id, 4, path=f"file:/in/{job_id % 3}", direction="read", job_id=job_id))

@@ -9,6 +9,7 @@ from typing import Any
 from lineage_server.catalog.models import Application, Job, RunStatus, Stage
 from lineage_server.catalog.models.dataset import dataset_key
 from lineage_server.catalog.services._batch import CatalogBatch
+from lineage_server.catalog.services._openlineage import OPENLINEAGE_EVENT_TYPE, openlineage_run
 from lineage_server.catalog.services.finalize import JOB_CUT_OFF, STAGE_CUT_OFF
 
 Body = dict[str, Any]
@@ -142,4 +143,8 @@ HANDLERS: dict[str, Handler] = {
     "dataset_io": dataset_io,
     "python_operators": python_operators,
     "capture_point": capture_point,
+    OPENLINEAGE_EVENT_TYPE: openlineage_run,
 }
+# An event of these types owes the finalize of its application once it has ended (late ones again);
+# an OpenLineage run has no jobs or stages to settle, and its own status.
+FINALIZED_TYPES = frozenset(HANDLERS) - {OPENLINEAGE_EVENT_TYPE}

@@ -4,14 +4,14 @@ The event handlers (``_apply``) change Python objects held here instead of the d
 then writes each kind of row with one upsert (``INSERT ... ON CONFLICT DO UPDATE``), so a batch
 costs a fixed number of queries instead of several per event. The caller holds the lock of every
 application in the batch, so the rows of those applications have no other writer until it commits.
-Rows shared between applications (datasets) are written only when they change,
+Rows shared between applications (datasets, OpenLineage jobs) are written only when they change,
 in key order, so two batches never wait on each other's in opposite orders.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 from django.db.models import Field, Model, Q
@@ -23,6 +23,8 @@ from lineage_server.catalog.models import (
     Dataset,
     DatasetIO,
     Job,
+    OpenLineageJob,
+    OpenLineageRun,
     Operator,
     PythonPipeline,
     Stage,
@@ -39,7 +41,8 @@ _OPERATOR_FIELDS = ["name", "parent_ids", "scope_id", "scope_name", "call_site",
 _CAPTURE_POINT_FIELDS = ["kind", "stage_id", "rdd_id", "location", "rows", "bytes", "parent_capture_ids",
                          "missing_tables", "missing_table_count"]
 # What a dataset's later sighting may change; empty values (None, "", []) never replace known ones.
-_DATASET_FIELDS = ["path", "format", "size_bytes"]
+_DATASET_FIELDS = ["path", "format", "size_bytes", "namespace", "name", "schema_fields"]
+_IO_FIELDS = ["size_bytes", "at", "column_lineage"]
 
 
 class CatalogBatch:
@@ -55,6 +58,9 @@ class CatalogBatch:
         self._capture_points: dict[tuple[int, str], Fields] = {}
         self._datasets: dict[str, Fields] = {}  # dataset key -> fields seen in this batch, merged
         self._ios: list[tuple[str, Fields]] = []  # (dataset key, DatasetIO fields): one row per event
+        self._merged_ios: dict[tuple[int, str, str], Fields] = {}  # (app, dataset key, direction): one row per run
+        self._ol_jobs: dict[tuple[Any, ...], Fields] = {}  # (team pk, namespace, name) -> facets
+        self._ol_runs: dict[int, Fields] = {}  # app pk -> the run's fields, and its job's key
         self._as_loaded: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # (model, app pk, id) -> values when read
 
     # Reading: the jobs and stages the batch's events name, one query each.
@@ -121,6 +127,23 @@ class CatalogBatch:
         """One more read or write of a dataset (agent events: each is its own event)."""
         self._ios.append((key, {**fields, "application_id": app.pk}))
 
+    def merge_dataset_io(self, app: Application, key: str, direction: str, fields: Fields) -> None:
+        """The read or write of a dataset by a run, one row however many of its events repeat it."""
+        merged = self._merged_ios.setdefault((app.pk, key, direction), {})
+        merged.update({name: value for name, value in fields.items() if value not in (None, {}, [])})
+
+    def put_openlineage_run(self, app: Application, job: tuple[str, str], job_facets: Fields, run: Fields) -> None:
+        """The OpenLineage run behind ``app`` and its job (namespace, name); facets merge over earlier events'
+        (a facet None is deleted)."""
+        self._ol_jobs.setdefault((app.team_id, *job), {}).update(job_facets)
+        if app.pk not in self._ol_runs:
+            stored = OpenLineageRun.objects.filter(application=app).values("facets").first()
+            self._ol_runs[app.pk] = {"facets": stored["facets"] if stored else {}}
+        merged = self._ol_runs[app.pk]
+        merged["facets"] = _without_deleted({**merged["facets"], **run["facets"]})
+        merged.update({name: value for name, value in run.items() if name != "facets" and value is not None})
+        merged["job_key"] = (app.team_id, *job)
+
     def flush(self) -> None:
         """Write everything the batch's events changed."""
         for app in self.apps.values():
@@ -141,7 +164,19 @@ class CatalogBatch:
         _upsert(CapturePoint, [CapturePoint(application_id=app_pk, capture_id=capture_id, **fields)
                                for (app_pk, capture_id), fields in self._capture_points.items()],
                 ["application", "capture_id"], _CAPTURE_POINT_FIELDS)
+        self._flush_openlineage()
         self._flush_datasets()
+
+    def _flush_openlineage(self) -> None:
+        if not self._ol_runs:
+            return
+        jobs = _upsert_shared(OpenLineageJob, ["team", "namespace", "name"], self._ol_jobs,
+                              merge=_merge_facets, update=["facets", "updated_at"])
+        runs = []
+        for app_pk, fields in self._ol_runs.items():
+            run = {name: value for name, value in fields.items() if name != "job_key"}
+            runs.append(OpenLineageRun(application_id=app_pk, job_id=jobs[fields["job_key"]], **run))
+        _upsert(OpenLineageRun, runs, ["application"], ["job", "run_id", "parent_run_id", "producer", "facets"])
 
     def _changed(self, model: type[Model], rows: dict[tuple[int, int], Any]) -> list[Model]:
         """New rows, and read ones the batch changed, without their pks: one upsert by unique key writes both."""
@@ -158,9 +193,28 @@ class CatalogBatch:
         pks = _upsert_shared(Dataset, ["key"], {(key,): fields for key, fields in self._datasets.items()},
                              merge=_merge_dataset, update=[*_DATASET_FIELDS, "updated_at"])
         DatasetIO.objects.bulk_create([DatasetIO(dataset_id=pks[(key,)], **fields) for key, fields in self._ios])
+        if self._merged_ios:
+            self._flush_merged_ios(pks)
+
+    def _flush_merged_ios(self, pks: dict[tuple[Any, ...], int]) -> None:
+        wanted = Q()
+        for app_pk, key, direction in self._merged_ios:
+            wanted |= Q(application_id=app_pk, dataset_id=pks[(key,)], direction=direction)
+        stored = {(io.application_id, io.dataset_id, io.direction): io for io in DatasetIO.objects.filter(wanted)}
+        new, changed = [], []
+        for (app_pk, key, direction), fields in self._merged_ios.items():
+            io = stored.get((app_pk, pks[(key,)], direction))
+            if io is None:
+                new.append(DatasetIO(application_id=app_pk, dataset_id=pks[(key,)], direction=direction, **fields))
+            else:
+                for name, value in fields.items():
+                    setattr(io, name, value)
+                changed.append(io)
+        DatasetIO.objects.bulk_create(new)
+        DatasetIO.objects.bulk_update(changed, _IO_FIELDS)
 
 
-def _upsert(model: type[Model], rows: list[Model], unique: list[str], fields: list[str]) -> None:
+def _upsert(model: type[Model], rows: Sequence[Model], unique: list[str], fields: list[str]) -> None:
     """INSERT ... ON CONFLICT (unique) DO UPDATE, one query for all rows; sets the pks of new rows."""
     if rows:
         model._default_manager.bulk_create(rows, update_conflicts=True, unique_fields=unique, update_fields=fields)
@@ -200,6 +254,17 @@ def _merge_dataset(stored: Fields | None, said: Fields) -> Fields | None:
         return None
     base = {name: stored[name] for name in _DATASET_FIELDS} if stored is not None else {}
     return {**base, **said, "updated_at": timezone.now()}
+
+
+def _merge_facets(stored: Fields | None, facets: Fields) -> Fields | None:
+    if stored is not None and all(stored["facets"].get(name) == value for name, value in facets.items()):
+        return None
+    merged = _without_deleted({**(stored["facets"] if stored else {}), **facets})
+    return {"facets": merged, "updated_at": timezone.now()}
+
+
+def _without_deleted(facets: Fields) -> Fields:
+    return {name: value for name, value in facets.items() if value is not None}
 
 
 def _column(model: type[Model], name: str) -> str:

@@ -63,7 +63,7 @@ def ingest_events(events: list[dict[str, Any]], token: AgentToken) -> IngestResu
         for event in fresh:
             app = apps[app_pks[event["app_id"]]]
             _apply.HANDLERS[event["type"]](batch, app, event["body"], _apply.to_datetime(event["time"]))
-            if app.ended_at is not None:
+            if app.ended_at is not None and event["type"] in _apply.FINALIZED_TYPES:
                 # The end, or a late event of an ended application: settle the books (again).
                 ended.add(app.pk)
         for app_pk in sorted(ended):
