@@ -38,8 +38,7 @@ class IngestResult:
 def ingest_events(events: list[dict[str, Any]], token: AgentToken) -> IngestResult:
     """Apply each event once: an event whose id the application already has changes nothing.
 
-    The whole batch is one transaction: it locks its applications (in primary key order, so two
-    batches never wait on each other in opposite orders), skips the events they already have,
+    The whole batch is one transaction: it locks its applications, skips the events they already have,
     applies the rest in the order sent, and writes what they changed with one bulk upsert per kind
     of row. Batches of one application are thus applied one after the other, each whole or not at
     all, and the agent's retry of a batch cut short applies it all again. Applications are created
@@ -48,29 +47,55 @@ def ingest_events(events: list[dict[str, Any]], token: AgentToken) -> IngestResu
     Raises:
         ForeignApplicationError: an application of the batch belongs to another team.
     """
-    app_pks = _applications(sorted({event["app_id"] for event in events}), token)
+    app_ids = sorted({event["app_id"] for event in events})
     with transaction.atomic():
-        # One batch of an application at a time: two at once (a spool flush racing the agent) would
-        # save stale rows.
-        apps = {app.pk: app for app in Application.objects.select_for_update(no_key=True)
-                .filter(pk__in=sorted(app_pks.values())).order_by("pk")}
-        fresh = _fresh_events(events, app_pks)
-        batch = CatalogBatch(apps.values())
-        refs = [(app_pks[event["app_id"]], _apply.referenced_ids(event["body"])) for event in fresh]
-        batch.load(by_application((app_pk, job) for app_pk, (jobs, _) in refs for job in jobs),
-                   by_application((app_pk, stage) for app_pk, (_, stages) in refs for stage in stages))
-        ended: set[int] = set()
-        for event in fresh:
-            app = apps[app_pks[event["app_id"]]]
-            _apply.HANDLERS[event["type"]](batch, app, event["body"], _apply.to_datetime(event["time"]))
-            if app.ended_at is not None and event["type"] in _apply.FINALIZED_TYPES:
-                # The end, or a late event of an ended application: settle the books (again).
-                ended.add(app.pk)
-        for app_pk in sorted(ended):
-            # Owed from this commit until finalize clears it, whatever becomes of the task message.
-            apps[app_pk].finalize_pending = True
-            queue_task_on_commit(FINALIZE_TASK, app_pk)
-        batch.flush()
+        apps = _locked_applications(app_ids, token)
+        if len(apps) == len(app_ids):
+            return _apply_batch(events, apps)
+    # New applications are created in their own transactions (an application exists from its first
+    # event on, whatever becomes of the batch), then the batch is applied with them all locked.
+    for app_id in sorted(set(app_ids) - set(apps)):
+        _application(app_id, token)
+    with transaction.atomic():
+        return _apply_batch(events, _locked_applications(app_ids, token))
+
+
+def _locked_applications(app_ids: list[str], token: AgentToken) -> dict[str, Application]:
+    """The batch's applications that exist, locked in primary key order (two batches never wait on each
+    other in opposite orders): one batch of an application at a time, or two at once (a spool flush
+    racing the agent) would save stale rows.
+
+    Raises:
+        ForeignApplicationError: one of them belongs to another team.
+    """
+    apps = {app.app_id: app for app in Application.objects.select_for_update(no_key=True)
+            .filter(app_id__in=app_ids).order_by("pk")}
+    foreign = sorted(app_id for app_id, app in apps.items() if app.team_id != token.team_id)
+    if foreign:
+        raise ForeignApplicationError(foreign)
+    return apps
+
+
+def _apply_batch(events: list[dict[str, Any]], apps: dict[str, Application]) -> IngestResult:
+    """Apply the events their applications do not have yet, in the order sent; write what they changed."""
+    app_pks = {app_id: app.pk for app_id, app in apps.items()}
+    fresh = _fresh_events(events, app_pks)
+    batch = CatalogBatch(apps.values())
+    refs = [(app_pks[event["app_id"]], _apply.referenced_ids(event["body"])) for event in fresh]
+    batch.load(by_application((app_pk, job) for app_pk, (jobs, _) in refs for job in jobs),
+               by_application((app_pk, stage) for app_pk, (_, stages) in refs for stage in stages))
+    ended: set[str] = set()
+    for event in fresh:
+        app = apps[event["app_id"]]
+        _apply.HANDLERS[event["type"]](batch, app, event["body"], _apply.to_datetime(event["time"]))
+        if app.ended_at is not None and event["type"] in _apply.FINALIZED_TYPES:
+            # The end, or a late event of an ended application: settle the books (again).
+            ended.add(app.app_id)
+    for app_id in sorted(ended):
+        # Owed from this commit until finalize clears it, whatever becomes of the task message.
+        apps[app_id].finalize_pending = True
+        queue_task_on_commit(FINALIZE_TASK, apps[app_id].pk)
+    batch.flush()
     return IngestResult(accepted=len(fresh), duplicates=len(events) - len(fresh))
 
 
@@ -94,24 +119,6 @@ def _fresh_events(events: list[dict[str, Any]], app_pks: dict[str, int]) -> list
         [IngestedEvent(application_id=app_pks[e["app_id"]], event_id=e["event_id"], type=e["type"]) for e in fresh]
     )
     return fresh
-
-
-def _applications(app_ids: list[str], token: AgentToken) -> dict[str, int]:
-    """Primary keys of the batch's applications, created for the token's team when their first event arrives.
-
-    Raises:
-        ForeignApplicationError: one of them belongs to another team.
-    """
-    known = {app_id: (pk, team_id) for app_id, pk, team_id in
-             Application.objects.filter(app_id__in=app_ids).values_list("app_id", "pk", "team_id")}
-    foreign = sorted(app_id for app_id, (_, team_id) in known.items() if team_id != token.team_id)
-    if foreign:
-        raise ForeignApplicationError(foreign)
-    pks = {app_id: pk for app_id, (pk, _) in known.items()}
-    for app_id in app_ids:
-        if app_id not in pks:
-            pks[app_id] = _application(app_id, token).pk
-    return pks
 
 
 def _application(app_id: str, token: AgentToken) -> Application:
