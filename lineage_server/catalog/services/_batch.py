@@ -136,9 +136,10 @@ class CatalogBatch:
         """The OpenLineage run behind ``app`` and its job (namespace, name); facets merge over earlier events'
         (a facet None is deleted)."""
         self._ol_jobs.setdefault((app.team_id, *job), {}).update(job_facets)
-        if app.pk not in self._ol_runs:
-            stored = OpenLineageRun.objects.filter(application=app).values("facets").first()
-            self._ol_runs[app.pk] = {"facets": stored["facets"] if stored else {}}
+        if not self._ol_runs:  # the first run of the batch: the stored facets of all its runs, one query
+            stored = dict(OpenLineageRun.objects.filter(application__in=list(self.apps)).values_list(
+                "application_id", "facets"))
+            self._ol_runs.update({app_pk: {"facets": stored.get(app_pk, {})} for app_pk in self.apps})
         merged = self._ol_runs[app.pk]
         merged["facets"] = _without_deleted({**merged["facets"], **run["facets"]})
         merged.update({name: value for name, value in run.items() if name != "facets" and value is not None})
@@ -174,6 +175,8 @@ class CatalogBatch:
                               merge=_merge_facets, update=["facets", "updated_at"])
         runs = []
         for app_pk, fields in self._ol_runs.items():
+            if "job_key" not in fields:
+                continue  # an application of the batch that got no OpenLineage event
             run = {name: value for name, value in fields.items() if name != "job_key"}
             runs.append(OpenLineageRun(application_id=app_pk, job_id=jobs[fields["job_key"]], **run))
         _upsert(OpenLineageRun, runs, ["application"], ["job", "run_id", "parent_run_id", "producer", "facets"])
@@ -197,10 +200,10 @@ class CatalogBatch:
             self._flush_merged_ios(pks)
 
     def _flush_merged_ios(self, pks: dict[tuple[Any, ...], int]) -> None:
-        wanted = Q()
-        for app_pk, key, direction in self._merged_ios:
-            wanted |= Q(application_id=app_pk, dataset_id=pks[(key,)], direction=direction)
-        stored = {(io.application_id, io.dataset_id, io.direction): io for io in DatasetIO.objects.filter(wanted)}
+        wanted = {(app_pk, pks[(key,)], direction) for app_pk, key, direction in self._merged_ios}
+        candidates = DatasetIO.objects.filter(application_id__in={w[0] for w in wanted},
+                                              dataset_id__in={w[1] for w in wanted})
+        stored = {(io.application_id, io.dataset_id, io.direction): io for io in candidates}
         new, changed = [], []
         for (app_pk, key, direction), fields in self._merged_ios.items():
             io = stored.get((app_pk, pks[(key,)], direction))
@@ -233,10 +236,10 @@ def _upsert_shared(model: type[Model], unique: list[str], seen: dict[tuple[Any, 
     batch inserted meanwhile is updated instead.
     """
     columns = [_column(model, name) for name in unique]
-    wanted = Q()
-    for key in seen:
-        wanted |= Q(**dict(zip(columns, key, strict=True)))
-    stored = {tuple(row[c] for c in columns): row for row in model._default_manager.filter(wanted).values()}
+    # Each column among the values seen (a superset of the keys, one plain query), then the keys themselves.
+    candidates = model._default_manager.filter(
+        **{f"{column}__in": {key[n] for key in seen} for n, column in enumerate(columns)})
+    stored = {key: row for row in candidates.values() if (key := tuple(row[c] for c in columns)) in seen}
     pks = {key: row["id"] for key, row in stored.items()}
     writes = []
     for key in sorted(seen):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from lineage_server.accounts.models import AgentToken
-from lineage_server.accounts.services import record_audit
+from lineage_server.accounts.services import record_audits
 from lineage_server.catalog.models import Application, IngestedEvent
 from lineage_server.catalog.services import _apply
 from lineage_server.catalog.services._batch import CatalogBatch, by_application
@@ -51,13 +52,17 @@ def ingest_events(events: list[dict[str, Any]], token: AgentToken) -> IngestResu
     with transaction.atomic():
         apps = _locked_applications(app_ids, token)
         if len(apps) == len(app_ids):
-            return _apply_batch(events, apps)
-    # New applications are created in their own transactions (an application exists from its first
-    # event on, whatever becomes of the batch), then the batch is applied with them all locked.
-    for app_id in sorted(set(app_ids) - set(apps)):
-        _application(app_id, token)
+            return _apply_batch(events, apps, token)
+    # New applications are inserted first, with one query (committed whatever becomes of the batch:
+    # another batch naming them meanwhile may have inserted them too), then the batch is applied
+    # with them all locked.
+    Application.objects.bulk_create(
+        [Application(app_id=app_id, team_id=token.team_id, agent_token=token) for app_id in app_ids
+         if app_id not in apps],
+        ignore_conflicts=True,
+    )
     with transaction.atomic():
-        return _apply_batch(events, _locked_applications(app_ids, token))
+        return _apply_batch(events, _locked_applications(app_ids, token), token)
 
 
 def _locked_applications(app_ids: list[str], token: AgentToken) -> dict[str, Application]:
@@ -68,18 +73,28 @@ def _locked_applications(app_ids: list[str], token: AgentToken) -> dict[str, App
     Raises:
         ForeignApplicationError: one of them belongs to another team.
     """
-    apps = {app.app_id: app for app in Application.objects.select_for_update(no_key=True)
-            .filter(app_id__in=app_ids).order_by("pk")}
+    has_events = Exists(IngestedEvent.objects.filter(application=OuterRef("pk")))
+    apps: dict[str, Application] = {
+        app.app_id: app for app in Application.objects.select_for_update(no_key=True)
+        .filter(app_id__in=app_ids).annotate(has_events=has_events).order_by("pk")
+    }
     foreign = sorted(app_id for app_id, app in apps.items() if app.team_id != token.team_id)
     if foreign:
         raise ForeignApplicationError(foreign)
     return apps
 
 
-def _apply_batch(events: list[dict[str, Any]], apps: dict[str, Application]) -> IngestResult:
-    """Apply the events their applications do not have yet, in the order sent; write what they changed."""
+def _apply_batch(events: list[dict[str, Any]], apps: dict[str, Application], token: AgentToken) -> IngestResult:
+    """Apply the events their applications do not have yet, in the order sent; write what they changed.
+
+    The batch that applies an application's first events records its capture in the audit trail.
+    """
     app_pks = {app_id: app.pk for app_id, app in apps.items()}
     fresh = _fresh_events(events, app_pks)
+    # An application none of whose events was applied before (its lock query says): its capture starts now.
+    had_events = {app_id for app_id, app in apps.items() if cast(Any, app).has_events}
+    captured = sorted({event["app_id"] for event in fresh} - had_events)
+    record_audits("application.capture", actor=token, team=token.team, targets=captured)
     batch = CatalogBatch(apps.values())
     refs = [(app_pks[event["app_id"]], _apply.referenced_ids(event["body"])) for event in fresh]
     batch.load(by_application((app_pk, job) for app_pk, (jobs, _) in refs for job in jobs),
@@ -119,16 +134,3 @@ def _fresh_events(events: list[dict[str, Any]], app_pks: dict[str, int]) -> list
         [IngestedEvent(application_id=app_pks[e["app_id"]], event_id=e["event_id"], type=e["type"]) for e in fresh]
     )
     return fresh
-
-
-def _application(app_id: str, token: AgentToken) -> Application:
-    """The application, created for the token's team when its first event arrives (in any order)."""
-    with transaction.atomic():
-        application, created = Application.objects.get_or_create(
-            app_id=app_id, defaults={"team_id": token.team_id, "agent_token": token}
-        )
-        if created:
-            record_audit("application.capture", actor=token, team=token.team, target=app_id)
-    if application.team_id != token.team_id:  # created by another team's agent meanwhile
-        raise ForeignApplicationError([app_id])
-    return application
