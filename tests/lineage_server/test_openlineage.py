@@ -214,3 +214,21 @@ def test_another_teams_run_is_refused(post_lineage, team):
 def test_the_endpoint_is_in_the_openapi_schema(api_client):
     schema = api_client.get("/api/schema/?format=json").json()
     assert "post" in schema["paths"]["/api/v1/lineage"] and "post" in schema["paths"]["/api/v1/lineage/batch"]
+
+
+def test_a_gzip_body_is_read_and_a_bomb_or_garbage_is_a_400(api_client, agent_token, settings):
+    import gzip
+    import json
+
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {agent_token}", "HTTP_CONTENT_ENCODING": "gzip"}
+    body = gzip.compress(json.dumps(_GOOD).encode())
+    response = api_client.post("/api/v1/lineage", body, content_type="application/json", **headers)
+    assert response.status_code == 200, response.content
+    settings.LINEAGE = {**settings.LINEAGE, "INGEST_MAX_BYTES": 10_000}
+    bomb = gzip.compress(json.dumps({**_GOOD, "padding": "x" * 20_000}).encode())
+    response = api_client.post("/api/v1/lineage", bomb, content_type="application/json", **headers)
+    assert response.status_code == 400 and "LINEAGE_INGEST_MAX_BYTES" in response.json()["detail"]
+    response = api_client.post("/api/v1/lineage", b"not gzip", content_type="application/json", **headers)
+    assert response.status_code == 400 and "gzip" in response.json()["detail"]
+    headers["HTTP_CONTENT_ENCODING"] = "br"
+    assert api_client.post("/api/v1/lineage", body, content_type="application/json", **headers).status_code == 415

@@ -10,7 +10,7 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import column_lineage_dataset as column_lineage
 from openlineage.client.facet_v2 import error_message_run, job_type_job, schema_dataset
-from openlineage.client.transport.http import ApiKeyTokenProvider, HttpConfig, HttpTransport
+from openlineage.client.transport.http import ApiKeyTokenProvider, HttpCompression, HttpConfig, HttpTransport
 from openlineage.client.uuid import generate_new_uuid
 from requests import HTTPError
 
@@ -75,3 +75,11 @@ def test_the_client_is_told_when_its_token_is_wrong(live_server, team):
         client.emit(_event(RunState.START, str(generate_new_uuid()), dt.datetime.now(dt.UTC)))
     assert refused.value.response.status_code == 401
     assert not Application.objects.exists()
+
+
+def test_the_client_may_compress_its_events(live_server, agent_token):
+    config = HttpConfig(url=live_server.url, auth=ApiKeyTokenProvider({"apiKey": agent_token}), retry={"total": 0},
+                        compression=HttpCompression.GZIP)
+    run_id = str(generate_new_uuid())
+    OpenLineageClient(transport=HttpTransport(config)).emit(_event(RunState.START, run_id, dt.datetime.now(dt.UTC)))
+    assert Application.objects.get(app_id=f"openlineage-{run_id}").status == "running"

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from lineage_server.accounts.authentication import AgentTokenAuthentication
 from lineage_server.accounts.models import AgentToken
+from lineage_server.api.parsers import GzipJSONParser
 from lineage_server.api.serializers.ingest import IngestBatchSerializer, IngestResultSerializer
 from lineage_server.api.serializers.openlineage import OpenLineageBatchSerializer, OpenLineageEventSerializer
 from lineage_server.catalog.services import ForeignApplicationError, ingest_events
@@ -31,6 +32,7 @@ class _IngestView(APIView):
 
     authentication_classes = [AgentTokenAuthentication]
     permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [GzipJSONParser]
 
     def validated_events(self, request: Request) -> list[dict[str, Any]]:
         """The request's events as ingest events; raises ValidationError (a 400 naming the field)."""
