@@ -130,6 +130,11 @@ def test_a_dataset_an_openlineage_job_writes_and_a_captured_spark_job_reads_join
     assert (run["job_namespace"], run["run_id"], run["job_facets"]["jobType"]["integration"]) == (
         "spark-prod", run_id, "SPARK")
     assert viewer_client.get("/api/v1/applications/local-reader/").json()["openlineage"] is None
+    # The run's own pages draw: no jobs or stages, its datasets.
+    graph = viewer_client.get(f"/api/v1/applications/openlineage-{run_id}/graph/")
+    assert graph.status_code == 200 and any(n["data"].get("path") == "file:/data/sales.csv"
+                                            for n in graph.json()["nodes"] if "data" in n)
+    assert viewer_client.get(f"/applications/openlineage-{run_id}/").status_code == 200
 
 
 def _without(event: dict[str, Any], *path: Any) -> dict[str, Any]:
@@ -213,7 +218,10 @@ def test_another_teams_run_is_refused(post_lineage, team):
 
 def test_the_endpoint_is_in_the_openapi_schema(api_client):
     schema = api_client.get("/api/schema/?format=json").json()
-    assert "post" in schema["paths"]["/api/v1/lineage"] and "post" in schema["paths"]["/api/v1/lineage/batch"]
+    one = schema["paths"]["/api/v1/lineage"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert one["required"] == ["eventTime", "producer", "schemaURL", "run", "job"]
+    batch = schema["paths"]["/api/v1/lineage/batch"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert batch["type"] == "array" and batch["items"] == one
 
 
 def test_a_gzip_body_is_read_and_a_bomb_or_garbage_is_a_400(api_client, agent_token, settings):

@@ -18,12 +18,33 @@ from lineage_server.api.serializers.ingest import IngestBatchSerializer, IngestR
 from lineage_server.api.serializers.openlineage import OpenLineageBatchSerializer, OpenLineageEventSerializer
 from lineage_server.catalog.services import ForeignApplicationError, ingest_events
 
+# The request body of the OpenLineage endpoints, as OpenAPI shows it: the outline of the spec's RunEvent
+# (the server checks the whole spec, facets included: api/openlineage_spec/).
+_RUN_EVENT = {
+    "type": "object",
+    "description": "An OpenLineage RunEvent: https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+    "required": ["eventTime", "producer", "schemaURL", "run", "job"],
+    "properties": {
+        "eventType": {"type": "string", "enum": ["START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"]},
+        "eventTime": {"type": "string", "format": "date-time"},
+        "producer": {"type": "string"},
+        "schemaURL": {"type": "string"},
+        "run": {"type": "object", "required": ["runId"], "properties": {
+            "runId": {"type": "string", "format": "uuid"}, "facets": {"type": "object"}}},
+        "job": {"type": "object", "required": ["namespace", "name"], "properties": {
+            "namespace": {"type": "string"}, "name": {"type": "string"}, "facets": {"type": "object"}}},
+        "inputs": {"type": "array", "items": {"type": "object", "required": ["namespace", "name"]}},
+        "outputs": {"type": "array", "items": {"type": "object", "required": ["namespace", "name"]}},
+    },
+}
+
 _ANSWERS = {
     200: IngestResultSerializer,
     400: OpenApiResponse(description="A field is missing or has the wrong type; the body names it. Nothing applied."),
     401: OpenApiResponse(description="Missing, unknown or revoked agent token."),
     403: OpenApiResponse(description="The batch names an application of another team; nothing applied."),
     413: OpenApiResponse(description="Body larger than LINEAGE_INGEST_MAX_BYTES."),
+    415: OpenApiResponse(description="A Content-Encoding other than gzip."),
 }
 
 
@@ -68,7 +89,7 @@ class IngestEventsView(_IngestView):
 
 
 @extend_schema_view(post=extend_schema(
-    request=OpenLineageEventSerializer, responses=_ANSWERS, tags=["ingest"],
+    request={"application/json": _RUN_EVENT}, responses=_ANSWERS, tags=["ingest"],
     description="An OpenLineage run event (https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent), "
                 "as the OpenLineage clients' HTTP transport posts it, with a team's agent token as the API key. "
                 "Its run becomes an application, its job and input/output datasets join the dataset graph. "
@@ -84,7 +105,7 @@ class OpenLineageEventView(_IngestView):
 
 
 @extend_schema_view(post=extend_schema(
-    request=OpenLineageEventSerializer(many=True), responses=_ANSWERS, tags=["ingest"],
+    request={"application/json": {"type": "array", "items": _RUN_EVENT}}, responses=_ANSWERS, tags=["ingest"],
     description="A JSON array of OpenLineage run events (the spec's /lineage/batch), applied as one batch: "
                 "all or none. At most LINEAGE_INGEST_MAX_EVENTS events.",
 ))
