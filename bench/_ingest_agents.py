@@ -6,12 +6,13 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from _ingest_events import Event, SimulatedApplication, batches, simulated_application
 
-from capture_agent.transport import post_events
+from capture_agent.transport import PostResult, post_events
 
 RETRIES = 5
 
@@ -54,8 +55,10 @@ class LoadProfile:
 class SimulatedAgent:
     """One agent running applications one after another until the deadline, posting as the capture agent does."""
 
+    path = "/api/v1/ingest/events/"
+
     def __init__(self, index: int, url: str, token: str, run_tag: str, profile: LoadProfile) -> None:
-        self.index, self.url, self.token = index, f"{url}/api/v1/ingest/events/", token
+        self.index, self.url, self.token = index, url + self.path, token
         self.run_tag, self.profile = run_tag, profile
         self.rng = random.Random(f"{run_tag}-{index}")
         self.stats = AgentStats()
@@ -65,9 +68,9 @@ class SimulatedAgent:
         """Start applications until ``deadline``; the one running then is finished, so every application is whole."""
         n = 0
         while time.monotonic() < deadline:
-            app = simulated_application(f"bench-{self.run_tag}-a{self.index:02d}-{n:04d}", self.rng, shared_inputs)
-            self.stats.applications.append(app)
-            pending = batches(app.events, self.rng, self.profile.largest_batch)
+            apps, events = self.workflow(n, shared_inputs)
+            self.stats.applications.extend(apps)
+            pending = batches(events, self.rng, self.profile.largest_batch)
             while pending:
                 batch = pending.pop(0)
                 # The batch holding application_end never races an earlier one: a job_end applied
@@ -78,6 +81,14 @@ class SimulatedAgent:
                     self._deliver(batch)
             n += 1
         return self.stats
+
+    def workflow(self, n: int, shared_inputs: list[str]) -> tuple[list[SimulatedApplication], list[Event]]:
+        """The next applications this agent reports, and their events in the order it sends them."""
+        app = simulated_application(f"bench-{self.run_tag}-a{self.index:02d}-{n:04d}", self.rng, shared_inputs)
+        return [app], app.events
+
+    def send(self, batch: Sequence[Event], timeout: float) -> PostResult:
+        return post_events(self.url, self.token, batch, timeout=timeout)
 
     def _deliver(self, batch: list[Event]) -> None:
         roll = self.rng.random()
@@ -120,7 +131,7 @@ class SimulatedAgent:
         """POST with the agent's own transport until it succeeds, retrying 5xx and connection errors as it does."""
         for attempt in range(RETRIES):
             started = time.perf_counter()
-            result = post_events(self.url, self.token, batch, timeout=60.0)
+            result = self.send(batch, timeout=60.0)
             if result.kind == "ok":
                 self._count(started, len(batch), accepted=result.accepted, duplicates=result.duplicates)
                 return Answer(result.accepted, result.duplicates, failed=attempt > 0)
@@ -147,8 +158,9 @@ class SimulatedAgent:
 
     def _mismatch(self, batch: list[Event], what: str) -> None:
         with self._lock:
-            self.stats.mismatches.append(f"{batch[0]['app_id']} {batch[0]['event_id']}..: {what}")
+            first = batch[0]
+            self.stats.mismatches.append(f"{first.get('app_id', first.get('run'))} {first.get('event_id')}..: {what}")
 
 
 def _ends(batch: list[Event]) -> bool:
-    return any(e["type"] == "application_end" for e in batch)
+    return any(e.get("type") == "application_end" for e in batch)

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from _ingest_events import SimulatedApplication
-from django.db.models import Count, Model
+from django.db.models import Count, Model, Q
 
 from lineage_server.catalog.models import (
     Application,
@@ -45,7 +45,7 @@ class Check:
 
 
 def wait_for_finalize(prefix: str, expected: int, timeout: float) -> float:
-    """Wait until the worker has rolled up every application; returns the seconds waited."""
+    """Wait until the worker has rolled up every application named ``prefix``...; returns the seconds waited."""
     started = time.monotonic()
     while time.monotonic() - started < timeout:
         done = Application.objects.filter(app_id__startswith=prefix).exclude(totals={}).count()
@@ -56,12 +56,14 @@ def wait_for_finalize(prefix: str, expected: int, timeout: float) -> float:
 
 
 def check_catalog(prefix: str, apps: list[SimulatedApplication], finalized: bool) -> list[Check]:
-    """Every sent event stored exactly once, every row created exactly once, every run in its final state."""
+    """Every sent event stored exactly once, every row created exactly once, every run in its final state.
+
+    The agents' applications are named ``prefix``...; OpenLineage runs by their run ids, in ``apps``.
+    """
     expected = {app.app_id: app for app in apps}
+    ours = Q(application__app_id__startswith=prefix) | Q(application__app_id__in=list(expected))
     stored: dict[str, list[str]] = defaultdict(list)
-    for app_id, event_id in IngestedEvent.objects.filter(application__app_id__startswith=prefix).values_list(
-        "application__app_id", "event_id"
-    ):
+    for app_id, event_id in IngestedEvent.objects.filter(ours).values_list("application__app_id", "event_id"):
         stored[app_id].append(event_id)
     lost = [(a, sorted(app.event_ids - set(stored[a]))) for a, app in expected.items()]
     extra = [(a, sorted(set(ids) - expected[a].event_ids)) for a, ids in stored.items() if a in expected]
@@ -73,7 +75,7 @@ def check_catalog(prefix: str, apps: list[SimulatedApplication], finalized: bool
         _check("applications stored that were never sent", [(a, [a]) for a in stored if a not in expected]),
     ]
     for name, model in ROWS.items():
-        counts = _counts(model, prefix)
+        counts = _counts(model, ours)
         wrong = [(a, [f"{counts.get(a, 0)} != {getattr(app, name)}"]) for a, app in expected.items()
                  if counts.get(a, 0) != getattr(app, name)]
         checks.append(_check(f"{model.__name__} rows == distinct {name} sent", wrong))
@@ -82,15 +84,16 @@ def check_catalog(prefix: str, apps: list[SimulatedApplication], finalized: bool
     return checks
 
 
-def _counts(model: type[Model], prefix: str) -> dict[str, int]:
-    rows = model._default_manager.filter(application__app_id__startswith=prefix).values("application__app_id")
+def _counts(model: type[Model], ours: Q) -> dict[str, int]:
+    rows = model._default_manager.filter(ours).values("application__app_id")
     return {row["application__app_id"]: row["n"] for row in rows.annotate(n=Count("id")).order_by()}
 
 
 def _unfinished(prefix: str, expected: dict[str, SimulatedApplication], finalized: bool) -> list[tuple[str, list]]:
     bad = []
-    for app in Application.objects.filter(app_id__startswith=prefix):
-        stages = app.totals.get("stages") if finalized else expected[app.app_id].stages
+    for app in Application.objects.filter(Q(app_id__startswith=prefix) | Q(app_id__in=list(expected))):
+        rolled_up = finalized and expected[app.app_id].finalized
+        stages = app.totals.get("stages") if rolled_up else expected[app.app_id].stages
         if app.status != "succeeded" or app.ended_at is None or stages != expected[app.app_id].stages:
             bad.append((app.app_id, [f"{app.status} ended_at={app.ended_at} totals.stages={stages}"]))
     return bad

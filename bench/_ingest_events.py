@@ -23,10 +23,15 @@ class SimulatedApplication:
     dataset_ios: int = 0
     python_pipelines: int = 0
     capture_points: int = 0
+    finalized: bool = True  # the worker rolls it up once ended (an OpenLineage run is not)
 
     @property
     def event_ids(self) -> set[str]:
-        return {e["event_id"] for e in self.events}
+        if self.finalized:
+            return {e["event_id"] for e in self.events}
+        from _ingest_openlineage import event_id
+
+        return {event_id(e) for e in self.events}
 
 
 def simulated_application(app_id: str, rng: random.Random, shared_inputs: list[str]) -> SimulatedApplication:

@@ -13,7 +13,11 @@ prints the events per second sustained and the request latency. Exit status 1 wh
 
     .venv/bin/python bench/ingest_load.py [--agents 16] [--seconds 25] [--workers 2] [--threads 4]
         [--database-url postgres://postgres@127.0.0.1:5432/lineage_bench] [--broker filesystem://]
-        [--reset] [--no-worker] [--resend 0.15] [--overlap 0.05] [--spool-race 0.05]
+        [--reset] [--no-worker] [--resend 0.15] [--overlap 0.05] [--spool-race 0.05] [--openlineage-agents 0]
+
+With ``--openlineage-agents N``, N of the agents are OpenLineage producers instead: each posts
+workflows of 5-15 interleaved Spark, Airflow and dbt runs (tests/lineage_server/openlineage_events.py)
+to ``/api/v1/lineage/batch``, re-sending as the others do, checked the same way.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from _ingest_server import ROOT, ensure_database, manage, running_server
 
 sys.path.insert(0, str(ROOT))  # capture_agent's transport (the agents post with it) and lineage_server
 from _ingest_agents import AgentStats, LoadProfile, SimulatedAgent
+from _ingest_openlineage import OpenLineageAgent
 
 if TYPE_CHECKING:
     from _ingest_checks import Check
@@ -62,7 +67,8 @@ def main() -> int:
     run_tag = uuid.uuid4().hex[:8]
     profile = LoadProfile(args.largest_batch, args.resend, args.overlap, args.spool_race)
     with running_server(env, var, args.workers, args.threads, celery=not args.no_worker) as port:
-        agents = [SimulatedAgent(i, f"http://127.0.0.1:{port}", token, run_tag, profile) for i in range(args.agents)]
+        kinds = [OpenLineageAgent if i < args.openlineage_agents else SimulatedAgent for i in range(args.agents)]
+        agents = [kind(i, f"http://127.0.0.1:{port}", token, run_tag, profile) for i, kind in enumerate(kinds)]
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=args.agents) as pool:
             results = list(pool.map(lambda a: a.run(started + args.seconds, SHARED_INPUTS), agents))
@@ -70,7 +76,8 @@ def main() -> int:
         from _ingest_checks import check_catalog, wait_for_finalize  # needs Django set up
 
         apps = [app for stats in results for app in stats.applications]
-        waited = None if args.no_worker else wait_for_finalize(f"bench-{run_tag}-", len(apps), timeout=120)
+        finalized = sum(app.finalized for app in apps)
+        waited = None if args.no_worker else wait_for_finalize(f"bench-{run_tag}-", finalized, timeout=120)
         checks = check_catalog(f"bench-{run_tag}-", apps, finalized=not args.no_worker)
     ok = _report(args, results, elapsed, waited, checks)
     if ok:
@@ -93,9 +100,10 @@ def _report(args: argparse.Namespace, results: list[AgentStats], elapsed: float,
     mismatches = [m for s in results for m in s.mismatches]
     database = args.database_url.rsplit("/", 1)[-1]
     worker = "" if args.no_worker else f", a Celery worker finalizing (broker {args.broker.split(':')[0]})"
-    print(f"ingest load: {args.agents} agents for {args.seconds:.0f} s against gunicorn {args.workers} workers x "
-          f"{args.threads} threads, PostgreSQL database {database!r}{worker}")
-    print(f"  applications       {len(apps)}")
+    kinds = f" ({args.openlineage_agents} of them OpenLineage producers)" if args.openlineage_agents else ""
+    print(f"ingest load: {args.agents} agents{kinds} for {args.seconds:.0f} s against gunicorn {args.workers} "
+          f"workers x {args.threads} threads, PostgreSQL database {database!r}{worker}")
+    print(f"  applications       {len(apps)} ({sum(not app.finalized for app in apps)} OpenLineage runs)")
     print(f"  events applied     {distinct} in {elapsed:.1f} s = {distinct / elapsed:.0f} events/s sustained")
     print(f"  events posted      {posted} ({posted / elapsed:.0f}/s), {resent} of them re-sent "
           f"({sum(s.overlapping_resends for s in results)} batches overlapping their retry, "
@@ -109,8 +117,8 @@ def _report(args: argparse.Namespace, results: list[AgentStats], elapsed: float,
     if waited is not None:
         print(f"  finalized          {waited:.1f} s after the load ended")
     failed = sum(errors.values())
-    # A request that failed may have applied part of its batch before failing (each event commits on
-    # its own); its retry then counts those as duplicates. The totals are exact only without failures.
+    # A request that failed (a timeout) may have applied its batch before failing (one transaction per
+    # batch); its retry then counts those as duplicates. The totals are exact only without failures.
     accepted_off = sum(s.accepted for s in results) - distinct  # never more; fewer only after failures
     duplicates_off = resent - sum(s.duplicates for s in results)  # never fewer; more only after failures
     answers = [
@@ -154,6 +162,8 @@ def _arguments() -> argparse.Namespace:
                         help="Celery broker URL, e.g. redis://127.0.0.1:6379/15 (default: filesystem:// in a temp dir)")
     parser.add_argument("--reset", action="store_true", help="drop and recreate the database first")
     parser.add_argument("--no-worker", action="store_true", help="no Celery worker (applications stay unfinalized)")
+    parser.add_argument("--openlineage-agents", type=int, default=0,
+                        help="how many of the agents are OpenLineage producers posting to /api/v1/lineage/batch")
     parser.add_argument("--largest-batch", type=int, default=40, help="events per batch: 1..N")
     parser.add_argument("--resend", type=float, default=0.15, help="share of batches sent again after success")
     parser.add_argument("--overlap", type=float, default=0.05, help="share of batches overlapping their retry")

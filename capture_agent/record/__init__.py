@@ -24,14 +24,16 @@ materialised per operator. Capture points (``storage/layouts`` holds one class p
 | mapPartitions(WithIndex), glom | stage: output <- the inputs pulled since the previous output |
 | reduceByKey, combineByKey, aggregateByKey, foldByKey, distinct | combiner (map side) + reducer |
 | groupByKey, groupBy, cogroup, groupWith, subtract(ByKey), intersection | reducer |
-| join, left/right/fullOuterJoin, cartesian | join: output <- (left id, right id) |
+| join, left/right/fullOuterJoin, cartesian, zip | join: output <- (left id, right id) |
 | union | union: virtual (partitions side by side), a table when co-partitioned |
-| partitionBy, sortByKey, sortBy, repartition, coalesce, cache/persist | stage: output <- one input |
-| collect, take, first, top, takeOrdered, collectAsMap, lookup, saveAsTextFile | output <- one input each |
-| count, reduce, fold, aggregate, sum, max, min, mean, stats, foreach... | output: result <- every record |
-| countByKey, countByValue, reduceByKeyLocally | combiner + output |
+| partitionBy, sortByKey, sortBy, repartition, coalesce, cache/persist, (local)checkpoint | stage: output <- one input |
+| collect, take, first, top, takeOrdered, takeSample, collectAsMap, lookup | output <- one input each |
+| saveAsTextFile, saveAsPickleFile, saveAsSequenceFile, the Hadoop saves | output <- one input each |
+| count, reduce, fold, aggregate, sum, max, min, mean, stats, foreach, *Approx... | output: result <- every record |
+| countByKey, countByValue, reduceByKeyLocally, histogram (a count per bucket) | combiner + output |
 
-saveAsTextFile output ids are (part file, byte offset of the line), like a text input's position.
+saveAsTextFile output ids are (part file, byte offset of the line), like a text input's position;
+the other saves' are (part file, index of the record in it), compressed or not.
 Every other RDD method raises ``UnsupportedOperation`` naming it (``.plain()`` runs a captured
 RDD's computation as plain PySpark). Combine, group, the joins, cogroup and distinct spill to local
 disk past ``spark.python.worker.memory``, as PySpark's merger does (``worker/spill.py``). Traces

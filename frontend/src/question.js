@@ -121,6 +121,13 @@ export async function mountQuestionPage(root) {
     if (kind === 'whatif') parts.push(renderWhatIfSummary(question));
     else {
       parts.push(el('p', { class: 'result-line', id: 'result-count' }, `${formatCount(question.result_count ?? 0)} records in the result`));
+      // A trace goes on into the applications chained to this one by the text files they saved and read.
+      const apps = question.summary?.applications ?? [];
+      if (apps.length > 1) {
+        parts.push(el('p', { class: 'crossed', id: 'crossed-applications' }, 'Across applications: ',
+          apps.map((app, i) => [i ? ' · ' : '', el('a', { href: `/applications/${encodeURIComponent(app)}/` }, app)]),
+          ' (the graph below is this application\'s; the records table holds every application\'s)'));
+      }
       // "Select inputs like these": a what-if that deletes this trace's result.
       const whatIf = el('button', {
         type: 'button', id: 'whatif-from-trace',

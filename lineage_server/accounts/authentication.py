@@ -87,7 +87,9 @@ class PersonalTokenAuthentication(_BearerTokenAuthentication):
     """``Authorization: Bearer lpt_…``, a personal token acting as its user."""
 
     refused_prefix = AGENT_TOKEN_PREFIX
-    refused_message = "Agent tokens only post events to /api/v1/ingest/events/; read with a personal token."
+    refused_message = (
+        "Agent tokens only post events to /api/v1/ingest/events/ and /api/v1/lineage; read with a personal token."
+    )
     unknown_message = "Unknown or revoked personal token."
 
     def find(self, raw: str) -> PersonalToken | None:

@@ -35,6 +35,9 @@ team_router.register("audit", accounts.AuditEventViewSet, basename="audit-event"
 
 urlpatterns = [
     path("v1/ingest/events/", ingest.IngestEventsView.as_view(), name="ingest-events"),
+    # Where OpenLineage's HTTP transport posts (its default endpoint, no trailing slash, as Marquez serves it).
+    path("v1/lineage", ingest.OpenLineageEventView.as_view(), name="openlineage-event"),
+    path("v1/lineage/batch", ingest.OpenLineageBatchView.as_view(), name="openlineage-batch"),
     path("v1/me/", accounts.MeView.as_view(), name="me"),
     path("v1/", include(router.urls)),
     path("v1/teams/<slug:team_slug>/", include(team_router.urls)),

@@ -66,3 +66,33 @@ class DatasetKey:
 
     def node_id(self) -> str:
         return f"dataset:{self.pk}"
+
+
+# OpenLineage (https://openlineage.io/docs/spec/naming): a run is a UUID, a dataset a namespace and a name.
+OPENLINEAGE_APP_PREFIX = "openlineage-"
+
+
+def openlineage_app_id(run_id: str) -> str:
+    """The application id of an OpenLineage run: its runId (a UUID), recognisably not Spark's."""
+    return OPENLINEAGE_APP_PREFIX + run_id.lower()
+
+
+@dataclass(frozen=True)
+class OpenLineageDataset:
+    """A dataset as OpenLineage names it: a namespace (its data source) and a name within it."""
+
+    namespace: str
+    name: str
+
+    def path(self) -> str:
+        """The dataset's path as the capture agent spells it, so both name one catalog dataset.
+
+        ``file`` + ``/data/x`` is Spark's ``file:/data/x``; a URL namespace takes the name as its path
+        (``hdfs://nn:8020`` + ``/data/x``, ``s3://bucket`` + ``key``, ``postgres://db:5432`` +
+        ``shop.public.orders``); any other namespace is joined with a colon (``bigquery:p.d.t``).
+        """
+        if "://" not in self.namespace:
+            return f"{self.namespace}:{self.name}"
+        if self.namespace.endswith("://"):
+            return self.namespace + self.name
+        return self.namespace.rstrip("/") + "/" + self.name.lstrip("/")

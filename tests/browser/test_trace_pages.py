@@ -177,3 +177,30 @@ def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, t
         assert all(row[1].endswith("output-collect") for row in _all_rows(page)), "the outputs first"
         page.select_option("#point-filter", "")  # every capture point the deletion reached
         page.wait_for_function("document.querySelectorAll('#records-table tbody tr').length > 3")
+
+
+def test_a_trace_across_two_applications_names_both_and_lists_the_writers_lines(live_server, spark, agent_token,
+                                                                                analyst_page, tmp_path):
+    """One application saves the lines holding a topic word, another counts their words: the
+    reader's trace page links both applications and its records are the writer's input lines."""
+    from django.contrib.auth import get_user_model
+
+    from lineage_server.catalog.models import Application
+    from lineage_server.tracing.models import Trace
+    from lineage_server.tracing.services import ask_trace, run_trace
+    from tests.lineage_server.tracing.captured import capture_chain
+
+    first, reader, _ = capture_chain(spark, live_server.url, agent_token, tmp_path / "chain")
+    trace = ask_trace(Application.objects.get(app_id=reader), by=get_user_model().objects.get(username="andy"),
+                      direction="backward", seeds=Trace.objects.all(),
+                      selection={"predicate": {"field": 0, "op": "equals", "value": "retry"}})
+    assert run_trace(trace.pk).status == "succeeded"
+    page = analyst_page
+    page.goto(f"{live_server.url}/traces/{trace.pk}/")
+    page.wait_for_selector("#question-page[data-status='succeeded'][data-state='ready']", timeout=120_000)
+    links = page.eval_on_selector_all("#crossed-applications a", "as => as.map(a => a.textContent)")
+    assert links == [reader, first.app_id]
+    rows = _all_rows(page)
+    assert sorted(row[2] for row in rows) == first.lines_with({"retry"})
+    assert {row[3].split("@")[0].rsplit("/", 1)[-1] for row in rows} == {"events.txt"}
+    page.screenshot(path=SCREENSHOT_DIR / "trace_across_applications.png", full_page=True)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from lineage_server.accounts.services import create_agent_token, create_team, revoke_token
 from lineage_server.catalog.models import Application, Dataset, DatasetIO, IngestedEvent, Job, Operator, Stage
-from tests.lineage_server.events import event, word_count_with_join
+from tests.lineage_server.events import event, operator, word_count_with_join
 
 pytestmark = pytest.mark.django_db
 
@@ -316,3 +316,43 @@ def test_non_standard_json_numbers_are_a_400(api_client, agent_token):
         "/api/v1/ingest/events/", body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {agent_token}"
     )
     assert response.status_code == 400
+
+
+def _many_jobs(app_id: str, jobs: int) -> list[dict[str, Any]]:
+    """An application of ``jobs`` jobs of two stages each, every stage with three operators and a dataset read."""
+    events = [event("application_start", app_id, 0, name="many")]
+    for job_id in range(jobs):
+        stage_ids = [2 * job_id, 2 * job_id + 1]
+        events.append(event("job_start", app_id, 1, job_id=job_id, stage_ids=stage_ids))
+        for sid in stage_ids:
+            stage: dict[str, Any] = {
+                "stage_id": sid, "attempt": 0, "name": f"s{sid}", "num_tasks": 2, "parent_stage_ids": [],
+                "job_id": job_id, "operators": [operator(10 * sid + i, "op", []) for i in range(3)],
+            }
+            events.append(event("stage_submitted", app_id, 2, **stage))
+            events.append(event("stage_completed", app_id, 3, **stage, status="succeeded", metrics={"tasks": 2}))
+        events.append(event("dataset_io", app_id, 4, path=f"file:/in/{job_id % 3}", direction="read", job_id=job_id))
+        events.append(event("job_end", app_id, 5, job_id=job_id, status="succeeded"))
+    return events + [event("application_end", app_id, 9)]
+
+
+def test_a_batch_costs_the_same_queries_however_many_events_it_holds(post_events, django_assert_max_num_queries):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    post_events([event("application_start", "local-first", 0, name="notes the token's first use")])
+    counts = []
+    for app_id, jobs in (("local-small", 1), ("local-big", 12)):
+        with CaptureQueriesContext(connection) as queries:
+            assert post_events(_many_jobs(app_id, jobs)).status_code == 200
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts  # 9 events or 86: one bulk upsert per kind of row
+    app = Application.objects.get(app_id="local-big")
+    assert (app.jobs.count(), app.stages.count(), Operator.objects.filter(application=app).count()) == (12, 24, 72)
+    assert {s.status for s in app.stages.all()} == {"succeeded"} and app.status == "succeeded"
+    assert sorted(app.jobs.get(job_id=5).stages.values_list("stage_id", flat=True)) == [10, 11]
+    # All of it again, and two jobs more: only the new events apply.
+    again = _many_jobs("local-big", 14)
+    with django_assert_max_num_queries(counts[0]):
+        assert post_events(again).json() == {"accepted": 14, "duplicates": 86}
+    assert app.jobs.count() == 14 and DatasetIO.objects.filter(application=app).count() == 14

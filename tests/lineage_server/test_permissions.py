@@ -18,6 +18,7 @@ from lineage_server.catalog.models import Application, Dataset, DatasetIO, Opera
 from lineage_server.provenance.services import create_graph
 from lineage_server.tracing.services import ask_trace, ask_whatif
 from tests.lineage_server.events import event, word_count_with_join
+from tests.lineage_server.openlineage_events import spark_run
 
 pytestmark = pytest.mark.django_db
 
@@ -48,6 +49,8 @@ TABLE: list[tuple[str, str, tuple[int, ...]]] = [
     ("GET", "/api/v1/datasets/{id}/graph/", (401, 404, 200, 200, 200)),
     # Agents only: people (session or personal token) are not agents.
     ("POST", "/api/v1/ingest/events/", (401, 401, 401, 401, 401)),
+    ("POST", "/api/v1/lineage", (401, 401, 401, 401, 401)),
+    ("POST", "/api/v1/lineage/batch", (401, 401, 401, 401, 401)),
     ("GET", "/api/v1/me/", (401, 200, 200, 200, 200)),
     ("GET", "/api/v1/me/tokens/", (401, 200, 200, 200, 200)),
     ("POST", "/api/v1/me/tokens/", (401, 201, 201, 201, 201)),
@@ -108,8 +111,10 @@ TABLE: list[tuple[str, str, tuple[int, ...]]] = [
     ("GET", "/api/v1/provenance/graphs/{graph}/lineage/?item=23", (401, 404, 409, 409, 409)),
 ]
 
-BODIES: dict[tuple[str, str], dict[str, Any]] = {
+BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/v1/ingest/events/"): {"events": word_count_with_join("local-9")},
+    ("POST", "/api/v1/lineage"): spark_run()[0],
+    ("POST", "/api/v1/lineage/batch"): spark_run(),
     ("POST", "/api/v1/me/tokens/"): {"name": "script"},
     ("POST", "/api/v1/teams/"): {"slug": "new-team", "name": "New"},
     ("POST", "/api/v1/teams/{slug}/members/"): {"username": "newbie", "role": "viewer"},

@@ -5,9 +5,12 @@ from __future__ import annotations
 import heapq
 import logging
 import operator
+import random
+import sys
 from array import array
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pyspark.core.rdd import RDD
@@ -91,24 +94,42 @@ class Actions:
         point, rdd, _ = self.compiler.output(node, "saveAsTextFile", "save", Save())
         final = rdd.mapPartitions(identity_partition)
         final._bypass_serializer = True  # type: ignore[attr-defined]
+        with self._output_named(path, "text"):
+            final._jrdd.map(self.sc._jvm.BytesToString()).saveAsTextFile(path)
+        point.layout = Save(path=_qualified(self.sc, path))
+        self.finish(node, point, final)
+
+    def save_records(self, node: Node, op: str, path: str | None, output_format: str,
+                     save: Callable[[RDD], None]) -> None:
+        """saveAsPickleFile, saveAsSequenceFile, the Hadoop saves: PySpark's ``save`` of the
+        records, whose output ids are (part file, index of the record in it), as a collect's."""
+        point, rdd, _ = self.compiler.output(node, op, "records", OneLocal())
+        with self._output_named(path, output_format):
+            save(rdd)
+        self.finish(node, point, rdd)
+
+    @contextmanager
+    def _output_named(self, path: str | None, output_format: str) -> Iterator[None]:
+        """The coarse agent names the job's output dataset from these local properties."""
         sc = self.sc
-        # the coarse agent names the job's output dataset from these local properties
         previous = sc.getLocalProperty(OUTPUT_PATH_PROPERTY), sc.getLocalProperty(OUTPUT_FORMAT_PROPERTY)
-        sc.setLocalProperty(OUTPUT_PATH_PROPERTY, path)
-        sc.setLocalProperty(OUTPUT_FORMAT_PROPERTY, "text")
+        if path is not None:
+            sc.setLocalProperty(OUTPUT_PATH_PROPERTY, path)
+            sc.setLocalProperty(OUTPUT_FORMAT_PROPERTY, output_format)
         try:
-            final._jrdd.map(sc._jvm.BytesToString()).saveAsTextFile(path)
+            yield
         finally:
             sc.setLocalProperty(OUTPUT_PATH_PROPERTY, previous[0])
             sc.setLocalProperty(OUTPUT_FORMAT_PROPERTY, previous[1])
-        point.layout = Save(path=_qualified(sc, path))
-        self.finish(node, point, final)
 
     # ------------------------------------------------------------------ outputs computed on the driver
     def count_by_value(self, node: Node, op: str, owner: Node | None = None,
-                       merge: Callable[[Any, Any], Any] | None = None) -> dict[Any, Any]:
+                       merge: Callable[[Any, Any], Any] | None = None, keys: list[Any] | None = None,
+                       redo: Redo | None = None) -> dict[Any, Any]:
         """countByValue/countByKey, or reduceByKeyLocally with ``merge``: map-side combine, then
-        the partitions' dictionaries merged on the driver (in partition order, as PySpark does)."""
+        the partitions' dictionaries merged on the driver (in partition order, as PySpark does).
+        Given ``keys`` (histogram's buckets), the output is one count per key in that order, 0
+        and no inputs for a key no record has; ``redo`` replays it."""
         pipe = self.compiler.pipeline(node)
         if merge is None:
             pipe = Pipeline(pipe.point, [Branch(b.head, [*b.ops, NarrowOp(op, "map", pair_with_one)], b.offset)
@@ -128,11 +149,14 @@ class Actions:
         point, target = self.compiler.new_point("output", op, ListGlobal(), [combiner], 1)
         import pyarrow as pa
 
+        rows = list(counts) if keys is None else keys
         # computed on the driver: partition 0
-        ListGlobal.write(target, 0, pa.array([sources[k] for k in counts], type=pa.list_(pa.int64())))
-        redo = Redo("countByValue", shape="items") if merge is None else Redo(IN_TASKS, LocalReduce(merge))
-        self.finish(owner or node, point, rdd, values=list(counts.items()), ids=list(range(len(counts))),
-                    redo=redo, computed_from=node)
+        ListGlobal.write(target, 0, pa.array([sources.get(k, []) for k in rows], type=pa.list_(pa.int64())))
+        if redo is None:
+            redo = Redo("countByValue", shape="items") if merge is None else Redo(IN_TASKS, LocalReduce(merge))
+        values = list(counts.items()) if keys is None else [counts.get(k, 0) for k in keys]
+        self.finish(owner or node, point, rdd, values=values, ids=list(range(len(rows))), redo=redo,
+                    computed_from=node)
         return counts
 
     def ordered(self, node: Node, op: str, num: int, key: Callable[[Any], Any] | None, largest: bool) -> list[Any]:
@@ -154,6 +178,36 @@ class Actions:
         self.finish(node, point, rdd, values=values, ids=list(range(len(values))),
                     redo=Redo(IN_TASKS, Ordered(num, key, largest)) if key is not None
                     else Redo("top" if largest else "takeOrdered", num))
+        return values
+
+    def take_sample(self, node: Node, with_replacement: bool, num: int, seed: int, total: int,
+                    sampled: Callable[[float, int], Node]) -> list[Any]:
+        """takeSample: PySpark's algorithm (``total`` records; ``sampled(fraction, seed)``: the
+        node's sample) on (global id, value) records, so each result keeps the input it is."""
+        pipe = self.compiler.pipeline(node)
+        point, target = self.compiler.new_point("output", "takeSample", OneGlobal(num=num), [pipe.point], 1)
+        rdd: RDD | None = None
+
+        def records(of: Node) -> list[tuple[int, Any]]:
+            nonlocal rdd
+            rdd = self.compiler.sink(self.compiler.pipeline(of), Tail("gid"))
+            return rdd.collect()
+
+        rand = random.Random(seed)
+        if not with_replacement and num >= total:
+            chosen = records(node)
+            rand.shuffle(chosen)
+        else:
+            fraction = RDD._computeFractionForSampleSize(num, total, with_replacement)
+            chosen = records(sampled(fraction, seed))
+            while len(chosen) < num:  # as PySpark: rarely, another sample with another seed
+                chosen = records(sampled(fraction, rand.randint(0, sys.maxsize)))
+            rand.shuffle(chosen)
+            chosen = chosen[:num]
+        OneGlobal.write(target, 0, array("q", [g for g, _ in chosen]))  # computed on the driver: partition 0
+        values = [v for _, v in chosen]
+        self.finish(node, point, rdd, values=values, ids=list(range(len(values))),
+                    redo=Redo("takeSample", with_replacement, num, seed))
         return values
 
     # ------------------------------------------------------------------ bookkeeping

@@ -78,12 +78,13 @@ def tail_code(tail: Tail, v: str) -> TailCode:
         return TailCode(["poss = array('I')", "ap = poss.append"], [], ["ap(pos)", f"yield {v}"],
                         ["finish_single(LOC, tpart, poss)"])
     if kind == "save":
-        pro = ["offs = array('q')", "poss = array('I')", "ao = offs.append", "ap = poss.append", "o = 0"]
+        # out_offs, not offs: a text head keeps its input lines' offsets in ``offs``
+        pro = ["out_offs = array('q')", "poss = array('I')", "ao = out_offs.append", "ap = poss.append", "o = 0"]
         body = [f"x = {v}",
                 "if not isinstance(x, bytes):",
                 "    x = x.encode('utf-8') if isinstance(x, str) else str(x).encode('utf-8')",
                 "ao(o)", "ap(pos)", "o += len(x) + 1", "yield x"]
-        return TailCode(pro, [], body, ["finish_save(LOC, tpart, offs, poss)"])
+        return TailCode(pro, [], body, ["finish_save(LOC, tpart, out_offs, poss)"])
     if kind == "pairs":
         return TailCode([], [], [f"yield (pos, {v})"], [])
     if kind == "gid":

@@ -28,6 +28,7 @@ from capture_agent.record.capture.plan import (
     ShuffleNode,
     SortWithinNode,
     SourceNode,
+    ZipNode,
 )
 from capture_agent.record.storage.layouts import (
     Layout,
@@ -119,6 +120,10 @@ class Compiler:
             head = self._compile_head(node)
             if node.storage_level is not None:
                 head.rdd.persist(node.storage_level)
+            if node.checkpoint == "reliable":
+                head.rdd.checkpoint()
+            elif node.checkpoint == "local":
+                head.rdd.localCheckpoint()
             self._heads[node.seq] = head
         return head
 
@@ -150,8 +155,8 @@ class Compiler:
             return self._shuffle(node)
         if isinstance(node, (RepartitionNode, CoalesceNode)):
             return self._regroup(node)
-        if isinstance(node, CartesianNode):
-            return self._cartesian(node)
+        if isinstance(node, (CartesianNode, ZipNode)):
+            return self._pairs(node)
         if isinstance(node, PartitionsNode):
             return self._partitions(node)
         if isinstance(node, SortWithinNode):
@@ -234,10 +239,12 @@ class Compiler:
         rdd = moved.mapPartitionsWithIndex(boundary.values_renumber_agent(target))
         return self.finish_head(Head(rdd, "pairs", point, eager=False))  # streams: its table comes last
 
-    def _cartesian(self, node: CartesianNode) -> Head:
+    def _pairs(self, node: CartesianNode | ZipNode) -> Head:
+        """cartesian (every left record with every right one) or zip (the i-th of each side's
+        partition k): PySpark's operator on the sides' (global id, value) records."""
         left, right = (self.pipeline(p) for p in node.parents)
-        pairs = self.sink(left, Tail("gid")).cartesian(self.sink(right, Tail("gid")))
-        point, target = self.new_point("join", node.op, Pair(mode="cartesian"), [left.point, right.point],
+        pairs = getattr(self.sink(left, Tail("gid")), node.op)(self.sink(right, Tail("gid")))
+        point, target = self.new_point("join", node.op, Pair(mode=node.op), [left.point, right.point],
                                        node.num_partitions)
         rdd = pairs.mapPartitionsWithIndex(boundary.cartesian_agent(target))
         return self.finish_head(Head(rdd, "pairs", point, eager=False))  # streams: its table comes last

@@ -26,7 +26,7 @@ from capture_agent.record.query.recipes import Recipe, live
 _seq = itertools.count(1)
 
 HEAD_KINDS = ("source", "partitions", "combine", "group", "shuffle", "repartition", "coalesce",
-              "cartesian", "sort_within")
+              "cartesian", "zip", "sort_within")
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,15 @@ class Node:
         self.num_partitions = num_partitions
         self.partitioner = partitioner
         self.storage_level: StorageLevel | None = None
+        self.checkpoint: str | None = None  # "reliable" or "local" once checkpoint()ed
         self.recipe = recipe
         self._plain: RDD | None = None
         self.last_output: Any = None  # the OutputRun of the last action on this node
 
     @property
     def cached(self) -> bool:
-        return self.storage_level is not None
+        """Its records are kept (persisted or checkpointed): it heads a stage of its own."""
+        return self.storage_level is not None or self.checkpoint is not None
 
     @property
     def is_head(self) -> bool:
@@ -209,6 +211,15 @@ class CartesianNode(Node):
     def __init__(self, left: Node, right: Node, recipe: Recipe) -> None:
         super().__init__(left.sc, [left, right], "cartesian", left.num_partitions * right.num_partitions,
                          None, recipe)
+
+
+class ZipNode(Node):
+    """zip: the i-th records of partition k of each side, paired (as many partitions as a side)."""
+
+    kind = "zip"
+
+    def __init__(self, left: Node, right: Node, recipe: Recipe) -> None:
+        super().__init__(left.sc, [left, right], "zip", left.num_partitions, None, recipe)
 
 
 class UnionNode(Node):

@@ -113,14 +113,35 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
     def is_cached(self) -> bool:
         return self._node.cached
 
+    def checkpoint(self) -> None:
+        """PySpark's checkpoint: the captured records (values with their positions) are saved to
+        the checkpoint directory by the next job, and later jobs read them there; the lineage goes
+        on through it as through a cached RDD (output <- one input)."""
+        if self._rt.sc._jsc.sc().getCheckpointDir().isEmpty():
+            raise UnsupportedOperation("checkpoint", "set a checkpoint directory first "
+                                       "(SparkContext.setCheckpointDir), as for a plain RDD")
+        self._checkpoint("reliable")
+
+    def localCheckpoint(self) -> None:
+        """PySpark's localCheckpoint (kept on the executors' storage), lineage as ``checkpoint``."""
+        self._checkpoint("local")
+
+    def _checkpoint(self, how: str) -> None:
+        self._node.checkpoint = how
+        head = self._rt.compiler.compiled(self._node)  # already computed: as PySpark, from the next job on
+        if head is not None:
+            head.rdd.checkpoint() if how == "reliable" else head.rdd.localCheckpoint()
+
     def isCheckpointed(self) -> bool:
-        return False
+        head = self._rt.compiler.compiled(self._node)
+        return head is not None and self._node.checkpoint is not None and head.rdd.isCheckpointed()
 
     def isLocallyCheckpointed(self) -> bool:
-        return False
+        return self._node.checkpoint == "local"  # as PySpark: from the call on
 
     def getCheckpointFile(self) -> str | None:
-        return None
+        head = self._rt.compiler.compiled(self._node)
+        return head.rdd.getCheckpointFile() if head is not None and self._node.checkpoint == "reliable" else None
 
     def getStorageLevel(self) -> StorageLevel:
         return self._node.storage_level or StorageLevel(False, False, False, False)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
+import sys
 from collections.abc import Callable, Iterable
+from math import isinf, isnan, sqrt
 from typing import TYPE_CHECKING, Any
 
 from capture_agent.record.capture.plan import Node
@@ -10,7 +13,54 @@ from capture_agent.record.capture.runtime import CaptureRuntime
 from capture_agent.record.errors import NotCaptured, UnsupportedOperation
 from capture_agent.record.query.lineage_rdd import LineageRDD
 from capture_agent.record.query.recipes import IN_TASKS, Redo
-from capture_agent.record.worker.actions import Fold, MaxBy
+from capture_agent.record.worker.actions import BucketCounts, Buckets, Fold, MaxBy
+from capture_agent.record.worker.functions import is_comparable, is_not_none, min_max, pair_of
+
+
+def histogram_buckets(plain: Any, buckets: int | list[Any] | tuple[Any, ...]) -> Buckets:
+    """PySpark's histogram buckets, and where it puts a value: ``buckets`` evenly spaced between
+    the RDD's min and max (computed on ``plain``, a job as in PySpark), or the bounds given."""
+    if isinstance(buckets, int):
+        if buckets < 1:
+            raise ValueError("number of buckets must be >= 1")
+        try:
+            low, high = plain.filter(is_comparable).map(pair_of).reduce(min_max)
+        except (TypeError, ValueError) as exc:
+            if " empty " in str(exc) or "empty RDD" in str(exc):
+                raise ValueError("can not generate buckets from empty RDD") from exc
+            raise
+        if low == high or buckets == 1:
+            return Buckets([low, high], True, None, single=True)
+        try:
+            inc = (high - low) / buckets
+        except TypeError as exc:
+            raise TypeError("Can not generate buckets with non-number in RDD") from exc
+        if isinf(inc):
+            raise ValueError("Can not generate buckets with infinite value")
+        inc = int(inc)
+        if inc * buckets != high - low:
+            inc = (high - low) * 1.0 / buckets
+        bounds = [i * inc + low for i in range(buckets)]
+        bounds.append(high)
+        return Buckets(bounds, True, inc)
+    if not isinstance(buckets, (list, tuple)):
+        raise TypeError("buckets should be a list or tuple or number(int or long)")
+    if len(buckets) < 2:
+        raise ValueError("buckets should have more than one value")
+    if any(b is None or isinstance(b, float) and isnan(b) for b in buckets):
+        raise ValueError("can not have None or NaN in buckets")
+    if sorted(buckets) != list(buckets):
+        raise ValueError("buckets should be sorted")
+    if len(set(buckets)) != len(buckets):
+        raise ValueError("buckets should not contain duplicated values")
+    bounds = list(buckets)
+    try:
+        steps = [bounds[i + 1] - bounds[i] for i in range(len(bounds) - 1)]
+    except TypeError:
+        return Buckets(bounds, False, None)
+    if max(steps) - min(steps) < 1e-10:  # PySpark's test for even buckets
+        return Buckets(bounds, True, (bounds[-1] - bounds[0]) / (len(bounds) - 1))
+    return Buckets(bounds, False, None)
 
 
 class ActionMethods:
@@ -23,6 +73,9 @@ class ActionMethods:
         def filter(self, f: Callable[[Any], bool]) -> Any: ...
         def keys(self) -> Any: ...
         def getNumPartitions(self) -> int: ...
+        def map(self, f: Callable[[Any], Any]) -> Any: ...
+        def plain(self) -> Any: ...
+        def sample(self, withReplacement: bool, fraction: float, seed: int | None = None) -> Any: ...
 
     def collect(self) -> list[Any]:
         return self._rt.actions.collect(self._node, "collect")
@@ -131,6 +184,79 @@ class ActionMethods:
         if num < 0:
             raise ValueError("top N cannot be negative.")
         return self._rt.actions.ordered(self._node, "takeOrdered", num, key, largest=False)
+
+    def countApprox(self, timeout: int, confidence: float = 0.95) -> int:
+        """The count (PySpark's partial count on a timeout): the result <- every record counted."""
+        return self._aggregate("countApprox", "countApprox", timeout, confidence,
+                               redo=Redo("count", shape="one"))
+
+    def sumApprox(self, timeout: int, confidence: float = 0.95) -> Any:
+        return self._aggregate("sumApprox", "sumApprox", timeout, confidence, redo=Redo("sum", shape="one"))
+
+    def meanApprox(self, timeout: int, confidence: float = 0.95) -> Any:
+        return self._aggregate("meanApprox", "meanApprox", timeout, confidence, redo=Redo("mean", shape="one"))
+
+    def countApproxDistinct(self, relativeSD: float = 0.05) -> int:
+        """HyperLogLog's estimate, as PySpark's: the result <- every record."""
+        if relativeSD < 0.000017:
+            raise ValueError("relativeSD should be greater than 0.000017")
+        return self._aggregate("countApproxDistinct", "countApproxDistinct", relativeSD,
+                               redo=Redo("countApproxDistinct", relativeSD, shape="one"))
+
+    def takeSample(self, withReplacement: bool, num: int, seed: int | None = None) -> list[Any]:
+        """PySpark's takeSample (its counts, samples and shuffle); each result <- the record it is."""
+        max_sample = sys.maxsize - int(10.0 * sqrt(sys.maxsize))
+        if num < 0:
+            raise ValueError("Sample size cannot be negative.")
+        if num > max_sample:
+            raise ValueError(f"Sample size cannot be greater than {max_sample}.")
+        if num == 0 or self.getNumPartitions() == 0:
+            return []
+        total = self.plain().count()  # PySpark counts first too; this count is not an output
+        if total == 0:
+            return []
+        if seed is None:  # one seed for the sample and the replay
+            seed = random.randint(0, sys.maxsize)
+        return self._rt.actions.take_sample(self._node, withReplacement, num, seed, total,
+                                            lambda fraction, s: self.sample(withReplacement, fraction, s)._node)
+
+    def histogram(self, buckets: int | list[Any] | tuple[Any, ...]) -> tuple[list[Any], list[int]]:
+        """PySpark's histogram; the count of bucket i <- the records in it (a combiner on the
+        bucket index, as countByValue)."""
+        placed = histogram_buckets(self.plain(), buckets)
+        counts = self.map(placed.index).filter(is_not_none)
+        n = len(placed.bounds) - 1
+        self._rt.actions.count_by_value(counts._node, "histogram", owner=self._node, keys=list(range(n)),
+                                        redo=Redo(IN_TASKS, BucketCounts(n)))
+        return placed.bounds, list(self._node.last_output.values)
+
+    # ------------------------------------------------------------------ saves
+    def saveAsPickleFile(self, path: str, batchSize: int = 10) -> None:
+        self._save("saveAsPickleFile", path, "pickle", lambda rdd: rdd.saveAsPickleFile(path, batchSize))
+
+    def saveAsSequenceFile(self, path: str, compressionCodecClass: str | None = None) -> None:
+        self._save("saveAsSequenceFile", path, "sequence",
+                   lambda rdd: rdd.saveAsSequenceFile(path, compressionCodecClass))
+
+    def saveAsHadoopFile(self, path: str, outputFormatClass: str, *args: Any, **kwargs: Any) -> None:
+        self._save("saveAsHadoopFile", path, "hadoop",
+                   lambda rdd: rdd.saveAsHadoopFile(path, outputFormatClass, *args, **kwargs))
+
+    def saveAsNewAPIHadoopFile(self, path: str, outputFormatClass: str, *args: Any, **kwargs: Any) -> None:
+        self._save("saveAsNewAPIHadoopFile", path, "hadoop",
+                   lambda rdd: rdd.saveAsNewAPIHadoopFile(path, outputFormatClass, *args, **kwargs))
+
+    def saveAsHadoopDataset(self, conf: dict[str, str], *args: Any, **kwargs: Any) -> None:
+        self._save("saveAsHadoopDataset", conf.get("mapred.output.dir"), "hadoop",
+                   lambda rdd: rdd.saveAsHadoopDataset(conf, *args, **kwargs))
+
+    def saveAsNewAPIHadoopDataset(self, conf: dict[str, str], *args: Any, **kwargs: Any) -> None:
+        self._save("saveAsNewAPIHadoopDataset", conf.get("mapreduce.output.fileoutputformat.outputdir"),
+                   "hadoop", lambda rdd: rdd.saveAsNewAPIHadoopDataset(conf, *args, **kwargs))
+
+    def _save(self, op: str, path: str | None, output_format: str, save: Callable[[Any], None]) -> None:
+        """A save whose record k of part file p is output (p, k): compression changes nothing there."""
+        self._rt.actions.save_records(self._node, op, path, output_format, save)
 
     def saveAsTextFile(self, path: str, compressionCodecClass: str | None = None) -> None:
         if compressionCodecClass:

@@ -23,6 +23,7 @@ from capture_agent.record.capture.plan import (
     ShuffleNode,
     SortWithinNode,
     UnionNode,
+    ZipNode,
 )
 from capture_agent.record.capture.runtime import CaptureRuntime
 from capture_agent.record.query.recipes import Recipe, Ref
@@ -193,6 +194,13 @@ class ShuffleMethods:
     def cartesian(self, other: Self) -> Self:
         right = self._other(other, "cartesian")
         return self._wrap(CartesianNode(self._node, right, Recipe(Ref(self._node), "cartesian", Ref(right))))
+
+    def zip(self, other: Self) -> Self:
+        """PySpark's zip: both sides need as many partitions, and as many records in each."""
+        right = self._other(other, "zip")
+        if self._node.num_partitions != right.num_partitions:
+            raise ValueError("Can only zip with RDD which has the same number of partitions")
+        return self._wrap(ZipNode(self._node, right, Recipe(Ref(self._node), "zip", Ref(right))))
 
     # ------------------------------------------------------------------ repartitioning and sorting
     def partitionBy(self, numPartitions: int | None, partitionFunc: Callable[[Any], int] = portable_hash,

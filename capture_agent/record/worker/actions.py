@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import copy
 import heapq
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from functools import reduce
+from math import isnan
 from typing import Any
 
 NO_ZERO = object()
@@ -67,6 +69,49 @@ class LocalReduce:
         for key, value in pairs:
             merged[key] = self.func(merged[key], value) if key in merged else value
         return [merged] if stage == "partial" else list(merged.items())
+
+
+class Buckets:
+    """histogram's buckets, as PySpark places a value: ``index(x)`` is x's bucket, or None for
+    None, NaN and values outside them; the last bucket holds its upper bound. ``single``: one
+    bucket of every value but None and NaN (PySpark's answer when all values are equal)."""
+
+    def __init__(self, bounds: list[Any], even: bool, inc: Any, single: bool = False) -> None:
+        self.bounds = bounds
+        self.even = even
+        self.inc = inc
+        self.single = single
+
+    def index(self, x: Any) -> int | None:
+        if x is None or (type(x) is float and isnan(x)):
+            return None
+        if self.single:
+            return 0
+        low, high = self.bounds[0], self.bounds[-1]
+        if x > high or x < low:
+            return None
+        t = int((x - low) / self.inc) if self.even else bisect_right(self.bounds, x) - 1
+        return min(t, len(self.bounds) - 2)
+
+
+
+class BucketCounts:
+    """histogram's replay on the records' bucket indices (``Buckets.index``, None dropped): each
+    partition's count per bucket, then their sums, one record per bucket."""
+
+    def __init__(self, buckets: int) -> None:
+        self.buckets = buckets
+
+    def __call__(self, stage: str, records: Iterable[Any]) -> list[Any]:
+        if stage == "partial":
+            counts = [0] * self.buckets
+            for t in records:
+                counts[t] += 1
+            return [counts]
+        totals = [0] * self.buckets
+        for counts in records:
+            totals = [a + b for a, b in zip(totals, counts, strict=True)]
+        return totals
 
 
 class MaxBy:

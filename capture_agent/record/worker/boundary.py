@@ -332,7 +332,7 @@ def values_renumber_agent(target: TableTarget) -> Agent:
 
 
 def cartesian_agent(target: TableTarget) -> Agent:
-    """cartesian: ((gid_l, a), (gid_r, b)) -> (i, (a, b)), table i -> (gid_l, gid_r); streams."""
+    """cartesian and zip: ((gid_l, a), (gid_r, b)) -> (i, (a, b)), table i -> (gid_l, gid_r); streams."""
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
         lefts: list[int | None] = []

@@ -20,6 +20,23 @@ def pair_with_one(x: Any) -> tuple[Any, int]:
     return (x, 1)
 
 
+def is_not_none(x: Any) -> bool:
+    return x is not None
+
+
+def is_comparable(x: Any) -> bool:
+    """histogram's test of a value (PySpark's): neither None nor NaN."""
+    return x is not None and not (type(x) is float and x != x)
+
+
+def pair_of(x: Any) -> tuple[Any, Any]:
+    return (x, x)
+
+
+def min_max(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
+    return min(a[0], b[0]), max(a[1], b[1])
+
+
 def unit_values(unit: tuple[Any, ...]) -> list[Any]:
     """The values of one ``text_unit`` (lines of a text split fetched by offset)."""
     return [value for _, value in text_unit(*unit)]

@@ -148,8 +148,7 @@ def finish_combiner(target: TableTarget, part: int, state: CombineState, base: i
     A task that spilled (``runs``) merges its runs bucket by bucket (``worker.spill``)."""
     hi = part << SHIFT
     if runs is None or not runs.count:
-        for n, (key, value) in enumerate(state.items()):
-            yield key, (value, hi | n)
+        yield from state.shuffle_records(hi)
         if 0 < len(state.keys) <= target.keep_aggregates:
             keep_aggregates(target, part, state)
         # the table needs only the flat arrays: built once the keys and values are let go, its Arrow

@@ -1,6 +1,6 @@
 """Writes of the accounts app: teams, members, tokens, and the audit trail they leave."""
 
-from lineage_server.accounts.services.audit import actor_label, record_audit
+from lineage_server.accounts.services.audit import actor_label, record_audit, record_audits
 from lineage_server.accounts.services.teams import (
     AlreadyMemberError,
     MembershipError,
@@ -33,6 +33,7 @@ __all__ = [
     "find_active_agent_token",
     "find_active_personal_token",
     "record_audit",
+    "record_audits",
     "remove_member",
     "revoke_token",
     "set_member_role",

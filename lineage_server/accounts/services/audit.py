@@ -30,8 +30,20 @@ def record_audit(
     **details: Any,
 ) -> AuditEvent:
     """Append one event; call it inside the transaction of the act it records."""
+    event = _audit_event(action, actor, team, target, details)
+    event.save()
+    return event
+
+
+def record_audits(action: str, *, actor: AgentToken, team: Team, targets: list[str]) -> None:
+    """Append one event per target with one query (an ingest batch's new applications)."""
+    AuditEvent.objects.bulk_create([_audit_event(action, actor, team, target, {}) for target in targets])
+
+
+def _audit_event(action: str, actor: AbstractBaseUser | AgentToken | str | None, team: Team | None, target: str,
+                 details: dict[str, Any]) -> AuditEvent:
     user = actor if isinstance(actor, get_user_model()) else None
-    return AuditEvent.objects.create(
+    return AuditEvent(
         actor=user,
         actor_label=actor_label(actor)[:200],
         team=team,

@@ -9,7 +9,16 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from lineage_server.accounts.models import Team
-from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
+from lineage_server.catalog.models import (
+    Application,
+    CapturePoint,
+    Dataset,
+    DatasetIO,
+    Job,
+    OpenLineageRun,
+    Operator,
+    Stage,
+)
 from lineage_server.catalog.selectors.pipeline import MAX_DEPTH
 from lineage_server.catalog.selectors.samples import MAX_SAMPLE
 
@@ -65,9 +74,28 @@ class ApplicationSerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(path) if request else path
 
 
+class OpenLineageRunSerializer(serializers.Serializer):
+    """The OpenLineage run an application is (docs/openlineage.md), when it is one."""
+
+    job_namespace = serializers.CharField(source="job.namespace")
+    job_name = serializers.CharField(source="job.name")
+    job_facets = serializers.JSONField(source="job.facets")
+    run_id = serializers.UUIDField()
+    parent_run_id = serializers.UUIDField(allow_null=True)
+    producer = serializers.CharField()
+    run_facets = serializers.JSONField(source="facets")
+
+
 class ApplicationDetailSerializer(ApplicationSerializer):
+    openlineage = serializers.SerializerMethodField()
+
     class Meta(ApplicationSerializer.Meta):
-        fields = [*ApplicationSerializer.Meta.fields, "spark_conf", "totals"]
+        fields = [*ApplicationSerializer.Meta.fields, "spark_conf", "totals", "openlineage"]
+
+    @extend_schema_field(OpenLineageRunSerializer(allow_null=True))
+    def get_openlineage(self, app: Application) -> dict[str, Any] | None:
+        run = OpenLineageRun.objects.select_related("job").filter(application=app).first()
+        return OpenLineageRunSerializer(run).data if run else None
 
 
 class JobSerializer(serializers.ModelSerializer):
@@ -146,7 +174,7 @@ class StageDetailSerializer(StageSerializer):
 class DatasetSerializer(serializers.ModelSerializer):
     class Meta:
         model = Dataset
-        fields = ["id", "path", "format", "size_bytes", "updated_at"]
+        fields = ["id", "path", "format", "size_bytes", "namespace", "name", "schema_fields", "updated_at"]
 
 
 class DatasetIOSerializer(serializers.ModelSerializer):
@@ -155,7 +183,8 @@ class DatasetIOSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = DatasetIO
-        fields = ["app_id", "dataset", "direction", "job_id", "sql_execution_id", "rdd_id", "size_bytes", "at"]
+        fields = ["app_id", "dataset", "direction", "job_id", "sql_execution_id", "rdd_id", "size_bytes", "at",
+                  "column_lineage"]
 
 
 class MissingTableSerializer(serializers.Serializer):

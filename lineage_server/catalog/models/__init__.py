@@ -5,6 +5,7 @@ from lineage_server.catalog.models.capture_point import CaptureKind, CapturePoin
 from lineage_server.catalog.models.dataset import Dataset, DatasetIO, IODirection
 from lineage_server.catalog.models.ingested_event import IngestedEvent
 from lineage_server.catalog.models.job import Job
+from lineage_server.catalog.models.openlineage import OpenLineageJob, OpenLineageRun
 from lineage_server.catalog.models.operator import Operator, PythonPipeline
 from lineage_server.catalog.models.stage import Stage
 
@@ -17,6 +18,8 @@ __all__ = [
     "IODirection",
     "IngestedEvent",
     "Job",
+    "OpenLineageJob",
+    "OpenLineageRun",
     "Operator",
     "PythonPipeline",
     "RunStatus",

@@ -24,6 +24,11 @@ class Dataset(models.Model):
     path = models.TextField()
     format = models.CharField(max_length=64, blank=True, default="")
     size_bytes = models.BigIntegerField(null=True, blank=True)
+    # Its OpenLineage name, when an OpenLineage event named it (`path` is then derived from it).
+    namespace = models.TextField(blank=True, default="")
+    name = models.TextField(blank=True, default="")
+    # Columns, from OpenLineage's `schema` facet: [{"name", "type", "description", "fields"}].
+    schema_fields = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -44,6 +49,8 @@ class DatasetIO(models.Model):
     rdd_id = models.IntegerField(null=True, blank=True)
     size_bytes = models.BigIntegerField(null=True, blank=True)
     at = models.DateTimeField(null=True, blank=True)
+    # OpenLineage's `columnLineage` facet of a written dataset: {"fields": {column: {"inputFields": [...]}}, ...}.
+    column_lineage = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -111,7 +111,8 @@ class Opened:
         return server_id.split("/", 1)[1] if server_id.startswith(f"{self.run_id}/") else server_id
 
     def server(self, local_id: str) -> str:
-        return f"{self.run_id}/{local_id}"
+        """A run capture id as the server names it (a chained run's point is named so already)."""
+        return local_id if "/" in local_id else f"{self.run_id}/{local_id}"
 
     def timings(self, trace: Trace) -> dict[str, Any]:
         """How long the trace waited in the queue, then each lap of its run (milliseconds)."""
@@ -119,20 +120,30 @@ class Opened:
         return {"queued_ms": queued, **self.clock.laps}
 
 
-def open_run(trace: Trace, watch: Watch, sc: Any) -> Opened:
-    """Opens the trace's run folder (with ``sc`` for Spark steps and replays, or None)."""
+def open_run(trace: Trace, watch: Watch, sc: Any, chain: bool = False) -> Opened:
+    """Opens the trace's run folder (with ``sc`` for Spark steps and replays, or None); with
+    ``chain``, linked to the runs of the team's other applications that its text inputs read or
+    that read its saved text (``capture_agent.record.storage.chains``): a trace goes on into them."""
     clock = Clock()
     run_dir, run_id = _run_folder(trace)
     watch.sc = sc
     if sc is not None:
         sc.setJobGroup(watch.group, f"lineage {trace.kind} {trace.pk}", interruptOnCancel=True)
     try:
-        run = LineageRun(run_dir, sc=sc, trace_mode=settings.LINEAGE["TRACE_MODE"])
+        allow = _team_runs(trace).__contains__ if chain else None
+        run = LineageRun(run_dir, sc=sc, trace_mode=settings.LINEAGE["TRACE_MODE"], chain=chain, allow=allow)
     except (OSError, ValueError) as exc:
         raise TraceFailure(f"the lineage store folder {run_dir} is missing or unreadable ({type(exc).__name__}: "
                            f"{exc}); it was deleted or moved since capture, or this worker cannot reach it") from None
     clock.lap("open_ms")
     return Opened(run, run_dir, run_id, clock)
+
+
+def _team_runs(trace: Trace) -> set[str]:
+    """Run ids (the first part of capture point ids) of the applications of the trace's team."""
+    ids = CapturePoint.objects.filter(application__team_id=trace.application.team_id).values_list(
+        "capture_id", flat=True)
+    return {cid.split("/", 1)[0] for cid in ids.iterator()}
 
 
 @contextmanager

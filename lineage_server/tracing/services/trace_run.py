@@ -29,7 +29,7 @@ GRAPH_RECORDS = 300  # record-level nodes and edges are kept for traces crossing
 
 def answer_trace(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> None:
     mode = settings.LINEAGE["TRACE_MODE"]
-    opened = open_run(trace, watch, spark() if spark is not None and mode != "local" else None)
+    opened = open_run(trace, watch, spark() if spark is not None and mode != "local" else None, chain=True)
     run, clock = opened.run, opened.clock
     with lineage_failures(opened.run_dir):
         frontier = selection_of(trace, run, opened.local, watch)
@@ -57,6 +57,7 @@ def _finish(trace: Trace, opened: Opened, answer: TraceAnswer, summary: ResultSu
     first_page = [{**r, "capture_id": server(r["capture_id"])} for r in summary.first_page]
     summary_json = {
         "run_id": server("").rstrip("/"),
+        "applications": _applications(answer, opened),
         "points": points,
         "result_points": {server(cid): n for cid, n in summary.by_point.items()},
         "first_page": first_page,
@@ -70,6 +71,15 @@ def _finish(trace: Trace, opened: Opened, answer: TraceAnswer, summary: ResultSu
         records_so_far=summary.count, heartbeat_at=now,
     )
     return updated == 1
+
+
+def _applications(answer: TraceAnswer, opened: Opened) -> list[str]:
+    """The applications whose capture points the trace crossed, its own first (a trace goes on into
+    the runs chained to its own by the text files they saved and read)."""
+    apps = opened.run.chained_apps
+    runs = {cid.split("/", 1)[0] if "/" in cid else opened.run.store.run_id for cid in answer.visited}
+    own = apps[opened.run.store.run_id] or opened.run_id
+    return [own, *sorted({apps[r] or r for r in runs} - {own})]
 
 
 def _graph(answer: TraceAnswer, points: list[dict[str, Any]], server: Callable[[str], str], run: LineageRun,

@@ -167,3 +167,13 @@ def test_lineage_disabled_gives_plain_rdds(spark, numbers, tmp_path, monkeypatch
     rdd = off.textFile(numbers)
     assert isinstance(rdd, RDD) and rdd.count() == len(LINES)
     assert not os.path.exists(tmp_path / "off")
+
+
+def test_text_saved_in_the_stage_that_reads_it(lc, sc, numbers, tmp_path):
+    """textFile -> filter -> saveAsTextFile in one stage: the input's line offsets and the saved
+    lines' offsets are kept apart (they once shared a variable of the generated stage)."""
+    out = str(tmp_path / "odd")
+    odd = lc.textFile(numbers, 3).filter(lambda s: int(s.split()[0]) % 2)
+    odd.saveAsTextFile(out)
+    assert sorted(sc.textFile(out).collect()) == sorted(s for s in LINES if int(s.split()[0]) % 2)
+    assert trace_back(odd.getLineage()) == positions_of(numbers, lambda s: int(s.split()[0]) % 2)

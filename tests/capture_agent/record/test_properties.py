@@ -23,7 +23,7 @@ Rec = tuple[Any, frozenset]
 
 OPS = ["mapValues", "rekey", "filter", "flatMap", "reduceByKey", "groupByKey", "distinct", "join",
        "leftOuterJoin", "union", "repartition", "coalesce", "sortByKey", "partitionBy", "subtractByKey",
-       "cogroup", "intersection", "subtract", "cartesian", "cache", "mapPartitions", "aggregateByKey"]
+       "cogroup", "intersection", "subtract", "cartesian", "cache", "mapPartitions", "aggregateByKey", "zip"]
 
 
 def _group(recs: list[Rec]) -> dict[Any, list[Rec]]:
@@ -93,6 +93,8 @@ def reference(op: str, recs: list[Rec], other: list[Rec]) -> list[Rec]:
         return [((k, v + w), lin | rlin) for (k, v), lin in recs for (_, w), rlin in other]
     if op == "mapPartitions":
         return [((k, v * 2), lin) for (k, v), lin in recs]
+    if op == "zip":  # each record with itself times ten
+        return [((k, v * 11), lin) for (k, v), lin in recs]
     if op == "aggregateByKey":
         return [((k, max(v for v, _ in items)), _union(items)) for k, items in _group(recs).items()]
     return recs  # repartition, coalesce, sortByKey, partitionBy, cache: same records
@@ -141,6 +143,9 @@ def captured(op: str, rdd: Any, other: Any) -> Any:
         return rdd.cache()
     if op == "mapPartitions":
         return rdd.mapPartitions(lambda it: ((k, v * 2) for k, v in it))
+    if op == "zip":  # cached: both sides read the same records in the same order
+        kept = rdd.cache()
+        return kept.zip(kept.mapValues(lambda v: v * 10)).map(lambda p: (p[0][0], p[0][1] + p[1][1]))
     if op == "aggregateByKey":
         return rdd.aggregateByKey(-1, max, max)
     raise AssertionError(op)
@@ -154,6 +159,7 @@ pairs = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9)), max_size=10)
 @given(left=pairs, right=pairs, ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=3),
        n_left=st.integers(1, 3), n_right=st.integers(1, 2))
 @example(left=[(0, 6)], right=[(1, 9)], ops=["subtractByKey", "union"], n_left=1, n_right=1)
+@example(left=[(0, 6), (1, 3), (0, 2)], right=[], ops=["zip", "reduceByKey"], n_left=2, n_right=1)
 def test_random_pipelines_trace_like_the_brute_force_interpreter(lc, left, right, ops, n_left, n_right):
     check_pipeline(lc, left, right, ops, n_left, n_right)
 

@@ -10,14 +10,10 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.mark.parametrize("name, call", [
-    ("takeSample", lambda r: r.takeSample(False, 2)),
-    ("saveAsPickleFile", lambda r: r.saveAsPickleFile("/tmp/never")),
-    ("saveAsSequenceFile", lambda r: r.saveAsSequenceFile("/tmp/never")),
-    ("checkpoint", lambda r: r.checkpoint()),
-    ("zip", lambda r: r.zip(r)),
-    ("histogram", lambda r: r.histogram(2)),
-    ("countApprox", lambda r: r.countApprox(100)),
     ("toDF", lambda r: r.toDF()),
+    ("barrier", lambda r: r.barrier()),
+    ("withResources", lambda r: r.withResources(None)),
+    ("cleanShuffleDependencies", lambda r: r.cleanShuffleDependencies()),
 ])
 def test_unsupported_operations_raise_naming_the_operation(lc, name, call):
     rdd = lc.parallelize([(1, 2), (3, 4)], 2)

@@ -113,3 +113,52 @@ def capture_in_own_application(server_url: str, token: str, folder: Path, seed: 
     app_id = json.loads(done.stdout.strip().splitlines()[-1])["app_id"]
     lines, topic_lines = input_lines(seed)
     return CapturedJob(app_id, lines, topic_lines, folder / "events.txt", folder / "topics.csv", topic_totals(lines))
+
+
+CHAIN_READER = """
+import json, sys
+from operator import add
+import capture_agent
+from capture_agent import LineageContext
+from pyspark.sql import SparkSession
+
+server, token, store, saved, spool = sys.argv[1:6]
+spark = (SparkSession.builder.master("local[2]").appName("lineage-tests-reader")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+agent = capture_agent.enable(spark, server_url=server, token=token, spool_dir=spool)
+try:
+    lc = LineageContext(spark, store=store)
+    counts = dict(lc.textFile(saved).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add).collect())
+    agent.flush(30)
+    print(json.dumps({"app_id": spark.sparkContext.applicationId, "counts": counts}))
+finally:
+    capture_agent.disable()
+    spark.stop()
+"""
+
+
+def capture_chain(spark: Any, server_url: str, token: str, folder: Path, reader_token: str | None = None,
+                  ) -> tuple[CapturedJob, str, dict[str, int]]:
+    """Two applications chained by a text file: this session's keeps the lines holding a word of
+    TOPICS and saves them; a driver of its own (another application, registered with
+    ``reader_token``, default ``token``) counts the words of the saved files. Both capture into
+    one lineage store. Returns the first job, the reader's app id and its counts."""
+    import capture_agent
+    from capture_agent import LineageContext
+
+    lines, topic_lines, text, topics = write_inputs(folder)
+    store, saved = str(folder / "store"), str(folder / "kept-lines")
+    agent = capture_agent.enable(spark, server_url=server_url, token=token, spool_dir=str(folder / "spool"))
+    try:
+        lc = LineageContext(spark, store=store)
+        lc.textFile(str(text), 3).filter(lambda line: any(w in TOPICS for w in line.split())).saveAsTextFile(saved)
+        agent.flush(30)
+    finally:
+        capture_agent.disable()
+    done = subprocess.run([sys.executable, "-c", CHAIN_READER, server_url, reader_token or token, store, saved,
+                           str(folder / "reader-spool")], cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    first = CapturedJob(spark.sparkContext.applicationId, lines, topic_lines, text, topics, {})
+    return first, answer["app_id"], answer["counts"]

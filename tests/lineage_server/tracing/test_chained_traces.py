@@ -1,0 +1,66 @@
+"""Traces across applications (issue 14, section 2): one application saves text that another
+reads; a trace from the reader's output goes on into the writer's input, as one trace whose
+summary names both applications; an application of another team is never entered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lineage_server.catalog.models import Application
+from lineage_server.tracing.models import Trace
+from lineage_server.tracing.services import ask_trace, run_trace
+from tests.lineage_server.tracing.captured import TOPICS, capture_chain
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+
+
+def _backward(app_id: str, by: Any, word: str) -> Trace:
+    app = Application.objects.get(app_id=app_id)
+    trace = ask_trace(app, by=by, direction="backward", seeds=Trace.objects.all(),
+                      selection={"predicate": {"field": 0, "op": "equals", "value": word}})
+    done = run_trace(trace.pk)
+    assert done is not None and done.status == "succeeded", done and done.error
+    return done
+
+
+def _values(trace: Trace) -> list[Any]:
+    from capture_agent.record.query.results import iter_records
+    from capture_agent.record.storage.fs import StoreFS
+
+    store = StoreFS.resolve(trace.result_location)
+    return sorted(r["value"] for r in iter_records(store, store.root))
+
+
+def test_a_backward_trace_goes_on_into_the_application_that_saved_its_input(spark, live_server, agent_token,
+                                                                            make_member, tmp_path):
+    analyst = make_member("andy", "analyst")
+    first, reader, counts = capture_chain(spark, live_server.url, agent_token, tmp_path / "job")
+    assert counts["disk"] == sum(line.split().count("disk") for line in first.lines)
+    done = _backward(reader, analyst, "disk")
+    # the writer's input lines holding "disk" (every kept line holds a TOPICS word), not the part files
+    assert _values(done) == first.lines_with({"disk"})
+    assert done.summary["applications"] == [reader, first.app_id]
+    files = {r["file"].rsplit("/", 1)[-1] for r in done.summary["first_page"]}
+    assert files == {"events.txt"}
+    kinds = [p["kind"] for p in done.summary["points"]]
+    assert kinds.count("input") == 2 and "output" in kinds  # the reader's input, the writer's save and input
+    assert any(p["capture_id"].split("/", 1)[0] != done.summary["run_id"] for p in done.summary["points"])
+    assert "disk" in TOPICS
+
+
+def test_another_teams_application_is_not_entered(spark, live_server, agent_token, make_member, tmp_path):
+    from lineage_server.accounts.models import Team
+    from lineage_server.accounts.services import create_agent_token
+
+    other = Team.objects.create(slug="others", name="Others")
+    other_token = create_agent_token(other, "their agent")[1]
+    analyst = make_member("andy", "analyst")
+    first, reader, _ = capture_chain(spark, live_server.url, agent_token, tmp_path / "job", reader_token=other_token)
+    reader_member = make_member("olga", "analyst", in_team=other)
+    done = _backward(reader, reader_member, "disk")
+    # the trace stops at the saved part files: the writer belongs to another team
+    assert done.summary["applications"] == [reader]
+    assert {r["file"].rsplit("/", 1)[-1].split("-")[0] for r in done.summary["first_page"]} == {"part"}
+    assert analyst.pk
