@@ -265,6 +265,12 @@ RETENTION_DAYS = Integer(
     0,
     "Days `manage.py prune_applications` keeps an ended application's lineage; 0 keeps it forever.",
 )
+PROVENANCE_MAX_UPLOAD_MB = Integer(
+    "LINEAGE_PROVENANCE_MAX_UPLOAD_MB",
+    2048,
+    "Largest upload of provenance triples (JSON lines or Parquet) in one request, in MB (413 above).",
+    minimum=1,
+)
 
 SETTINGS: dict[str, Setting[Any]] = {
     setting.name: setting
@@ -293,5 +299,6 @@ SETTINGS: dict[str, Setting[Any]] = {
         LOGIN_COOLOFF_MINUTES,
         SESSION_HOURS,
         RETENTION_DAYS,
+        PROVENANCE_MAX_UPLOAD_MB,
     )
 }

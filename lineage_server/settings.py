@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "lineage_server.accounts",
     "lineage_server.catalog",
     "lineage_server.tracing",
+    "lineage_server.provenance",
     "lineage_server.web",
 ]
 
@@ -184,6 +185,7 @@ class LineageSettings(TypedDict):
     TRACE_SPARK_AT_START: bool
     TRACE_STALE_SECONDS: int
     TRACE_SWEEP_SECONDS: int
+    PROVENANCE_MAX_UPLOAD_BYTES: int
 
 
 # The lineage server's own settings, in one namespaced dict.
@@ -198,6 +200,7 @@ LINEAGE: LineageSettings = {
     "TRACE_SPARK_AT_START": env.TRACE_SPARK_AT_START.read(),
     "TRACE_STALE_SECONDS": env.TRACE_STALE_SECONDS.read(),
     "TRACE_SWEEP_SECONDS": env.TRACE_SWEEP_SECONDS.read(),
+    "PROVENANCE_MAX_UPLOAD_BYTES": env.PROVENANCE_MAX_UPLOAD_MB.read() << 20,
 }
 # Django refuses bodies past this before our view sees them; ours answers 413 at the same limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = LINEAGE["INGEST_MAX_BYTES"]

@@ -5,6 +5,7 @@ import { mountApplicationsPage } from './applications.js';
 import { mountHistoryPage } from './history.js';
 import { mountHomePage } from './home.js';
 import { mountPipelinePage } from './pipeline.js';
+import { mountProvenanceGraphsPage, mountProvenancePage } from './provenance.js';
 import { mountQuestionPage } from './question.js';
 
 // The root element's id each template renders -> the function that draws that page into it.
@@ -15,6 +16,8 @@ const PAGES = {
   'pipeline-page': mountPipelinePage,
   'question-page': mountQuestionPage,
   'history-page': mountHistoryPage,
+  'provenance-graphs-page': mountProvenanceGraphsPage,
+  'provenance-page': mountProvenancePage,
 };
 
 function start() {

@@ -198,6 +198,12 @@ export function graphStyle() {
     { selector: 'node.capture:parent', style: { 'text-valign': 'top', 'text-margin-y': -4, padding: 10, 'text-events': 'yes' } },
     { selector: 'node.record', style: { shape: 'round-rectangle', 'background-color': '#fff', 'border-color': COLORS.operatorBorder, 'font-size': 11 } },
     { selector: 'edge.lineage', style: { 'line-color': COLORS.selected, 'target-arrow-color': COLORS.selected } },
+    // A provenance triple: its operation written along it.
+    {
+      selector: 'edge.operation',
+      style: { label: 'data(label)', 'font-size': 10, 'text-rotation': 'autorotate', 'text-background-color': '#fff',
+        'text-background-opacity': 0.85, 'text-background-padding': 2 },
+    },
     {
       selector: ':selected',
       style: { 'border-color': COLORS.selected, 'border-width': 3, 'line-color': COLORS.selected },

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import DefaultRouter
 
 from lineage_server.api import schema  # noqa: F401  (registers OpenAPI extensions)
-from lineage_server.api.views import accounts, catalog, ingest, tracing, whatifs
+from lineage_server.api.views import accounts, catalog, ingest, provenance, tracing, whatifs
 
 app_name = "api"
 
@@ -15,6 +15,7 @@ router.register("datasets", catalog.DatasetViewSet, basename="dataset")
 router.register("traces", tracing.TraceViewSet, basename="trace")
 router.register("whatifs", whatifs.WhatIfViewSet, basename="whatif")
 router.register("history", whatifs.HistoryViewSet, basename="history")
+router.register("provenance/graphs", provenance.ProvenanceGraphViewSet, basename="provenance-graph")
 router.register("teams", accounts.TeamViewSet, basename="team")
 router.register("me/tokens", accounts.PersonalTokenViewSet, basename="personal-token")
 

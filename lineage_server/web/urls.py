@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from lineage_server.web.views import accounts, catalog, health
+from lineage_server.web.views import accounts, catalog, health, provenance
 
 app_name = "web"
 
@@ -14,6 +14,8 @@ urlpatterns = [
     path("applications/<str:app_id>/pipeline/", catalog.pipeline, name="pipeline"),
     path("datasets/<int:pk>/", catalog.dataset, name="dataset"),
     path("history/", catalog.history, name="history"),
+    path("provenance/", provenance.graphs, name="provenance-graphs"),
+    path("provenance/<int:pk>/", provenance.graph, name="provenance-graph"),
     path("traces/<int:pk>/", catalog.trace, name="trace"),
     path("whatifs/<int:pk>/", catalog.whatif, name="whatif"),
     path("healthz", health.healthz, name="healthz"),

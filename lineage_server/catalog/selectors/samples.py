@@ -34,7 +34,7 @@ def point_sample(point: CapturePoint, limit: int) -> PointSample:
     app_id = point.application.app_id
     run_id, _, local_id = point.capture_id.rpartition("/")
     try:
-        run = _open_run(point.location, app_id)
+        run = open_run(point.location, app_id)
     except (OSError, ValueError, LineageError) as exc:
         return PointSample(point.capture_id, False, note=f"its run folder cannot be read ({type(exc).__name__}: {exc})")
     if run is None:
@@ -47,7 +47,9 @@ def point_sample(point: CapturePoint, limit: int) -> PointSample:
                        [{"record_id": record_id, "text": text} for record_id, text in found.records], found.note)
 
 
-def _open_run(location: str, app_id: str) -> LineageStore | None:
+def open_run(location: str, app_id: str) -> LineageStore | None:
+    """The run folder holding ``location`` (a capture point's), if it is in the configured store and
+    its manifest names ``app_id``; else None."""
     store = settings.LINEAGE["STORE"]
     root = store_files.local_root(store)
     if root is not None:
@@ -61,4 +63,4 @@ def _open_run(location: str, app_id: str) -> LineageStore | None:
     return None if remote_folder is None else LineageStore.open(str(remote_folder), shared)
 
 
-__all__ = ["MAX_SAMPLE", "PointSample", "point_sample"]
+__all__ = ["MAX_SAMPLE", "PointSample", "open_run", "point_sample"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple, Protocol
 
@@ -319,6 +319,21 @@ class Layout:
         return row_counts(table.column("out_id").combine_chunks(), self.row_inputs(table, part, nparents),
                           [BitMap64.deserialize(b) for b in lost], [BitMap64.deserialize(b) for b in changed],
                           self.keep_all_rows)
+
+    # ------------------------------------------------------------------ export
+    def associations(self, store: StoreFS, point: CapturePoint,
+                     lookup: Callable[[str], CapturePoint]) -> Iterator[tuple[Any, list[Any]]]:
+        """Per partition table, its out ids (int64) and, per parent slot, each row's input ids (a
+        ListArray of global ids): the edges of the run's lineage graph, as triples export them.
+        ``lookup`` gives another point of the run by id.
+
+        Raises:
+            NotImplementedError: the layout keeps no per-row inputs (``row_inputs``).
+        """
+        nparents = len(point.parents)
+        for part in sorted(point.partition_rows(store)):
+            table = read_rows(store, point.table_path(part), ["out_id", *self.id_columns(nparents)])
+            yield table.column("out_id").combine_chunks(), self.row_inputs(table, part, nparents)
 
     # ------------------------------------------------------------------ records
     def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:

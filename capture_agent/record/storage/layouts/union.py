@@ -6,6 +6,7 @@ Partition ``first + k`` of a union is partition ``k`` of the parent whose range 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -47,6 +48,21 @@ class Union(Layout):
                     if part < count:
                         out |= lift(first + part, positions)
         return out
+
+    def associations(self, store: StoreFS, point: CapturePoint,
+                     lookup: Callable[[str], CapturePoint]) -> Iterator[tuple[Any, list[Any]]]:
+        """Record (first + k, i) of the union is record (k, i) of its parent: one slot per parent."""
+        import pyarrow as pa
+
+        nparents = len(point.parents)
+        for parent_index, first, count in self.ranges:
+            parent_rows = lookup(point.parents[parent_index]).partition_rows(store)
+            for part in range(first, first + count):
+                rows = parent_rows.get(part - first, 0)
+                out = pa.array([(part << SHIFT) + i for i in range(rows)], pa.int64())
+                inputs = pa.array([[((part - first) << SHIFT) + i] for i in range(rows)], pa.list_(pa.int64()))
+                empty = pa.array([[] for _ in range(rows)], pa.list_(pa.int64()))
+                yield out, [inputs if slot == parent_index else empty for slot in range(nparents)]
 
     def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:
         raise ValueError(f"cannot enumerate the records of {point.capture_id} from its table")

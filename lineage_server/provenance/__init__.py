@@ -1,0 +1,1 @@
+"""Workflow provenance at scale: provenance graphs of triples, their CSProv indexes and lineage queries."""
