@@ -24,6 +24,7 @@ from capture_agent.record.capture.plan import NarrowOp, Node
 from capture_agent.record.query.recipes import IN_TASKS, Redo
 from capture_agent.record.storage.layouts import ListGlobal, ListLocal, OneGlobal, OneLocal, Save, Single
 from capture_agent.record.storage.manifest import CapturePoint
+from capture_agent.record.storage.tables import TableTarget
 from capture_agent.record.worker.actions import LocalReduce, Ordered
 from capture_agent.record.worker.functions import identity_partition, pair_with_one
 
@@ -173,12 +174,9 @@ class Actions:
             return pick(num, a + b, key=keyfn)
 
         chosen = rdd.mapPartitions(per_partition).reduce(merge)
-        OneGlobal.write(target, 0, array("q", [g for g, _ in chosen]))  # computed on the driver: partition 0
-        values = [v for _, v in chosen]
-        self.finish(node, point, rdd, values=values, ids=list(range(len(values))),
-                    redo=Redo(IN_TASKS, Ordered(num, key, largest)) if key is not None
-                    else Redo("top" if largest else "takeOrdered", num))
-        return values
+        return self._chosen(node, point, target, rdd, chosen,
+                            Redo(IN_TASKS, Ordered(num, key, largest)) if key is not None
+                            else Redo("top" if largest else "takeOrdered", num))
 
     def take_sample(self, node: Node, with_replacement: bool, num: int, seed: int, total: int,
                     sampled: Callable[[float, int], Node]) -> list[Any]:
@@ -204,10 +202,15 @@ class Actions:
                 chosen = records(sampled(fraction, rand.randint(0, sys.maxsize)))
             rand.shuffle(chosen)
             chosen = chosen[:num]
-        OneGlobal.write(target, 0, array("q", [g for g, _ in chosen]))  # computed on the driver: partition 0
+        return self._chosen(node, point, target, rdd, chosen, Redo("takeSample", with_replacement, num, seed))
+
+    def _chosen(self, node: Node, point: CapturePoint, target: TableTarget, rdd: RDD | None,
+                chosen: list[tuple[int, Any]], redo: Redo) -> list[Any]:
+        """An output the driver picked from (global id, value) records (top, takeOrdered, takeSample):
+        its table (computed on the driver: partition 0) and its values, in the order picked."""
+        OneGlobal.write(target, 0, array("q", [g for g, _ in chosen]))
         values = [v for _, v in chosen]
-        self.finish(node, point, rdd, values=values, ids=list(range(len(values))),
-                    redo=Redo("takeSample", with_replacement, num, seed))
+        self.finish(node, point, rdd, values=values, ids=list(range(len(values))), redo=redo)
         return values
 
     # ------------------------------------------------------------------ bookkeeping

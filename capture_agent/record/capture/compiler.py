@@ -48,6 +48,15 @@ from capture_agent.record.worker import boundary, spill
 
 Replay = dict[str, tuple[RDD, str]]
 
+
+def checkpoint(rdd: RDD, how: str) -> None:
+    """PySpark's checkpoint (``how`` "reliable") or localCheckpoint ("local") of a head's RDD."""
+    if how == "reliable":
+        rdd.checkpoint()
+    else:
+        rdd.localCheckpoint()
+
+
 class Compiler:
     """Compiles nodes of one LineageContext; heads are compiled once and reused by later actions,
     so a second action reuses Spark's shuffle files and the lineage already written."""
@@ -120,10 +129,8 @@ class Compiler:
             head = self._compile_head(node)
             if node.storage_level is not None:
                 head.rdd.persist(node.storage_level)
-            if node.checkpoint == "reliable":
-                head.rdd.checkpoint()
-            elif node.checkpoint == "local":
-                head.rdd.localCheckpoint()
+            if node.checkpoint is not None:
+                checkpoint(head.rdd, node.checkpoint)
             self._heads[node.seq] = head
         return head
 

@@ -20,6 +20,7 @@ from capture_agent.record.capture.compiler import Compiler
 from capture_agent.record.capture.pipeline import Head
 from capture_agent.record.capture.plan import Node
 from capture_agent.record.storage.layouts import Rows, Save, Text, Values
+from capture_agent.record.storage.layouts.inputs import reads_save
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.worker.inputs import csv_input_agent, parquet_input_agent, values_input_agent
 
@@ -81,13 +82,8 @@ class TextInput:
     def upstream(self, compiler: Compiler) -> list[CapturePoint]:
         """saveAsTextFile outputs of the same context whose part files this input reads: the
         input's lines are those records, so lineage chains through them into the earlier job."""
-        found = []
-        for point in compiler.store.points.values():
-            if isinstance(point.layout, Save) and point.layout.path:
-                prefix = point.layout.path.rstrip("/") + "/"
-                if any(f["path"].startswith(prefix) for f in self.files):
-                    found.append(point)
-        return found
+        return [point for point in compiler.store.points.values()
+                if isinstance(point.layout, Save) and reads_save(self.files, point)]
 
     def compile(self, compiler: Compiler, node: Node) -> Head:
         point, target = compiler.new_point("input", node.op, self.layout(), self.upstream(compiler),

@@ -20,6 +20,7 @@ from pyspark import StorageLevel
 from pyspark.core.rdd import RDD, Partitioner
 from pyspark.rddsampler import RDDRangeSampler, RDDSampler, RDDStratifiedSampler
 
+from capture_agent.record.capture.compiler import checkpoint
 from capture_agent.record.capture.plan import NarrowNode, NarrowOp, Node, PartitionsNode
 from capture_agent.record.capture.rdd_actions import ActionMethods
 from capture_agent.record.capture.rdd_shuffles import ShuffleMethods
@@ -130,7 +131,7 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
         self._node.checkpoint = how
         head = self._rt.compiler.compiled(self._node)  # already computed: as PySpark, from the next job on
         if head is not None:
-            head.rdd.checkpoint() if how == "reliable" else head.rdd.localCheckpoint()
+            checkpoint(head.rdd, how)
 
     def isCheckpointed(self) -> bool:
         head = self._rt.compiler.compiled(self._node)

@@ -226,9 +226,9 @@ class ActionMethods:
         placed = histogram_buckets(self.plain(), buckets)
         counts = self.map(placed.index).filter(is_not_none)
         n = len(placed.bounds) - 1
-        self._rt.actions.count_by_value(counts._node, "histogram", owner=self._node, keys=list(range(n)),
-                                        redo=Redo(IN_TASKS, BucketCounts(n)))
-        return placed.bounds, list(self._node.last_output.values)
+        per_bucket = self._rt.actions.count_by_value(counts._node, "histogram", owner=self._node,
+                                                     keys=list(range(n)), redo=Redo(IN_TASKS, BucketCounts(n)))
+        return placed.bounds, [per_bucket.get(i, 0) for i in range(n)]
 
     # ------------------------------------------------------------------ saves
     def saveAsPickleFile(self, path: str, batchSize: int = 10) -> None:

@@ -18,7 +18,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from capture_agent.record.storage.layouts.inputs import Text
+from capture_agent.record.storage.layouts.inputs import Text, reads_save
 from capture_agent.record.storage.layouts.local import Save
 from capture_agent.record.storage.manifest import MANIFEST, CapturePoint, LineageStore
 
@@ -103,16 +103,14 @@ def _sibling_runs(run: LineageStore, allow: Callable[[str], bool] | None) -> lis
 def _save_edges(stores: dict[str, LineageStore]) -> list[tuple[str, str, str, str]]:
     """(saving run, save point, reading run, text input point) for every text input of one run
     reading the part files of another run's saveAsTextFile."""
-    saves = [(run_id, p.capture_id, str(p.layout.path).rstrip("/") + "/")
-             for run_id, store in stores.items() for p in store.points.values()
-             if isinstance(p.layout, Save) and p.layout.path]
+    saves = [(run_id, p) for run_id, store in stores.items() for p in store.points.values()
+             if isinstance(p.layout, Save)]
     edges = []
     for run_id, store in stores.items():
         for point in store.points.values():
             if not isinstance(point.layout, Text):
                 continue
-            files = [str(f["path"]) for f in point.layout.files]
-            for saver, save_id, prefix in saves:
-                if saver != run_id and any(f.startswith(prefix) for f in files):
-                    edges.append((saver, save_id, run_id, point.capture_id))
+            for saver, save in saves:
+                if saver != run_id and reads_save(point.layout.files, save):
+                    edges.append((saver, save.capture_id, run_id, point.capture_id))
     return edges

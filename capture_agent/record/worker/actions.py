@@ -13,8 +13,9 @@ import heapq
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from functools import reduce
-from math import isnan
 from typing import Any
+
+from capture_agent.record.worker.functions import is_comparable
 
 NO_ZERO = object()
 
@@ -83,7 +84,7 @@ class Buckets:
         self.single = single
 
     def index(self, x: Any) -> int | None:
-        if x is None or (type(x) is float and isnan(x)):
+        if not is_comparable(x):
             return None
         if self.single:
             return 0
@@ -92,7 +93,6 @@ class Buckets:
             return None
         t = int((x - low) / self.inc) if self.even else bisect_right(self.bounds, x) - 1
         return min(t, len(self.bounds) - 2)
-
 
 
 class BucketCounts:

@@ -24,6 +24,7 @@ from capture_agent.record.query.results import read_frontier
 from capture_agent.record.storage.layouts.base import MissingTable
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace, TraceStatus
+from lineage_server.tracing.services.questions import run_id_of
 
 log = logging.getLogger("lineage_server.tracing")
 
@@ -143,7 +144,7 @@ def _team_runs(trace: Trace) -> set[str]:
     """Run ids (the first part of capture point ids) of the applications of the trace's team."""
     ids = CapturePoint.objects.filter(application__team_id=trace.application.team_id).values_list(
         "capture_id", flat=True)
-    return {cid.split("/", 1)[0] for cid in ids.iterator()}
+    return {run_id_of(cid) for cid in ids.iterator()}
 
 
 @contextmanager

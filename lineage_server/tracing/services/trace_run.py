@@ -13,6 +13,7 @@ from capture_agent.record import LineageRun
 from capture_agent.record.query.questions import TraceAnswer, walk
 from capture_agent.record.query.results import ResultSummary, iter_records, write_result
 from lineage_server.tracing.models import Trace, TraceStatus
+from lineage_server.tracing.services.questions import run_id_of
 from lineage_server.tracing.services.running import (
     FIRST_PAGE,
     Opened,
@@ -77,7 +78,7 @@ def _applications(answer: TraceAnswer, opened: Opened) -> list[str]:
     """The applications whose capture points the trace crossed, its own first (a trace goes on into
     the runs chained to its own by the text files they saved and read)."""
     apps = opened.run.chained_apps
-    runs = {cid.split("/", 1)[0] if "/" in cid else opened.run.store.run_id for cid in answer.visited}
+    runs = {run_id_of(cid) or opened.run.store.run_id for cid in answer.visited}
     own = apps[opened.run.store.run_id] or opened.run_id
     return [own, *sorted({apps[r] or r for r in runs} - {own})]
 

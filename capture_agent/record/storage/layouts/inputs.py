@@ -200,6 +200,15 @@ def _save_prefix(save: CapturePoint) -> str:
     return str(getattr(save.layout, "path", "")).rstrip("/") + "/"
 
 
+def reads_save(files: list[dict[str, Any]], save: CapturePoint) -> bool:
+    """Whether a text input of these files ({path, ...}) reads part files of a saveAsTextFile point
+    (its lines are then that output's records: ``Text.backward`` and ``forward`` chain through it)."""
+    if not getattr(save.layout, "path", ""):
+        return False
+    prefix = _save_prefix(save)
+    return any(str(f["path"]).startswith(prefix) for f in files)
+
+
 def write_values(target: TableTarget, part: int, pickles: list[bytes], texts: list[str]) -> None:
     import pyarrow as pa
 
