@@ -28,7 +28,7 @@ class AttachedListener(Protocol):
     def detach(self) -> None: ...
 
 
-def _ensure_jar(settings: Settings) -> Path | None:
+def ensure_jar(settings: Settings) -> Path | None:
     # Imported here so that `python -m capture_agent.build_jar` runs a fresh module.
     from capture_agent.build_jar import (
         DEFAULT_JAR,
@@ -48,8 +48,9 @@ def _ensure_jar(settings: Settings) -> Path | None:
     return jar if jar.exists() else None
 
 
-def _listener_class(sc: Any, jar: Path) -> Any:
-    """Loads the listener class once per JVM and jar (a second class loader would be a leak)."""
+def jvm_class(sc: Any, jar: Path, name: str = LISTENER_CLASS) -> Any:
+    """Loads a class of the agent's jar, through one class loader per JVM and jar (a second
+    loader of the same jar would be a leak)."""
     gateway = sc._gateway
     cache: dict[str, Any] = gateway.__dict__.setdefault("_lineage_listener_classes", {})
     key = f"{jar}:{jar.stat().st_mtime_ns}"
@@ -58,9 +59,8 @@ def _listener_class(sc: Any, jar: Path) -> Any:
         urls = gateway.new_array(jvm.java.net.URL, 1)
         urls[0] = jvm.java.io.File(str(jar)).toURI().toURL()
         parent = sc._jsc.sc().getClass().getClassLoader()
-        loader = jvm.java.net.URLClassLoader(urls, parent)
-        cache[key] = loader.loadClass(LISTENER_CLASS)
-    return cache[key]
+        cache[key] = jvm.java.net.URLClassLoader(urls, parent)
+    return cache[key].loadClass(name)
 
 
 class JvmListener:
@@ -70,7 +70,7 @@ class JvmListener:
 
     def __init__(self, sc: Any, jar: Path, max_queue: int) -> None:
         gateway = sc._gateway
-        cls = _listener_class(sc, jar)
+        cls = jvm_class(sc, jar)
         no_types = gateway.new_array(gateway.jvm.java.lang.Class, 0)
         no_args = gateway.new_array(gateway.jvm.java.lang.Object, 0)
         self._listener = cls.getDeclaredConstructor(no_types).newInstance(no_args)
@@ -160,7 +160,7 @@ class PythonListener:
 
 def attach_listener(sc: Any, settings: Settings) -> AttachedListener:
     """Registers the JVM listener, or the Python fallback (with a warning) when no jar exists."""
-    jar = _ensure_jar(settings)
+    jar = ensure_jar(settings)
     if jar is not None:
         try:
             return JvmListener(sc, jar, settings.max_queue)

@@ -12,6 +12,10 @@
     impact.deleted(); impact.changed(); impact.unchanged(); impact.appeared()  # exact, by replay
     impact.dead(); impact.reached(); impact.unreached(); impact.counts()      # lineage alone (query/whatif.py)
 
+DataFrames read through the context (``lc.read.parquet``, ``lc.createDataFrame``) are
+``CapturedDataFrame``s: their rows carry their source rows' ids in hidden columns, computed in the
+JVM, and each action writes one output point (``capture/frames.py`` lists what is covered).
+
 Captured RDDs (``CapturedRDD``) have PySpark's methods and results. Lineage is captured at stage
 boundaries only; within a stage, a record carries the position of its stage input and nothing is
 materialised per operator. Capture points (``storage/layouts`` holds one class per table layout):
@@ -49,7 +53,7 @@ The package by role (a change has one place to go):
 |---|---|---|
 | ``storage`` | ids, the store's file system, tables, run manifest, layouts, deletion rules | driver and tasks |
 | ``worker`` | stage ends, boundary agents, input agents, spilling, the start-up check | tasks only |
-| ``capture`` | plan, captured RDDs, codegen, compiler, inputs, actions, outputs, kept job, context | the job's driver |
+| ``capture`` | plan, captured RDDs and DataFrames, codegen, compiler, inputs, actions, context | the job's driver |
 | ``query`` | traces, record values, ``LineageRDD``, ``LineageRun``, recipes, what-ifs, replays | driver or worker |
 
 ``storage`` and ``worker`` travel to executors by value. A table layout is one class in
@@ -63,6 +67,7 @@ its ``__init__``), its task code in ``worker``, and its plan node and compile st
 from __future__ import annotations
 
 from capture_agent.record.capture.context import LineageContext
+from capture_agent.record.capture.frames import CapturedDataFrame
 from capture_agent.record.capture.rdd import CapturedRDD
 from capture_agent.record.errors import (
     IncompleteLineage,
@@ -80,6 +85,7 @@ from capture_agent.record.storage.layouts import Position
 from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 
 __all__ = [
+    "CapturedDataFrame",
     "CapturePoint",
     "CapturedRDD",
     "DeletionRule",

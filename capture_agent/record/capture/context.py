@@ -24,6 +24,8 @@ from capture_agent.config import ConfigError, Settings, load_settings
 from capture_agent.record.capture import events as _events
 from capture_agent.record.capture.actions import Actions
 from capture_agent.record.capture.compiler import Compiler
+from capture_agent.record.capture.frame_sources import CapturedReader, local_frame
+from capture_agent.record.capture.frames import CapturedDataFrame, FrameState
 from capture_agent.record.capture.inputs import CsvInput, ParallelizeInput, ParquetInput, TextInput
 from capture_agent.record.capture.kept import KeptJob
 from capture_agent.record.capture.outputs import OutputRun
@@ -31,7 +33,13 @@ from capture_agent.record.capture.plan import SourceNode
 from capture_agent.record.capture.rdd import CapturedRDD
 from capture_agent.record.capture.rerun import rerun_without
 from capture_agent.record.capture.runtime import CaptureRuntime
-from capture_agent.record.errors import LineageError, NotCaptured, ReplayNotPossible, ValuesNotAvailable
+from capture_agent.record.errors import (
+    LineageError,
+    NotCaptured,
+    ReplayNotPossible,
+    UnsupportedOperation,
+    ValuesNotAvailable,
+)
 from capture_agent.record.query.engine import TraceEngine
 from capture_agent.record.query.executors import check_executors, ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
@@ -94,6 +102,7 @@ class LineageContext:
         self.compiler = Compiler(sc, self.store, self._target)
         self.compiler.keep_aggregates = self.settings.keep_aggregates
         self.kept = KeptJob(self.store, sc, self.settings.keep_functions_mb)
+        self.frames = FrameState()
         self.actions = Actions(sc, self.compiler, self.outputs, self.after_action, self.kept)
         self.lineage_session = TraceSession(self.store, sc, trace_mode, self.outputs, self._replay,
                                             self.capture_id_of, self._rerun)
@@ -160,6 +169,24 @@ class LineageContext:
                           Recipe(READ, "csv", path, header=header, sep=sep, quote=quote, attr="rdd"))
         return CapturedRDD(self._rt, node)
 
+    @property
+    def read(self) -> Any:
+        """Captured DataFrames from Parquet files and tables (``capture.frames``)."""
+        if not self.enabled:
+            return self.spark.read
+        return CapturedReader(self)
+
+    def createDataFrame(self, data: Any, schema: Any = None, samplingRatio: float | None = None,
+                        verifySchema: bool = True) -> Any:
+        """A captured DataFrame of local data (rows, tuples, dicts, a pandas DataFrame), like
+        ``spark.createDataFrame``; ids are positions in the data."""
+        df = self.spark.createDataFrame(data, schema, samplingRatio, verifySchema)
+        if not self.enabled:
+            return df
+        if isinstance(data, CapturedRDD):
+            raise UnsupportedOperation("createDataFrame of a captured RDD", "not built yet")
+        return local_frame(self, df)
+
     def union(self, rdds: list[CapturedRDD]) -> CapturedRDD:
         result = rdds[0]
         for rdd in rdds[1:]:
@@ -180,6 +207,10 @@ class LineageContext:
             return target
         if isinstance(target, CapturePoint):
             return target.capture_id
+        if isinstance(target, CapturedDataFrame):
+            if target._point is None:
+                raise NotCaptured(f"{target!r} is not a source nor the output of an action that ran")
+            return target._point
         if isinstance(target, CapturedRDD):
             head = self.compiler.compiled(target._node)
             if head is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from capture_agent.record.storage.layouts.base import CapturePoint, Layout, MissingTable, Position, StepContext
-from capture_agent.record.storage.layouts.inputs import Rows, Text, Values, check_files
+from capture_agent.record.storage.layouts.inputs import FileRows, Rows, Text, Values, check_files
 from capture_agent.record.storage.layouts.local import ListLocal, OneLocal, Save, SetLocal, SetPartition, Single
 from capture_agent.record.storage.layouts.shuffled import ListGlobal, OneGlobal, Pair, SetGlobal, Sets
 from capture_agent.record.storage.layouts.union import Union
@@ -16,7 +16,7 @@ from capture_agent.record.storage.layouts.union import Union
 LAYOUTS: dict[str, type[Layout]] = {
     cls.name: cls
     for cls in (Text, Values, Rows, OneLocal, ListLocal, SetLocal, Single, SetPartition, Save, OneGlobal, ListGlobal,
-                SetGlobal, Sets, Pair, Union)
+                SetGlobal, Sets, Pair, Union, FileRows)
 }
 
 
@@ -32,6 +32,7 @@ def layout_from(name: str, details: dict[str, Any]) -> Layout:
 __all__ = [
     "LAYOUTS",
     "CapturePoint",
+    "FileRows",
     "Layout",
     "ListGlobal",
     "ListLocal",

@@ -307,3 +307,52 @@ class Rows(InputLayout):
 
     def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
         return [Position(file_uri, row) for _, file_uri, row in self._locate(ctx.fs, point, ids)]
+
+
+@dataclass
+class FileRows(InputLayout):
+    """Parquet rows of a captured DataFrame: id (file index, row index), the file's index in
+    ``files`` (each with its row count) and the row's index in the file (``_metadata.row_index``).
+    Nothing is written at capture: the files are the table."""
+
+    name: ClassVar[str] = "file_rows"
+    columns: ClassVar[tuple[str, ...]] = ()
+    virtual: ClassVar[bool] = False
+
+    format: str = "parquet"
+    paths: list[str] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)  # path, size, mtime, rows
+
+    def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:
+        out = BitMap64()
+        for index, info in enumerate(self.files):
+            if info["rows"]:
+                out.add_range(index << SHIFT, (index << SHIFT) + info["rows"])
+        return out
+
+    def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
+               predicate: Predicate) -> list[tuple[int, Any]] | None:
+        return filtered(self.rows(ids), predicate)
+
+    def rows(self, ids: BitMap64) -> list[tuple[int, Any]]:
+        """(id, Row) of the records behind ids, read from their Parquet files, sorted by id."""
+        import pyarrow.parquet as pq
+        from pyspark.sql.types import _create_row
+
+        from capture_agent.record.storage.sources import open_source
+
+        out: list[tuple[int, Any]] = []
+        for index, positions in split_by_partition(ids):
+            check_files(self.files, {index})
+            wanted = list(positions)
+            with open_source(self.files[index]["path"]) as f:
+                table = take_rows(pq.ParquetFile(f), None, wanted)
+            names = table.column_names
+            columns = [table.column(n).to_pylist() for n in names]
+            out.extend(((index << SHIFT) | row, _create_row(names, [column[k] for column in columns]))
+                       for k, row in enumerate(wanted))
+        return out
+
+    def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
+        return [Position(self.files[index]["path"], row) for index, positions in split_by_partition(ids)
+                for row in positions]

@@ -5,7 +5,7 @@
 | one_global | out_id, in_id (int64) | one parent id | shuffles (copy); top (copy, limit); subtract (−) |
 | list_global | out_id, in_ids (list<int64>) | combiner ids; a group's ids | combine, group (+); distinct (δ) |
 | set_global | out_id, in_ids (BitMap64) | a group's input ids (older runs) | group (+) |
-| sets | out_id, in_ids_0..n (BitMap64) | one set per parent | cogroup (+); intersection (δ·δ) |
+| sets | out_id, in_ids_0..n (BitMap64) | one set per parent | cogroup (+); intersection (δ·δ); DataFrame (+ or ·) |
 | pair | out_id, left_id, right_id (nullable) | a pair's two inputs | join, cartesian (·); outer joins |
 """
 
@@ -162,6 +162,8 @@ class Sets(Layout):
     write = staticmethod(write_sets_per_parent)
 
     def deletion(self, kind: str) -> DeletionRule:
+        if self.mode == "product":  # a DataFrame output without aggregates: one id per source read
+            return Product()
         return Intersection() if self.mode == "intersection" else Sum()
 
     def slots(self, nparents: int) -> int:

@@ -1,0 +1,177 @@
+package lineage.sql;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.util.Arrays;
+
+import org.apache.spark.sql.Encoder;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.sql.expressions.Aggregator;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+import org.roaringbitmap.longlong.LongIterator;
+import org.roaringbitmap.longlong.Roaring64NavigableMap;
+
+/**
+ * Record id sets of DataFrame lineage, computed inside the JVM.
+ *
+ * A captured DataFrame carries, per source it reads, a hidden column of record ids: one id
+ * (bigint) per row until an aggregate, then the set of ids of every row it was computed from
+ * (binary: a Roaring bitmap in the portable 64-bit format, which pyroaring's BitMap64 reads).
+ * {@link #register} adds these SQL functions to a session:
+ *
+ * <ul>
+ *   <li>lineage_ids(bigint) - aggregate: the set of the group's ids;</li>
+ *   <li>lineage_union(binary) - aggregate: the union of the group's sets;</li>
+ *   <li>lineage_set(bigint) - one id (null: none) as a set;</li>
+ *   <li>lineage_or(binary, binary) - the union of two sets (null: none).</li>
+ * </ul>
+ *
+ * The aggregates keep a flat array of ids per group (most groups hold a handful of records) and
+ * build the bitmap once, at the end.
+ */
+public final class IdSets {
+
+    /** The ids gathered for one group: an append-only array, sorted and made unique at the end. */
+    public static final class Ids implements Serializable {
+        private static final long serialVersionUID = 1L;
+        public long[] ids = new long[4];
+        public int size;
+
+        void add(long id) {
+            if (size == ids.length) {
+                ids = Arrays.copyOf(ids, size * 2);
+            }
+            ids[size++] = id;
+        }
+
+        void addAll(Ids other) {
+            if (size + other.size > ids.length) {
+                ids = Arrays.copyOf(ids, Math.max(size + other.size, size * 2));
+            }
+            System.arraycopy(other.ids, 0, ids, size, other.size);
+            size += other.size;
+        }
+
+        void addSet(byte[] set) {
+            if (set == null) {
+                return;
+            }
+            LongIterator it = read(set).getLongIterator();
+            while (it.hasNext()) {
+                add(it.next());
+            }
+        }
+
+        byte[] toSet() {
+            Arrays.sort(ids, 0, size);
+            Roaring64NavigableMap bitmap = new Roaring64NavigableMap();
+            for (int i = 0; i < size; i++) {
+                bitmap.addLong(ids[i]);
+            }
+            return write(bitmap);
+        }
+    }
+
+    static Roaring64NavigableMap read(byte[] set) {
+        Roaring64NavigableMap bitmap = new Roaring64NavigableMap();
+        try {
+            bitmap.deserializePortable(new DataInputStream(new ByteArrayInputStream(set)));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bitmap;
+    }
+
+    static byte[] write(Roaring64NavigableMap bitmap) {
+        bitmap.runOptimize();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            bitmap.serializePortable(new DataOutputStream(out));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
+    abstract static class Gather<IN> extends Aggregator<IN, Ids, byte[]> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Ids zero() {
+            return new Ids();
+        }
+
+        @Override
+        public Ids merge(Ids a, Ids b) {
+            a.addAll(b);
+            return a;
+        }
+
+        @Override
+        public byte[] finish(Ids ids) {
+            return ids.toSet();
+        }
+
+        @Override
+        public Encoder<Ids> bufferEncoder() {
+            return Encoders.kryo(Ids.class);
+        }
+
+        @Override
+        public Encoder<byte[]> outputEncoder() {
+            return Encoders.BINARY();
+        }
+    }
+
+    /** lineage_ids: the set of a group's ids. */
+    public static final class Collect extends Gather<Long> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Ids reduce(Ids ids, Long id) {
+            if (id != null) {
+                ids.add(id);
+            }
+            return ids;
+        }
+    }
+
+    /** lineage_union: the union of a group's sets. */
+    public static final class Union extends Gather<byte[]> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Ids reduce(Ids ids, byte[] set) {
+            ids.addSet(set);
+            return ids;
+        }
+    }
+
+    /** Registers the four functions with a session (idempotent). */
+    public void register(SparkSession spark) {
+        spark.udf().register("lineage_ids", functions.udaf(new Collect(), Encoders.LONG()));
+        spark.udf().register("lineage_union", functions.udaf(new Union(), Encoders.BINARY()));
+        spark.udf().register("lineage_set", (UDF1<Long, byte[]>) id -> {
+            Ids ids = new Ids();
+            if (id != null) {
+                ids.add(id);
+            }
+            return ids.toSet();
+        }, DataTypes.BinaryType);
+        spark.udf().register("lineage_or", (UDF2<byte[], byte[], byte[]>) (a, b) -> {
+            Ids ids = new Ids();
+            ids.addSet(a);
+            ids.addSet(b);
+            return ids.toSet();
+        }, DataTypes.BinaryType);
+    }
+}

@@ -1,0 +1,570 @@
+"""Captured DataFrames: record lineage of DataFrame jobs, computed inside the JVM.
+
+    orders = lc.read.parquet("orders/")                  # or lc.createDataFrame(rows, schema)
+    totals = orders.join(customers, "customer_id").groupBy("country").agg(F.sum("amount"))
+    totals.collect()                                     # PySpark's rows; lineage written
+    totals.getLineage().filter(lambda r: r.country == "JP").goBackAll().collect()   # input Rows
+
+A captured DataFrame is a plain DataFrame with one hidden column per source it reads (``Slot``):
+a row's record id there (bigint) until an aggregate, then the set of ids of every row it was
+computed from (a Roaring bitmap, built in the JVM by ``lineage_ids``/``lineage_union``, see
+``java/lineage/sql/IdSets.java``). Each method applies PySpark's own to that DataFrame and keeps
+the hidden columns through it:
+
+| methods | hidden columns |
+|---|---|
+| select(Expr), withColumn(s), with(Columns)Renamed, drop, toDF, filter/where, explode | kept |
+| sample, orderBy/sort, sortWithinPartitions, limit, repartition, coalesce, cache, hint | kept |
+| groupBy(...).agg/count/sum/avg/min/max, agg, distinct, dropDuplicates | per source, the group's ids |
+| join: inner, cross, outer (broadcast through ``hint``) | both sides' (a source on both: their union) |
+| join: semi / anti | left's, and the matching right rows' / left's |
+| union, unionAll, unionByName | aligned by source (a missing source: none) |
+| dropna, fillna | kept (applied to the visible columns only) |
+
+Spark runs the query as it would (adaptive execution on); lineage is a function of each row, so
+it is exact whatever partitions Spark coalesces or splits. An action writes an ``output`` point
+(``capture/frame_io.py``): row i <- per source, its id set. A trace goes from there to the
+sources in one step; there are no intermediate capture points.
+
+What-ifs of DataFrame outputs give the fates lineage decides: the output's rule is ``·`` (a row
+dies with any of its source rows) when no aggregate, outer or semi join made it, else ``+`` (a
+row dies when all its source rows die; otherwise it is changed). Replaying a DataFrame job
+without records is not built (``ReplayNotPossible``).
+
+Every other DataFrame method raises ``UnsupportedOperation`` before anything runs: window
+functions, SQL (``lc.sql``, temporary views), ``.rdd``, pandas UDFs that map whole partitions
+(mapInPandas, applyInPandas), pivot, cube/rollup, observe, streaming. A projection is checked
+after analysis: a window expression in it is refused too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from capture_agent.record.capture import frame_io
+from capture_agent.record.errors import NotCaptured, UnsupportedOperation
+
+if TYPE_CHECKING:
+    from capture_agent.record.query.lineage_rdd import LineageRDD
+
+HIDDEN = "__lineage_"
+RULES = ("copy", "product", "sum")  # a frame's deletion rule, weakest last
+JOINS = {"inner": "inner", "cross": "inner", "outer": "outer", "full": "outer", "fullouter": "outer",
+         "full_outer": "outer", "left": "outer", "leftouter": "outer", "left_outer": "outer", "right": "outer",
+         "rightouter": "outer", "right_outer": "outer", "semi": "semi", "leftsemi": "semi", "left_semi": "semi",
+         "anti": "anti", "leftanti": "anti", "left_anti": "anti"}
+REFUSED_NODES = ("Window", "WindowGroupLimit", "Pivot", "MapInPandas", "FlatMapGroupsInPandas", "MapInArrow",
+                 "FlatMapCoGroupsInPandas", "CollectMetrics", "Expand")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One source's hidden column: its ids (bigint) or id sets (binary)."""
+
+    source: str  # the source's capture id
+    column: str
+    is_set: bool
+
+
+class FrameState:
+    """Per LineageContext: fresh hidden column names and source folders."""
+
+    def __init__(self) -> None:
+        self._columns = 0
+        self._sources = 0
+
+    def fresh_column(self) -> str:
+        self._columns += 1
+        return f"{HIDDEN}{self._columns}"
+
+    def next_source(self) -> int:
+        self._sources += 1
+        return self._sources
+
+
+def _weakest(*rules: str) -> str:
+    return max(rules, key=RULES.index)
+
+
+def _plan_nodes(df: Any) -> Counter[str]:
+    """How many nodes of each kind a DataFrame's analyzed plan has."""
+    tree = str(df._jdf.queryExecution().analyzed().treeString())
+    return Counter(m.group(1) for m in re.finditer(r"^[\s:+\-|]*([A-Za-z]+)", tree, re.MULTILINE))
+
+
+def _as_set(slot: Slot) -> tuple[Any, Slot]:
+    from pyspark.sql import functions as F
+
+    if slot.is_set:
+        return F.col(slot.column), slot
+    return F.expr(f"lineage_set(`{slot.column}`)"), Slot(slot.source, slot.column, True)
+
+
+def _set_aggregate(slot: Slot) -> Any:
+    from pyspark.sql import functions as F
+
+    fn = "lineage_union" if slot.is_set else "lineage_ids"
+    return F.expr(f"{fn}(`{slot.column}`)").alias(slot.column)
+
+
+class CapturedDataFrame:
+    """A DataFrame whose rows carry their lineage (see the module docstring)."""
+
+    def __init__(self, lc: Any, df: Any, slots: tuple[Slot, ...], rule: str,
+                 point: str | None = None) -> None:
+        self._lc = lc
+        self._df = df
+        self._slots = slots
+        self._rule = rule
+        self._point = point  # the source's point, then the last action's output
+
+    # ------------------------------------------------------------------ plumbing
+    def _hidden(self) -> set[str]:
+        return {s.column for s in self._slots}
+
+    def _positions(self) -> tuple[list[int], list[int]]:
+        """Indexes of the visible columns, and of the hidden ones in slot order."""
+        columns = self._df.columns
+        hidden = self._hidden()
+        return ([i for i, c in enumerate(columns) if c not in hidden],
+                [columns.index(s.column) for s in self._slots])
+
+    def _with(self, df: Any, slots: tuple[Slot, ...] | None = None, rule: str | None = None) -> CapturedDataFrame:
+        return CapturedDataFrame(self._lc, df, self._slots if slots is None else slots,
+                                 self._rule if rule is None else rule)
+
+    def _checked(self, df: Any, operation: str) -> Any:
+        refused = set(_plan_nodes(df)) & set(REFUSED_NODES)
+        if refused:
+            raise UnsupportedOperation(f"DataFrame.{operation} with {', '.join(sorted(refused))}",
+                                       "window functions, pivots and pandas UDFs over whole partitions are "
+                                       "not captured yet")
+        return df
+
+    def __repr__(self) -> str:
+        return f"CapturedDataFrame[{', '.join(f'{n}: {t}' for n, t in self.dtypes)}]"
+
+    # ------------------------------------------------------------------ plain metadata
+    @property
+    def columns(self) -> list[str]:
+        hidden = self._hidden()
+        return [c for c in self._df.columns if c not in hidden]
+
+    @property
+    def schema(self) -> Any:
+        from pyspark.sql.types import StructType
+
+        hidden = self._hidden()
+        return StructType([f for f in self._df.schema.fields if f.name not in hidden])
+
+    @property
+    def dtypes(self) -> list[tuple[str, str]]:
+        hidden = self._hidden()
+        return [(n, t) for n, t in self._df.dtypes if n not in hidden]
+
+    def plain(self) -> Any:
+        """The plain DataFrame of the visible columns (what PySpark alone would compute)."""
+        from pyspark.sql import functions as F
+
+        return self._df.select(*[F.col(f"`{c}`") for c in self.columns]) if self._slots else self._df
+
+    def printSchema(self, level: int | None = None) -> None:
+        self.plain().printSchema(level)
+
+    def explain(self, *args: Any, **kwargs: Any) -> None:
+        self._df.explain(*args, **kwargs)
+
+    def show(self, *args: Any, **kwargs: Any) -> None:
+        """Shows the rows, as PySpark does (a display: no output point)."""
+        self.plain().show(*args, **kwargs)
+
+    @property
+    def sparkSession(self) -> Any:
+        return self._df.sparkSession
+
+    @property
+    def is_cached(self) -> bool:
+        return bool(self._df.is_cached)
+
+    @property
+    def storageLevel(self) -> Any:
+        return self._df.storageLevel
+
+    def inputFiles(self) -> list[str]:
+        return list(self._df.inputFiles())
+
+    def isEmpty(self) -> bool:
+        return bool(self._df.isEmpty())
+
+    def __getitem__(self, item: Any) -> Any:
+        if isinstance(item, str):
+            return self._df[item]
+        if isinstance(item, int):
+            return self._df[self.columns[item]]
+        raise UnsupportedOperation("DataFrame[...] with a list or Column", "use select() or filter()")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self.__dict__.get("_df", object()).columns and not name.startswith(HIDDEN):
+            return self._df[name]
+        raise UnsupportedOperation(f"DataFrame.{name}", "see capture_agent.record.capture.frames for what is "
+                                   "captured; .plain() gives the uncaptured DataFrame")
+
+    # ------------------------------------------------------------------ projections and filters
+    def _keep(self, df: Any, operation: str, aggregates: bool = False) -> CapturedDataFrame:
+        """``df`` (this frame transformed by ``operation``) as a captured frame, once checked:
+        no refused node, no aggregate it did not make (``aggregates``), every hidden column kept."""
+        self._checked(df, operation)
+        if not aggregates and _plan_nodes(df)["Aggregate"] > _plan_nodes(self._df)["Aggregate"]:
+            raise UnsupportedOperation(f"DataFrame.{operation} with an aggregate", "use agg() or groupBy().agg()")
+        missing = [s.column for s in self._slots if s.column not in df.columns]
+        if missing:
+            raise UnsupportedOperation(f"DataFrame.{operation} dropping the lineage columns")
+        return self._with(df)
+
+    def select(self, *cols: Any) -> CapturedDataFrame:
+        from pyspark.sql import functions as F
+
+        if len(cols) == 1 and isinstance(cols[0], list):
+            cols = tuple(cols[0])
+        trial = self._df.select(*cols)
+        if _plan_nodes(trial)["Aggregate"] > _plan_nodes(self._df)["Aggregate"]:
+            return self.agg(*cols)
+        missing = [F.col(s.column) for s in self._slots if s.column not in trial.columns]
+        return self._keep(self._df.select(*cols, *missing) if missing else trial, "select")
+
+    def selectExpr(self, *exprs: str) -> CapturedDataFrame:
+        from pyspark.sql import functions as F
+
+        if len(exprs) == 1 and isinstance(exprs[0], list):
+            exprs = tuple(exprs[0])
+        return self.select(*[F.expr(e) for e in exprs])
+
+    def withColumn(self, colName: str, col: Any) -> CapturedDataFrame:
+        return self._keep(self._df.withColumn(colName, col), "withColumn")
+
+    def withColumns(self, *colsMap: dict[str, Any]) -> CapturedDataFrame:
+        return self._keep(self._df.withColumns(*colsMap), "withColumns")
+
+    def withColumnRenamed(self, existing: str, new: str) -> CapturedDataFrame:
+        return self._keep(self._df.withColumnRenamed(existing, new), "withColumnRenamed")
+
+    def withColumnsRenamed(self, colsMap: dict[str, str]) -> CapturedDataFrame:
+        return self._keep(self._df.withColumnsRenamed(colsMap), "withColumnsRenamed")
+
+    def drop(self, *cols: Any) -> CapturedDataFrame:
+        return self._keep(self._df.drop(*cols), "drop")
+
+    def toDF(self, *cols: str) -> CapturedDataFrame:
+        return self._keep(self._df.toDF(*cols, *[s.column for s in self._slots]), "toDF")
+
+    def filter(self, condition: Any) -> CapturedDataFrame:
+        return self._keep(self._df.filter(condition), "filter")
+
+    where = filter
+
+    def dropna(self, how: str = "any", thresh: int | None = None, subset: Any = None) -> CapturedDataFrame:
+        return self._keep(self._df.dropna(how, thresh, subset if subset is not None else self.columns), "dropna")
+
+    def fillna(self, value: Any, subset: Any = None) -> CapturedDataFrame:
+        return self._keep(self._df.fillna(value, subset if subset is not None else self.columns), "fillna")
+
+    def alias(self, alias: str) -> CapturedDataFrame:
+        return self._with(self._df.alias(alias))
+
+    def hint(self, name: str, *parameters: Any) -> CapturedDataFrame:
+        return self._with(self._df.hint(name, *parameters))
+
+    def sample(self, *args: Any, **kwargs: Any) -> CapturedDataFrame:
+        return self._with(self._df.sample(*args, **kwargs))
+
+    def orderBy(self, *cols: Any, **kwargs: Any) -> CapturedDataFrame:
+        return self._with(self._df.orderBy(*cols, **kwargs))
+
+    sort = orderBy
+
+    def sortWithinPartitions(self, *cols: Any, **kwargs: Any) -> CapturedDataFrame:
+        return self._with(self._df.sortWithinPartitions(*cols, **kwargs))
+
+    def limit(self, num: int) -> CapturedDataFrame:
+        return self._with(self._df.limit(num))
+
+    def repartition(self, *args: Any) -> CapturedDataFrame:
+        return self._with(self._df.repartition(*args))
+
+    def repartitionByRange(self, *args: Any) -> CapturedDataFrame:
+        return self._with(self._df.repartitionByRange(*args))
+
+    def coalesce(self, numPartitions: int) -> CapturedDataFrame:
+        return self._with(self._df.coalesce(numPartitions))
+
+    def cache(self) -> CapturedDataFrame:
+        self._df.cache()
+        return self
+
+    def persist(self, *args: Any) -> CapturedDataFrame:
+        self._df.persist(*args)
+        return self
+
+    def unpersist(self, blocking: bool = False) -> CapturedDataFrame:
+        self._df.unpersist(blocking)
+        return self
+
+    # ------------------------------------------------------------------ aggregates
+    def groupBy(self, *cols: Any) -> CapturedGroupedData:
+        if len(cols) == 1 and isinstance(cols[0], list):
+            cols = tuple(cols[0])
+        return CapturedGroupedData(self, cols)
+
+    groupby = groupBy
+
+    def agg(self, *exprs: Any) -> CapturedDataFrame:
+        return self.groupBy().agg(*exprs)
+
+    def distinct(self) -> CapturedDataFrame:
+        from pyspark.sql import functions as F
+
+        return self.groupBy(*[F.col(f"`{c}`") for c in self.columns]).agg()
+
+    def dropDuplicates(self, subset: list[str] | None = None) -> CapturedDataFrame:
+        from pyspark.sql import functions as F
+
+        if not subset:
+            return self.distinct()
+        others = [c for c in self.columns if c not in subset]
+        grouped = self.groupBy(*subset).agg(*[F.first(F.col(f"`{c}`")).alias(c) for c in others])
+        return grouped._keep(grouped._df.select(*[F.col(f"`{c}`") for c in self.columns],
+                                                *[F.col(s.column) for s in grouped._slots]), "dropDuplicates")
+
+    drop_duplicates = dropDuplicates
+
+    # ------------------------------------------------------------------ joins and unions
+    def _captured(self, other: Any, operation: str) -> CapturedDataFrame:
+        if not isinstance(other, CapturedDataFrame) or other._lc is not self._lc:
+            raise UnsupportedOperation(f"DataFrame.{operation} with a DataFrame not read through this "
+                                       "LineageContext", "read both sides with lc.read / lc.createDataFrame")
+        return other
+
+    def _shared(self, other: CapturedDataFrame) -> tuple[CapturedDataFrame, dict[str, tuple[Slot, Slot]]]:
+        """``other`` with the hidden columns of sources both frames read renamed apart, and
+        {source: (this frame's slot, other's renamed slot)}."""
+        mine = {s.source: s for s in self._slots}
+        shared: dict[str, tuple[Slot, Slot]] = {}
+        df, slots = other._df, []
+        for slot in other._slots:
+            if slot.source in mine:
+                renamed = Slot(slot.source, self._lc.frames.fresh_column(), slot.is_set)
+                df = df.withColumnRenamed(slot.column, renamed.column)
+                shared[slot.source] = (mine[slot.source], renamed)
+                slots.append(renamed)
+            else:
+                slots.append(slot)
+        return other._with(df, tuple(slots)), shared
+
+    def _merged(self, df: Any, slots: list[Slot], shared: dict[str, tuple[Slot, Slot]]) -> tuple[Any, list[Slot]]:
+        """Each source read on both sides as one set column (the union of the two sides' ids)."""
+        from pyspark.sql import functions as F
+
+        for source, (left, right) in shared.items():
+            a, _ = _as_set(left)
+            b, _ = _as_set(right)
+            df = df.withColumn(left.column, F.call_function("lineage_or", a, b)).drop(right.column)
+            slots = [Slot(source, left.column, True) if s.source == source and s.column == left.column else s
+                     for s in slots if s.column != right.column]
+        return df, slots
+
+    def join(self, other: Any, on: Any = None, how: str | None = None) -> CapturedDataFrame:
+        other = self._captured(other, "join")
+        kind = JOINS.get((how or "inner").lower().replace(" ", ""))
+        if kind is None:
+            raise UnsupportedOperation(f"DataFrame.join(how={how!r})")
+        renamed, shared = self._shared(other)
+        if kind == "anti":
+            df = self._df.join(renamed._df, on, how)
+            return self._keep(df, "join")
+        if kind == "semi":
+            return self._semi_join(renamed, on, how, shared)
+        df = self._df.join(renamed._df, on, how)
+        slots = list(self._slots) + list(renamed._slots)
+        df, slots = self._merged(df, slots, shared)
+        rule = _weakest(self._rule, other._rule, "product" if kind == "inner" and not shared else "sum")
+        return self._with(df, tuple(slots), rule)._keep(df, "join", aggregates=True)
+
+    def _semi_join(self, other: CapturedDataFrame, on: Any, how: str | None,
+                   shared: dict[str, tuple[Slot, Slot]]) -> CapturedDataFrame:
+        """A semi join's rows with, per right source, the ids of the right rows they matched."""
+        names = [on] if isinstance(on, str) else list(on) if isinstance(on, (list, tuple)) else None
+        if not names or not all(isinstance(n, str) for n in names):
+            raise UnsupportedOperation("DataFrame.join(how='semi') on an expression", "join on column names")
+        matched = other.groupBy(*names).agg()
+        df = self._df.join(matched._df, names, "inner")
+        slots = list(self._slots) + list(matched._slots)
+        df, slots = self._merged(df, slots, shared)
+        return self._with(df, tuple(slots), "sum")._keep(df, "join", aggregates=True)
+
+    def crossJoin(self, other: Any) -> CapturedDataFrame:
+        return self.join(other, None, "cross")
+
+    def _aligned(self, sources: list[tuple[str, bool]]) -> Any:
+        """The visible columns, then one hidden column per source (null where not read)."""
+        from pyspark.sql import functions as F
+
+        mine = {s.source: s for s in self._slots}
+        names = {source: f"{HIDDEN}u{k}" for k, (source, _) in enumerate(sources)}
+        cols = [F.col(f"`{c}`") for c in self.columns]
+        for source, is_set in sources:
+            slot = mine.get(source)
+            if slot is None:
+                cols.append(F.lit(None).cast("binary" if is_set else "long").alias(names[source]))
+            elif is_set and not slot.is_set:
+                cols.append(_as_set(slot)[0].alias(names[source]))
+            else:
+                cols.append(F.col(slot.column).alias(names[source]))
+        return self._df.select(*cols)
+
+    def _union(self, other: Any, operation: str, by_name: bool, allow_missing: bool = False) -> CapturedDataFrame:
+        other = self._captured(other, operation)
+        kinds: dict[str, bool] = {}
+        for slot in (*self._slots, *other._slots):
+            kinds[slot.source] = kinds.get(slot.source, False) or slot.is_set
+        sources = list(kinds.items())
+        left, right = self._aligned(sources), other._aligned(sources)
+        df = left.unionByName(right, allowMissingColumns=allow_missing) if by_name else left.union(right)
+        slots = tuple(Slot(source, f"{HIDDEN}u{k}", is_set) for k, (source, is_set) in enumerate(sources))
+        renamed = df
+        final: list[Slot] = []
+        for slot in slots:
+            fresh = self._lc.frames.fresh_column()
+            renamed = renamed.withColumnRenamed(slot.column, fresh)
+            final.append(Slot(slot.source, fresh, slot.is_set))
+        return self._with(renamed, tuple(final), _weakest(self._rule, other._rule))
+
+    def union(self, other: Any) -> CapturedDataFrame:
+        return self._union(other, "union", False)
+
+    unionAll = union
+
+    def unionByName(self, other: Any, allowMissingColumns: bool = False) -> CapturedDataFrame:
+        return self._union(other, "unionByName", True, allowMissingColumns)
+
+    # ------------------------------------------------------------------ actions
+    def collect(self) -> list[Any]:
+        return frame_io.collected(self, "collect")
+
+    def take(self, num: int) -> list[Any]:
+        return frame_io.collected(self.limit(num), "take")
+
+    def head(self, n: int | None = None) -> Any:
+        rows = frame_io.collected(self.limit(1 if n is None else n), "head")
+        return (rows[0] if rows else None) if n is None else rows
+
+    def first(self) -> Any:
+        return self.head()
+
+    def tail(self, num: int) -> list[Any]:
+        raise UnsupportedOperation("DataFrame.tail", "orderBy the reverse order and take()")
+
+    def count(self) -> int:
+        from pyspark.sql import functions as F
+
+        counted = self.agg(F.count(F.lit(1)).alias("count"))
+        rows = frame_io.collected(counted, "count")
+        self._point = counted._point
+        return int(rows[0][0])
+
+    def toPandas(self) -> Any:
+        from pyspark.sql.types import _create_row
+
+        names = self.columns
+        visible, hidden = self._positions()
+        full = self._df.toPandas()
+        plain = full.iloc[:, visible]
+        plain.columns = names
+        records = list(full.iloc[:, hidden].itertuples(index=False, name=None))
+        values = [_create_row(names, list(r)) for r in plain.itertuples(index=False, name=None)]
+        frame_io.record(self, "toPandas", values, frame_io._id_sets(self._slots, records, 0))
+        return plain.reset_index(drop=True)
+
+    @property
+    def write(self) -> frame_io.CapturedWriter:
+        return frame_io.CapturedWriter(self)
+
+    def createOrReplaceTempView(self, name: str) -> None:
+        raise UnsupportedOperation("DataFrame.createOrReplaceTempView", "SQL over captured DataFrames is not "
+                                   "captured yet; use the DataFrame methods")
+
+    createTempView = createOrReplaceTempView
+
+    @property
+    def rdd(self) -> Any:
+        raise UnsupportedOperation("DataFrame.rdd", "a captured DataFrame's rows as a captured RDD are not built "
+                                   "yet; .plain().rdd gives them uncaptured")
+
+    # ------------------------------------------------------------------ lineage
+    def getLineage(self) -> LineageRDD:
+        """A LineageRDD at this frame's last action's output (a source: at its records)."""
+        from capture_agent.record.query.lineage_rdd import LineageRDD
+
+        if self._point is None:
+            raise NotCaptured("run an action on this DataFrame first (collect, count, write...)")
+        return LineageRDD.at_point(self._lc.lineage_session, self._point)
+
+
+class CapturedGroupedData:
+    """``groupBy(...)``: aggregates that also gather each source's ids of every group."""
+
+    def __init__(self, frame: CapturedDataFrame, cols: tuple[Any, ...]) -> None:
+        self._frame = frame
+        self._cols = cols
+
+    def agg(self, *exprs: Any) -> CapturedDataFrame:
+        from pyspark.sql import functions as F
+
+        frame = self._frame
+        if len(exprs) == 1 and isinstance(exprs[0], dict):
+            exprs = tuple(F.expr(f"{fn}(`{c}`)").alias(f"{fn}({c})") for c, fn in exprs[0].items())
+        sets = [_set_aggregate(s) for s in frame._slots]
+        df = frame._df.groupBy(*self._cols).agg(*exprs, *sets) if (exprs or sets) else \
+            frame._df.groupBy(*self._cols).agg(F.count(F.lit(1))).drop("count(1)")
+        frame._checked(df, "agg")
+        slots = tuple(Slot(s.source, s.column, True) for s in frame._slots)
+        return frame._with(df, slots, "sum")
+
+    def count(self) -> CapturedDataFrame:
+        from pyspark.sql import functions as F
+
+        return self.agg(F.count(F.lit(1)).alias("count"))
+
+    def _numeric(self, fn: str, label: str, cols: tuple[str, ...]) -> CapturedDataFrame:
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import NumericType
+
+        frame = self._frame
+        if not cols:
+            grouping = {c for c in self._cols if isinstance(c, str)}
+            cols = tuple(f.name for f in frame.schema.fields
+                         if isinstance(f.dataType, NumericType) and f.name not in grouping)
+        return self.agg(*[getattr(F, fn)(F.col(f"`{c}`")).alias(f"{label}({c})") for c in cols])
+
+    def sum(self, *cols: str) -> CapturedDataFrame:
+        return self._numeric("sum", "sum", cols)
+
+    def avg(self, *cols: str) -> CapturedDataFrame:
+        return self._numeric("avg", "avg", cols)
+
+    mean = avg
+
+    def min(self, *cols: str) -> CapturedDataFrame:
+        return self._numeric("min", "min", cols)
+
+    def max(self, *cols: str) -> CapturedDataFrame:
+        return self._numeric("max", "max", cols)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise UnsupportedOperation(f"GroupedData.{name}")

@@ -1,0 +1,232 @@
+"""Captured DataFrames (``capture.frames``): PySpark's results, and traces both ways equal to
+oracles computed from the data itself (which input rows hold the key, the value, the match)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ORDERS = [(i, f"c{i % 7}", float(i % 13), f"2026-0{1 + i % 3}-1{i % 9}") for i in range(120)]
+ORDER_SCHEMA = "order_id long, customer_id string, amount double, day string"
+CUSTOMERS = [(f"c{i}", ["JP", "FR", "US"][i % 3], f"seg{i % 2}") for i in range(7)]
+CUSTOMER_SCHEMA = "customer_id string, country string, segment string"
+ITEMS = [(i, i % 120, float(i % 5) + 1.0, i % 4) for i in range(300)]
+ITEM_SCHEMA = "item_id long, order_id long, price double, discount long"
+
+
+@pytest.fixture
+def tables(spark: Any, tmp_path: Path) -> dict[str, str]:
+    """The three tables as Parquet folders of several files each."""
+    out = {}
+    for name, rows, schema, files in (("orders", ORDERS, ORDER_SCHEMA, 3), ("items", ITEMS, ITEM_SCHEMA, 4)):
+        path = str(tmp_path / name)
+        spark.createDataFrame(rows, schema).repartition(files).write.parquet(path)
+        out[name] = path
+    return out
+
+
+@pytest.fixture
+def frames(lc: Any, tables: dict[str, str]) -> dict[str, Any]:
+    return {"orders": lc.read.parquet(tables["orders"]), "items": lc.read.parquet(tables["items"]),
+            "customers": lc.createDataFrame(CUSTOMERS, CUSTOMER_SCHEMA)}
+
+
+@pytest.fixture
+def plain(spark: Any, tables: dict[str, str]) -> dict[str, Any]:
+    return {"orders": spark.read.parquet(tables["orders"]), "items": spark.read.parquet(tables["items"]),
+            "customers": spark.createDataFrame(CUSTOMERS, CUSTOMER_SCHEMA)}
+
+
+def rows(values: list[Any]) -> Counter[tuple[Any, ...]]:
+    return Counter(tuple(v) for v in values)
+
+
+def back(frame: Any, predicate: Callable[[Any], bool]) -> Counter[tuple[Any, ...]]:
+    """The source rows (of every source) behind the frame's output rows meeting ``predicate``."""
+    return rows(frame.getLineage().filter(predicate).goBackAll().collect())
+
+
+def where(field: str, value: Any) -> Callable[[Any], bool]:
+    return lambda r: bool(r[field] == value)
+
+
+def same_results(captured: Any, plain: Any) -> list[Any]:
+    got = captured.collect()
+    assert rows(got) == rows(plain.collect())
+    assert captured.columns == plain.columns
+    return got
+
+
+def test_join_filter_aggregate_both_ways(frames: dict[str, Any], plain: dict[str, Any]) -> None:
+    from pyspark.sql import functions as F
+
+    def job(t: dict[str, Any]) -> Any:
+        return (t["orders"].join(t["customers"], "customer_id").where(F.col("amount") > 10)
+                .groupBy("country").agg(F.sum("amount").alias("total")))
+
+    per_country = job(frames)
+    got = same_results(per_country, job(plain))
+    for row in got:
+        ids = {c[0] for c in CUSTOMERS if c[1] == row.country}
+        expected = [o for o in ORDERS if o[1] in ids and o[2] > 10]
+        behind = [c for c in CUSTOMERS if c[0] in {o[1] for o in expected}]
+        assert back(per_country, where("country", row.country)) == rows(expected + behind)
+    # forward: the French customers reach exactly the French total
+    forward = frames["customers"].getLineage().filter(lambda r: r.country == "FR").goNextAll().collect()
+    assert [tuple(r) for r in forward] == [tuple(r) for r in got if r.country == "FR"]
+    # forward from one order: the total of its customer's country, if it passed the filter
+    order = frames["orders"].getLineage().filter(lambda r: r.order_id == 11).goNextAll().collect()
+    country = next(c[1] for c in CUSTOMERS if c[0] == ORDERS[11][1])
+    assert [r.country for r in order] == [country]
+    assert frames["orders"].getLineage().filter(lambda r: r.order_id == 10).goNextAll().collect() == []
+
+
+def test_python_udf_and_projection_are_one_to_one(frames: dict[str, Any], plain: dict[str, Any]) -> None:
+    from pyspark.sql import functions as F
+
+    bucket = F.udf(lambda amount: "big" if amount > 6 else "small", "string")
+
+    def job(t: dict[str, Any]) -> Any:
+        return (t["orders"].withColumn("size", bucket("amount")).select("order_id", "size", (F.col("amount") * 2)
+                .alias("twice")).filter(F.col("order_id") % 5 == 0))
+
+    captured = job(frames)
+    same_results(captured, job(plain))
+    for order_id in (0, 35, 115):
+        assert back(captured, where("order_id", order_id)) == rows([ORDERS[order_id]])
+    forward = frames["orders"].getLineage().filter(lambda r: r.order_id in (35, 36)).goNextAll().collect()
+    assert [r.order_id for r in forward] == [35]
+
+
+def test_distinct_and_drop_duplicates(frames: dict[str, Any], plain: dict[str, Any]) -> None:
+    days = frames["orders"].select("day").distinct()
+    same_results(days, plain["orders"].select("day").distinct())
+    assert back(days, lambda r: r.day == "2026-01-10") == rows([o for o in ORDERS if o[3] == "2026-01-10"])
+    firsts = frames["orders"].dropDuplicates(["customer_id"])
+    got = firsts.collect()
+    assert sorted(r.customer_id for r in got) == sorted({o[1] for o in ORDERS})
+    assert firsts.columns == plain["orders"].columns
+    assert back(firsts, lambda r: r.customer_id == "c2") == rows([o for o in ORDERS if o[1] == "c2"])
+
+
+def test_outer_semi_and_anti_joins(lc: Any, frames: dict[str, Any], plain: dict[str, Any]) -> None:
+    few = [c for c in CUSTOMERS if c[0] in ("c1", "c2")]
+    captured_few = lc.createDataFrame(few, CUSTOMER_SCHEMA)
+    plain_few = plain["customers"].where("customer_id in ('c1', 'c2')")
+    left = frames["orders"].join(captured_few, "customer_id", "left")
+    same_results(left, plain["orders"].join(plain_few, "customer_id", "left"))
+    # an order without a customer came from itself alone; one with a customer from both
+    assert back(left, lambda r: r.order_id == 3) == rows([ORDERS[3]])
+    assert back(left, lambda r: r.order_id == 1) == rows([ORDERS[1], few[0]])
+    semi = frames["orders"].join(captured_few, "customer_id", "left_semi")
+    same_results(semi, plain["orders"].join(plain_few, "customer_id", "left_semi"))
+    assert back(semi, lambda r: r.order_id == 2) == rows([ORDERS[2], few[1]])
+    anti = frames["orders"].join(captured_few, "customer_id", "anti")
+    same_results(anti, plain["orders"].join(plain_few, "customer_id", "anti"))
+    assert back(anti, lambda r: r.order_id == 3) == rows([ORDERS[3]])
+
+
+def test_union_self_join_and_explode(lc: Any, frames: dict[str, Any], plain: dict[str, Any]) -> None:
+    from pyspark.sql import functions as F
+
+    orders, customers = frames["orders"], frames["customers"]
+    both = orders.select("customer_id").union(customers.select("customer_id")).groupBy("customer_id").count()
+    same_results(both, plain["orders"].select("customer_id").union(plain["customers"].select("customer_id"))
+                 .groupBy("customer_id").count())
+    assert back(both, lambda r: r.customer_id == "c4") == rows(
+        [o for o in ORDERS if o[1] == "c4"] + [c for c in CUSTOMERS if c[0] == "c4"])
+    by_name = customers.select("country", "customer_id").unionByName(orders.select("customer_id"),
+                                                                     allowMissingColumns=True)
+    assert len(by_name.collect()) == len(CUSTOMERS) + len(ORDERS)
+    assert back(by_name, lambda r: r.country == "JP") == rows([c for c in CUSTOMERS if c[1] == "JP"])
+    # a source on both sides of a join: a pair of orders of one customer came from both orders
+    pairs = orders.alias("a").join(orders.alias("b"), F.col("a.customer_id") == F.col("b.customer_id")) \
+        .where(F.col("a.order_id") + 7 == F.col("b.order_id")).select(F.col("a.order_id").alias("first"))
+    assert 14 in [r.first for r in pairs.collect()]
+    assert back(pairs, lambda r: r.first == 14) == rows([ORDERS[14], ORDERS[21]])
+    words = lc.createDataFrame([("a b",), ("b c",), ("c",)], "line string")
+    exploded = words.select(F.explode(F.split("line", " ")).alias("word")).groupBy("word").count()
+    assert rows(exploded.collect()) == rows([("a", 1), ("b", 2), ("c", 2)])
+    assert back(exploded, lambda r: r.word == "c") == rows([("b c",), ("c",)])
+
+
+def test_tpch_q3_like_three_table_join(frames: dict[str, Any], plain: dict[str, Any]) -> None:
+    from pyspark.sql import functions as F
+
+    def q3(t: dict[str, Any]) -> Any:
+        return (t["customers"].where(F.col("segment") == "seg1")
+                .join(t["orders"].where(F.col("day") < "2026-03"), "customer_id")
+                .join(t["items"].where(F.col("discount") > 0), "order_id")
+                .groupBy("order_id", "day")
+                .agg(F.sum(F.col("price") * (1 - F.col("discount") / 10)).alias("revenue"))
+                .orderBy(F.desc("revenue"), "order_id").limit(5))
+
+    captured = q3(frames)
+    got = captured.collect()
+    assert [tuple(r) for r in got] == [tuple(r) for r in q3(plain).collect()]
+    top = got[0]
+    order = ORDERS[top.order_id]
+    customer = next(c for c in CUSTOMERS if c[0] == order[1])
+    items = [i for i in ITEMS if i[1] == top.order_id and i[3] > 0]
+    assert back(captured, lambda r: r.order_id == top.order_id) == rows([order, customer, *items])
+    # forward from an item of an order that is not in the top five reaches nothing
+    outside = next(i for i in ITEMS if i[1] not in {r.order_id for r in got})
+    assert frames["items"].getLineage().filter(lambda r: r.item_id == outside[0]).goNextAll().collect() == []
+
+
+def test_actions_count_to_pandas_write(lc: Any, frames: dict[str, Any], spark: Any, tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    big = frames["orders"].where(F.col("amount") > 11)
+    assert big.count() == sum(1 for o in ORDERS if o[2] > 11)
+    assert back(big, lambda r: True) == rows([o for o in ORDERS if o[2] > 11])  # the count's lineage
+    pdf = frames["customers"].where("country = 'US'").toPandas()
+    assert list(pdf.columns) == ["customer_id", "country", "segment"]
+    assert sorted(pdf.customer_id) == sorted(c[0] for c in CUSTOMERS if c[1] == "US")
+    out = str(tmp_path / "out")
+    totals = frames["orders"].groupBy("customer_id").agg(F.count("*").alias("n"))
+    totals.write.mode("overwrite").parquet(out)
+    assert rows(spark.read.parquet(out).collect()) == rows(
+        [(c, sum(1 for o in ORDERS if o[1] == c)) for c in {o[1] for o in ORDERS}])
+    assert totals.getLineage().goBackAll().count() == len(ORDERS)
+    first = frames["orders"].orderBy("order_id").first()
+    assert tuple(first) == ORDERS[0]
+
+
+def test_what_if_fates_from_lineage(frames: dict[str, Any]) -> None:
+    from pyspark.sql import functions as F
+
+    per_customer = frames["orders"].groupBy("customer_id").agg(F.sum("amount").alias("total"))
+    per_customer.collect()
+    doomed = frames["orders"].getLineage().filter(lambda r: r.customer_id == "c3" or r.order_id == 0)
+    impact = doomed.whatIfDeleted()
+    assert [r.customer_id for r in impact.dead()] == ["c3"]
+    assert [r.customer_id for r in impact.reached()] == ["c0"]
+
+
+def test_refused_before_running(lc: Any, frames: dict[str, Any], spark: Any) -> None:
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from capture_agent.record import UnsupportedOperation
+
+    orders = frames["orders"]
+    with pytest.raises(UnsupportedOperation, match="Window"):
+        orders.withColumn("rank", F.rank().over(Window.partitionBy("customer_id").orderBy("amount")))
+    with pytest.raises(UnsupportedOperation, match="createOrReplaceTempView"):
+        orders.createOrReplaceTempView("orders")
+    with pytest.raises(UnsupportedOperation, match="rdd"):
+        orders.rdd  # noqa: B018
+    with pytest.raises(UnsupportedOperation, match="read.csv"):
+        lc.read.csv("x.csv")
+    with pytest.raises(UnsupportedOperation, match="GroupedData.pivot"):
+        orders.groupBy("day").pivot("customer_id")
+    with pytest.raises(UnsupportedOperation, match="not read through this LineageContext"):
+        orders.join(spark.range(3), "id")
+    with pytest.raises(UnsupportedOperation, match="DataFrame.mapInPandas"):
+        orders.mapInPandas(lambda it: it, orders.schema)
+    assert orders.columns == ["order_id", "customer_id", "amount", "day"]
