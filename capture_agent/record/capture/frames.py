@@ -56,7 +56,7 @@ JOINS = {"inner": "inner", "cross": "inner", "outer": "outer", "full": "outer", 
          "full_outer": "outer", "left": "outer", "leftouter": "outer", "left_outer": "outer", "right": "outer",
          "rightouter": "outer", "right_outer": "outer", "semi": "semi", "leftsemi": "semi", "left_semi": "semi",
          "anti": "anti", "leftanti": "anti", "left_anti": "anti"}
-REFUSED_NODES = ("Window", "WindowGroupLimit", "Pivot", "MapInPandas", "FlatMapGroupsInPandas", "MapInArrow",
+REFUSED_NODES = ("Pivot", "MapInPandas", "FlatMapGroupsInPandas", "MapInArrow",
                  "FlatMapCoGroupsInPandas", "CollectMetrics", "Expand")
 
 
@@ -95,6 +95,22 @@ def _plan_nodes(df: Any) -> Counter[str]:
     return Counter(m.group(1) for m in re.finditer(r"^[\s:+\-|]*([A-Za-z]+)", tree, re.MULTILINE))
 
 
+def _window_specs(df: Any) -> Counter[tuple[str | None, ...]]:
+    """The partition columns (None: an expression) of each Window node of a DataFrame's analyzed plan."""
+    out: Counter[tuple[str | None, ...]] = Counter()
+    todo = [df._jdf.queryExecution().analyzed()]
+    while todo:
+        node = todo.pop()
+        if node.getClass().getSimpleName() == "Window":
+            spec = node.partitionSpec()
+            exprs = [spec.apply(i) for i in range(spec.size())]
+            out[tuple(str(e.name()) if e.getClass().getSimpleName() == "AttributeReference" else None
+                      for e in exprs)] += 1
+        children = node.children()
+        todo.extend(children.apply(i) for i in range(children.size()))
+    return out
+
+
 def _as_set(slot: Slot) -> tuple[Any, Slot]:
     from pyspark.sql import functions as F
 
@@ -103,11 +119,12 @@ def _as_set(slot: Slot) -> tuple[Any, Slot]:
     return F.expr(f"lineage_set(`{slot.column}`)"), Slot(slot.source, slot.column, True)
 
 
-def _set_aggregate(slot: Slot) -> Any:
+def _set_aggregate(slot: Slot, alias: bool = True) -> Any:
     from pyspark.sql import functions as F
 
     fn = "lineage_union" if slot.is_set else "lineage_ids"
-    return F.expr(f"{fn}(`{slot.column}`)").alias(slot.column)
+    aggregate = F.expr(f"{fn}(`{slot.column}`)")
+    return aggregate.alias(slot.column) if alias else aggregate
 
 
 class CapturedDataFrame:
@@ -137,11 +154,11 @@ class CapturedDataFrame:
                                  self._rule if rule is None else rule)
 
     def _checked(self, df: Any, operation: str) -> Any:
-        refused = set(_plan_nodes(df)) & set(REFUSED_NODES)
+        before, after = _plan_nodes(self._df), _plan_nodes(df)
+        refused = {node for node in REFUSED_NODES if after[node] > before[node]}
         if refused:
             raise UnsupportedOperation(f"DataFrame.{operation} with {', '.join(sorted(refused))}",
-                                       "window functions, pivots and pandas UDFs over whole partitions are "
-                                       "not captured yet")
+                                       "pivots and pandas UDFs over whole partitions are not captured yet")
         return df
 
     def __repr__(self) -> str:
@@ -215,16 +232,37 @@ class CapturedDataFrame:
                                    "captured; .plain() gives the uncaptured DataFrame")
 
     # ------------------------------------------------------------------ projections and filters
-    def _keep(self, df: Any, operation: str, aggregates: bool = False) -> CapturedDataFrame:
+    def _keep(self, df: Any, operation: str, aggregates: bool = False, build: Any = None) -> CapturedDataFrame:
         """``df`` (this frame transformed by ``operation``) as a captured frame, once checked:
-        no refused node, no aggregate it did not make (``aggregates``), every hidden column kept."""
+        no refused node, no aggregate it did not make (``aggregates``), every hidden column kept.
+        A projection bringing window functions is built again (``build``, given the plain frame)
+        over this frame with each row's ids replaced by those of its window partition."""
         self._checked(df, operation)
         if not aggregates and _plan_nodes(df)["Aggregate"] > _plan_nodes(self._df)["Aggregate"]:
             raise UnsupportedOperation(f"DataFrame.{operation} with an aggregate", "use agg() or groupBy().agg()")
+        windows = _window_specs(df) - _window_specs(self._df)
+        if windows and build is not None:
+            known = set(self.columns)  # Spark names a partition expression _w0...: a column only
+            if any(c not in known for spec in windows for c in spec):
+                raise UnsupportedOperation(f"DataFrame.{operation} with a window partitioned by an expression",
+                                           "partition the window by columns")
+            over = self
+            for spec in windows:
+                over = over._over(spec)
+            return over._keep(build(over._df), operation, aggregates)
         missing = [s.column for s in self._slots if s.column not in df.columns]
         if missing:
             raise UnsupportedOperation(f"DataFrame.{operation} dropping the lineage columns")
         return self._with(df)
+
+    def _over(self, spec: tuple[str | None, ...]) -> CapturedDataFrame:
+        """This frame with each row's ids replaced by the ids of every row of its window partition."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        window = Window.partitionBy(*[F.col(f"`{c}`") for c in spec])
+        df = self._df.withColumns({s.column: _set_aggregate(s, alias=False).over(window) for s in self._slots})
+        return self._with(df, tuple(Slot(s.source, s.column, True) for s in self._slots), "sum")
 
     def select(self, *cols: Any) -> CapturedDataFrame:
         from pyspark.sql import functions as F
@@ -234,8 +272,11 @@ class CapturedDataFrame:
         trial = self._df.select(*cols)
         if _plan_nodes(trial)["Aggregate"] > _plan_nodes(self._df)["Aggregate"]:
             return self.agg(*cols)
-        missing = [F.col(s.column) for s in self._slots if s.column not in trial.columns]
-        return self._keep(self._df.select(*cols, *missing) if missing else trial, "select")
+        def build(df: Any) -> Any:
+            missing = [F.col(s.column) for s in self._slots if s.column not in df.select(*cols).columns]
+            return df.select(*cols, *missing)
+
+        return self._keep(build(self._df), "select", build=build)
 
     def selectExpr(self, *exprs: str) -> CapturedDataFrame:
         from pyspark.sql import functions as F
@@ -245,10 +286,11 @@ class CapturedDataFrame:
         return self.select(*[F.expr(e) for e in exprs])
 
     def withColumn(self, colName: str, col: Any) -> CapturedDataFrame:
-        return self._keep(self._df.withColumn(colName, col), "withColumn")
+        return self._keep(self._df.withColumn(colName, col), "withColumn",
+                          build=lambda df: df.withColumn(colName, col))
 
     def withColumns(self, *colsMap: dict[str, Any]) -> CapturedDataFrame:
-        return self._keep(self._df.withColumns(*colsMap), "withColumns")
+        return self._keep(self._df.withColumns(*colsMap), "withColumns", build=lambda df: df.withColumns(*colsMap))
 
     def withColumnRenamed(self, existing: str, new: str) -> CapturedDataFrame:
         return self._keep(self._df.withColumnRenamed(existing, new), "withColumnRenamed")

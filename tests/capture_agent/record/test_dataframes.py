@@ -178,6 +178,26 @@ def test_tpch_q3_like_three_table_join(frames: dict[str, Any], plain: dict[str, 
     assert frames["items"].getLineage().filter(lambda r: r.item_id == outside[0]).goNextAll().collect() == []
 
 
+def test_window_functions_trace_to_their_partition(frames: dict[str, Any], plain: dict[str, Any]) -> None:
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    def job(t: dict[str, Any]) -> Any:
+        by_customer = Window.partitionBy("customer_id").orderBy(F.desc("amount"), "order_id")
+        return (t["orders"].withColumn("rank", F.row_number().over(by_customer))
+                .select("order_id", "customer_id", "rank",
+                        F.sum("amount").over(Window.partitionBy("customer_id")).alias("customer_total"))
+                .where(F.col("rank") == 1))
+
+    best = job(frames)
+    got = same_results(best, job(plain))
+    assert len(got) == len({o[1] for o in ORDERS})
+    # a customer's best order was chosen among, and its total summed over, all that customer's orders
+    assert back(best, where("customer_id", "c5")) == rows([o for o in ORDERS if o[1] == "c5"])
+    forward = frames["orders"].getLineage().filter(where("order_id", 12)).goNextAll().collect()
+    assert [r.customer_id for r in forward] == [ORDERS[12][1]]
+
+
 def test_actions_count_to_pandas_write(lc: Any, frames: dict[str, Any], spark: Any, tmp_path: Path) -> None:
     from pyspark.sql import functions as F
 
@@ -215,8 +235,8 @@ def test_refused_before_running(lc: Any, frames: dict[str, Any], spark: Any) -> 
     from capture_agent.record import UnsupportedOperation
 
     orders = frames["orders"]
-    with pytest.raises(UnsupportedOperation, match="Window"):
-        orders.withColumn("rank", F.rank().over(Window.partitionBy("customer_id").orderBy("amount")))
+    with pytest.raises(UnsupportedOperation, match="window partitioned by an expression"):
+        orders.withColumn("rank", F.rank().over(Window.partitionBy(F.col("order_id") % 2).orderBy("amount")))
     with pytest.raises(UnsupportedOperation, match="createOrReplaceTempView"):
         orders.createOrReplaceTempView("orders")
     with pytest.raises(UnsupportedOperation, match="rdd"):

@@ -1,0 +1,172 @@
+"""DataFrame capture (``capture_agent.record.capture.frames``) against plain PySpark.
+
+Workloads on generated TPC-H-like Parquet tables (written once under --data-dir by Spark):
+  q1  lineitem filtered by ship date, grouped by return flag and line status: sums, averages, count
+  q3  customer (one segment) x orders (before a date) x lineitem (shipped after it), revenue per
+      order, the top 10 by revenue
+  groupby  lineitem's quantity per part key (200,000 keys), collected
+
+Each workload runs plain and captured alternately, --runs times each after one warm-up of both, in
+one Spark application; the ratio is median(captured) / median(plain) of the wall-clock time. Then,
+on the last captured run: the lineage bytes (the output point's tables; sources write nothing) as
+a share of the input's bytes, and the time of a one-row backward trace (to the source ids) and of
+reading the source rows of one output row.
+
+    .venv/bin/python bench/dataframe_capture.py                        # 2M lineitem rows, quick
+    .venv/bin/python bench/dataframe_capture.py --lineitem 16000000    # about 1 GB of Parquet
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def generate(spark: Any, folder: str, lineitem: int) -> dict[str, str]:
+    """The three tables (orders: lineitem / 4 rows, customers: orders / 10), written once."""
+    from pyspark.sql import functions as F
+
+    paths = {name: os.path.join(folder, f"{name}-{lineitem}") for name in ("lineitem", "orders", "customer")}
+    if all(os.path.exists(p) for p in paths.values()):
+        return paths
+    orders, customers = max(1, lineitem // 4), max(1, lineitem // 40)
+    h = F.xxhash64
+    (spark.range(lineitem).select(
+        (F.col("id") % orders).alias("l_orderkey"), (F.abs(h("id", F.lit(1))) % 200_000).alias("l_partkey"),
+        (F.abs(h("id", F.lit(2))) % 50 + 1).cast("double").alias("l_quantity"),
+        (F.abs(h("id", F.lit(3))) % 100_000 / 100.0).alias("l_extendedprice"),
+        (F.abs(h("id", F.lit(4))) % 11 / 100.0).alias("l_discount"),
+        (F.abs(h("id", F.lit(5))) % 9 / 100.0).alias("l_tax"),
+        F.element_at(F.array(F.lit("A"), F.lit("N"), F.lit("R")), (F.abs(h("id", F.lit(6))) % 3 + 1).cast("int"))
+        .alias("l_returnflag"),
+        F.when(F.abs(h("id", F.lit(7))) % 2 == 0, "O").otherwise("F").alias("l_linestatus"),
+        F.date_add(F.lit("1992-01-01").cast("date"), (F.abs(h("id", F.lit(8))) % 2500).cast("int"))
+        .alias("l_shipdate"),
+        F.concat(F.lit("comment "), F.col("id").cast("string")).alias("l_comment"))
+     .write.parquet(paths["lineitem"]))
+    (spark.range(orders).select(
+        F.col("id").alias("o_orderkey"), (F.abs(h("id", F.lit(9))) % customers).alias("o_custkey"),
+        F.date_add(F.lit("1992-01-01").cast("date"), (F.abs(h("id", F.lit(10))) % 2400).cast("int"))
+        .alias("o_orderdate"), (F.abs(h("id", F.lit(11))) % 5).cast("int").alias("o_shippriority"))
+     .write.parquet(paths["orders"]))
+    (spark.range(customers).select(
+        F.col("id").alias("c_custkey"),
+        F.element_at(F.array(*[F.lit(s) for s in ("AUTOMOBILE", "BUILDING", "FURNITURE", "HOUSEHOLD", "MACHINERY")]),
+                     (F.abs(h("id", F.lit(12))) % 5 + 1).cast("int")).alias("c_mktsegment"))
+     .write.parquet(paths["customer"]))
+    return paths
+
+
+def q1(t: dict[str, Any]) -> Any:
+    from pyspark.sql import functions as F
+
+    li = t["lineitem"]
+    return (li.where(F.col("l_shipdate") <= F.lit("1998-09-02").cast("date"))
+            .groupBy("l_returnflag", "l_linestatus")
+            .agg(F.sum("l_quantity").alias("sum_qty"), F.sum("l_extendedprice").alias("sum_base_price"),
+                 F.sum(F.col("l_extendedprice") * (1 - F.col("l_discount"))).alias("sum_disc_price"),
+                 F.avg("l_quantity").alias("avg_qty"), F.avg("l_discount").alias("avg_disc"),
+                 F.count(F.lit(1)).alias("count_order"))
+            .orderBy("l_returnflag", "l_linestatus"))
+
+
+def q3(t: dict[str, Any]) -> Any:
+    from pyspark.sql import functions as F
+
+    day = F.lit("1995-03-15").cast("date")
+    return (t["customer"].where(F.col("c_mktsegment") == "BUILDING")
+            .join(t["orders"].where(F.col("o_orderdate") < day), F.col("c_custkey") == F.col("o_custkey"))
+            .join(t["lineitem"].where(F.col("l_shipdate") > day), F.col("l_orderkey") == F.col("o_orderkey"))
+            .groupBy("l_orderkey", "o_orderdate", "o_shippriority")
+            .agg(F.sum(F.col("l_extendedprice") * (1 - F.col("l_discount"))).alias("revenue"))
+            .orderBy(F.desc("revenue"), "o_orderdate").limit(10))
+
+
+def groupby(t: dict[str, Any]) -> Any:
+    from pyspark.sql import functions as F
+
+    return t["lineitem"].groupBy("l_partkey").agg(F.sum("l_quantity").alias("qty"))
+
+
+WORKLOADS: dict[str, Callable[[dict[str, Any]], Any]] = {"q1": q1, "q3": q3, "groupby": groupby}
+
+
+def folder_bytes(path: str) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lineitem", type=int, default=2_000_000, help="lineitem rows (16M: about 1 GB)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--data-dir", default=os.path.join(tempfile.gettempdir(), "lineage-bench-dataframes"))
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+
+    from pyspark.sql import SparkSession
+
+    from capture_agent import LineageContext
+
+    spark = (SparkSession.builder.master(args.master).appName("dataframe-capture-bench")
+             .config("spark.driver.memory", "6g").config("spark.ui.enabled", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    os.makedirs(args.data_dir, exist_ok=True)
+    paths = generate(spark, args.data_dir, args.lineitem)
+    store = tempfile.mkdtemp(prefix="lineage-bench-store-")
+    lc = LineageContext(spark, store=store)
+    print(f"lineitem {args.lineitem:,} rows; input {sum(folder_bytes(p) for p in paths.values()) / 1e6:.0f} MB "
+          f"(Parquet); runs {args.runs}, {args.master}")
+    try:
+        for name in args.workloads.split(","):
+            job = WORKLOADS[name]
+            used = {"q1": ["lineitem"], "groupby": ["lineitem"]}.get(name, list(paths))
+            input_bytes = sum(folder_bytes(paths[u]) for u in used)
+            plain_times, captured_times = [], []
+            frame = None
+            for run in range(args.runs + 1):
+                start = time.perf_counter()
+                plain_rows = job({k: spark.read.parquet(p) for k, p in paths.items()}).collect()
+                plain_s = time.perf_counter() - start
+                start = time.perf_counter()
+                frame = job({k: lc.read.parquet(p) for k, p in paths.items()})
+                rows = frame.collect()
+                captured_s = time.perf_counter() - start
+                if sorted(map(tuple, rows)) != sorted(map(tuple, plain_rows)):
+                    raise SystemExit(f"{name}: captured rows differ from plain PySpark's")
+                if run:  # the first pair warms up
+                    plain_times.append(plain_s)
+                    captured_times.append(captured_s)
+            assert frame is not None
+            point = lc.store.point(frame._point)
+            start = time.perf_counter()
+            traced = lc.lineage(frame, [0]).goBackAll().count()
+            backward_s = time.perf_counter() - start
+            start = time.perf_counter()
+            lc.lineage(frame, [0]).goBackAll().take(10)
+            rows_s = time.perf_counter() - start
+            plain_m, captured_m = statistics.median(plain_times), statistics.median(captured_times)
+            print(f"{name:8s} plain {plain_m:6.2f} s  captured {captured_m:6.2f} s  ratio {captured_m / plain_m:4.2f}  "
+                  f"(plain {', '.join(f'{t:.2f}' for t in plain_times)}; "
+                  f"captured {', '.join(f'{t:.2f}' for t in captured_times)})")
+            print(f"{'':8s} lineage {point.bytes / 1e6:.2f} MB = {100 * point.bytes / input_bytes:.2f}% of the "
+                  f"input's {input_bytes / 1e6:.0f} MB; one-row backward trace {backward_s:.3f} s"
+                  f" ({traced:,} source rows); the trace and 10 of its rows read in {rows_s:.3f} s")
+    finally:
+        spark.stop()
+        shutil.rmtree(store, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
