@@ -120,3 +120,26 @@ class KeptAggregates:
         table = read_rows(self.fs, path, ["key", "value"])
         for key, value in zip(table.column("key").to_pylist(), table.column("value").to_pylist(), strict=True):
             yield pickle.loads(key), pickle.loads(value)
+
+
+class KeyIn:
+    """A filter of a what-if's key-restricted replay: records whose key (``record[0]``, or the
+    whole record when ``whole``) is one of ``keys`` (or is not, when ``negate``)."""
+
+    def __init__(self, keys: frozenset[Any], whole: bool = False, negate: bool = False) -> None:
+        self.keys = keys
+        self.whole = whole
+        self.negate = negate
+
+    def __call__(self, record: Any) -> bool:
+        return ((record if self.whole else record[0]) in self.keys) is not self.negate
+
+
+class Tagged:
+    """``(tag, record)``: records of two RDDs told apart after one collect."""
+
+    def __init__(self, tag: int) -> None:
+        self.tag = tag
+
+    def __call__(self, record: Any) -> tuple[int, Any]:
+        return self.tag, record
