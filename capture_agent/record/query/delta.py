@@ -2,10 +2,11 @@
 stages after the first combine, each later shuffle replaying only the keys they touch.
 
 ``selective.kept_combines`` finds the combines whose untouched map-side partitions kept their
-aggregates. At each of them only the keys of the touched partitions can change: their old and new
-aggregates are merged from the kept ones (and the touched partitions combined again), and the
-pairs that differ are the combine's delta (old records out, new records in). Walking the job
-towards the target's node, a delta goes
+aggregates. At each of them only the keys whose aggregate changed in a touched partition can
+change: the touched partitions are combined again without the deleted records and compared with
+what they kept, in their tasks; those keys' old and new outputs are merged from the kept
+aggregates (the changed ones replaced), and the pairs that differ are the combine's delta (old
+records out, new records in). Walking the job towards the target's node, a delta goes
 
 - through per-record operations (map, flatMap, filter, mapValues, flatMapValues, keyBy, keys,
   values): the job's functions run on the delta's records alone (in Spark tasks);
@@ -36,17 +37,15 @@ sample, ...). The replay then runs every stage after the combines on all keys
 
 from __future__ import annotations
 
-import pickle
 from typing import Any
 
 from pyspark.core.rdd import RDD
 
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.recipes import Recipe, Ref
-from capture_agent.record.query.selective import KeptCombine, combined_again, kept_aggregates, kept_combines, kept_pairs
+from capture_agent.record.query.selective import KeptCombine, combine_functions, kept_combines, kept_pairs
 from capture_agent.record.query.values import kept_results
-from capture_agent.record.storage.tables import read_rows
-from capture_agent.record.worker.functions import KeyIn, Tagged
+from capture_agent.record.worker.functions import ChangedAggregates, KeptAggregates, KeyIn, Tagged, TaggedAggregates
 
 PER_RECORD = ("map", "flatMap", "filter", "mapValues", "flatMapValues", "keyBy", "keys", "values")
 KEEP_KEYS = ("mapValues", "flatMapValues")  # a key restriction passes through them
@@ -240,24 +239,29 @@ class DeltaReplay:
         return self._spread_pair(*cancelled(old, new))
 
     def _combine_delta(self, kept: KeptCombine) -> Delta:
-        """A kept combine's old and new aggregates of the keys its touched partitions had."""
-        store = self.job.store
-        keys: set[bytes] = set()
-        for part in kept.touched:
-            keys.update(read_rows(store.fs, kept.files[part], ["key"]).column("key").to_pylist())
-        others = kept_aggregates(store, [p for n, p in kept.files.items() if n not in kept.touched], keys)
-        touched = kept_aggregates(store, [kept.files[n] for n in kept.touched], keys)
-        fresh, merge = combined_again(self.job, self.build, kept.combine, kept.touched)
-        self._merge[kept.seq] = merge
-        kept_others = [(pickle.loads(k), pickle.loads(v)) for k, v in others]  # data: keys and aggregates
-        old_pairs = kept_others + [(pickle.loads(k), pickle.loads(v)) for k, v in touched]
-        tagged = [((0, k), v) for k, v in old_pairs] + [((1, k), v) for k, v in kept_others + fresh]
-        merged = self._spread(tagged).reduceByKey(merge).collect() if tagged else []
+        """A kept combine's old and new output at the keys whose map-side aggregate changed in a
+        touched partition (combined again and compared with what it kept, in its task): the old
+        merged from every partition's kept aggregates, the new with the changed ones replaced."""
+        sc, fs = self.sc, self.job.store.fs
+        create, merge, merge_combiners = combine_functions(self.build, kept.combine)
+        self._merge[kept.seq] = merge_combiners
+        parent = self.build.rdd(kept.combine["on"]["ref"])
+        found = sc.runJob(parent.mapPartitionsWithIndex(ChangedAggregates(create, merge, fs, kept.files)),
+                          lambda it: it, kept.touched)
+        keys = frozenset(key for _, key, _, _ in found)
+        self.keys_replayed[self._label(kept.seq)] = len(keys)
+        if not keys:
+            self._changed[kept.seq] = ((False, keys), [])
+            return None
+        changed = frozenset((part, key) for part, key, _, _ in found)
+        pairs = kept_pairs(sc, self.job.store, sorted(kept.files.items()), TaggedAggregates(fs, keys, changed))
+        fresh = [((1, key), new) for _, key, new, present in found if present]  # data: keys and aggregates
+        if fresh:
+            pairs = pairs.union(self._spread(fresh))
+        merged = pairs.reduceByKey(merge_combiners).collect()
         old = [(k, v) for (tag, k), v in merged if tag == 0]
         new = [(k, v) for (tag, k), v in merged if tag == 1]
-        restriction: Restriction = (False, frozenset(pickle.loads(k) for k in keys))
-        self.keys_replayed[self._label(kept.seq)] = len(keys)
-        self._changed[kept.seq] = (restriction, new)
+        self._changed[kept.seq] = ((False, keys), new)
         return self._spread_pair(*cancelled(old, new))
 
     # ------------------------------------------------------------------ inputs, restricted
@@ -311,10 +315,9 @@ class DeltaReplay:
             old = self.restricted("old", kept.seq, restriction)
             return old.filter(KeyIn(changed[1], negate=True)).union(
                 self._spread([r for r in new if _matches(r, restriction)]))
-        pairs = kept_pairs(self.sc, self.job.store, list(kept.files.values()))
         by_key = restriction is not None and not restriction[0]
-        if by_key:
-            pairs = _filtered(pairs, restriction)
+        keys = restriction[1] if restriction is not None and by_key else None
+        pairs = kept_pairs(self.sc, self.job.store, list(kept.files.values()), KeptAggregates(self.job.store.fs, keys))
         rows = pairs.reduceByKey(self._merge[kept.seq], kept.node["partitions"])
         if restriction is None:
             rows = rows.cache()

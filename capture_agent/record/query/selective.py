@@ -93,11 +93,11 @@ def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
     keys: set[bytes] = set()
     for part in touched:
         keys.update(read_rows(store.fs, files[part], ["key"]).column("key").to_pylist())
-    kept = kept_aggregates(store, [files[p] for p in files if p not in touched], keys)
-    fresh, merge_combiners = combined_again(job, build, combine, touched)
+    kept = _kept_aggregates(store, [files[p] for p in files if p not in touched], keys)
+    fresh, merge_combiners = _combined_again(job, build, combine, touched)
     sc = job.sc
     pairs = fresh + [(pickle.loads(k), pickle.loads(v)) for k, v in kept]  # data: keys and aggregates
-    merged = spread(sc, pairs).reduceByKey(merge_combiners).collect() if pairs else []
+    merged = _spread(sc, pairs).reduceByKey(merge_combiners).collect() if pairs else []
     changing = {pickle.loads(k) for k in keys}
     return [v for v in old.values() if v[0] not in changing] + merged
 
@@ -146,18 +146,20 @@ def aggregated_combines(job: Any, build: Any, deleted: Frontier) -> dict[int, An
     custom partitionFunc is not kept). Empty when none qualifies."""
     given: dict[int, Any] = {}
     for seq, kept in kept_combines(job, deleted).items():
-        fresh, merge_combiners = combined_again(job, build, kept.combine, kept.touched)
+        fresh, merge_combiners = _combined_again(job, build, kept.combine, kept.touched)
         pairs = kept_pairs(job.sc, job.store, [path for part, path in kept.files.items() if part not in kept.touched])
         if fresh:
-            pairs = pairs.union(spread(job.sc, fresh))
+            pairs = pairs.union(_spread(job.sc, fresh))
         given[seq] = pairs.reduceByKey(merge_combiners, kept.node["partitions"])
     return given
 
 
-def kept_pairs(sc: Any, store: Any, paths: list[str]) -> Any:
-    """The (key, aggregate) pairs of kept aggregate files, as an RDD read in Spark tasks."""
+def kept_pairs(sc: Any, store: Any, paths: list[Any], read: Any = None) -> Any:
+    """The (key, aggregate) pairs of kept aggregate files, as an RDD read in Spark tasks (``read``:
+    what reads one of ``paths``, ``KeptAggregates`` by default)."""
     # a few files per task: 100 tasks reading 100 small files cost more in scheduling than reading
-    return sc.parallelize(paths, max(1, min(len(paths), 2 * sc.defaultParallelism))).flatMap(KeptAggregates(store.fs))
+    return sc.parallelize(paths, max(1, min(len(paths), 2 * sc.defaultParallelism))).flatMap(
+        read or KeptAggregates(store.fs))
 
 
 def _aggregate_files(store: Any, combiner: Any, source: dict[str, Any]) -> dict[int, str] | None:
@@ -168,19 +170,25 @@ def _aggregate_files(store: Any, combiner: Any, source: dict[str, Any]) -> dict[
     return files if all(store.fs.exists(path) for path in files.values()) else None
 
 
-def combined_again(job: Any, build: Any, combine: dict[str, Any], touched: list[int]) -> tuple[list[Any], Any]:
+def combine_functions(build: Any, combine: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """A combine's createCombiner (None for reduceByKey: the value itself), mergeValue and
+    mergeCombiners, from its recipe (``build``: a ``stored_job.Build``)."""
+    if combine["method"] == "reduceByKey":
+        merge = build.value(combine["args"][0])
+        return None, merge, merge
+    create, merge, merge_combiners = (build.value(a) for a in combine["args"][:3])
+    return create, merge, merge_combiners
+
+
+def _combined_again(job: Any, build: Any, combine: dict[str, Any], touched: list[int]) -> tuple[list[Any], Any]:
     """The map-side (key, aggregate) pairs of the ``touched`` partitions of a combine's parent,
     computed again without the deleted records (in Spark tasks), and the job's mergeCombiners."""
-    if combine["method"] == "reduceByKey":
-        create, merge = None, build.value(combine["args"][0])
-        merge_combiners = merge
-    else:
-        create, merge, merge_combiners = (build.value(a) for a in combine["args"][:3])
+    create, merge, merge_combiners = combine_functions(build, combine)
     parent = build.rdd(combine["on"]["ref"])
     return job.sc.runJob(parent.mapPartitions(LocalCombine(create, merge)), lambda it: it, touched), merge_combiners
 
 
-def spread(sc: Any, items: list[Any]) -> Any:
+def _spread(sc: Any, items: list[Any]) -> Any:
     """Items of the driver as an RDD: a slice per 10,000, at most one per core."""
     return sc.parallelize(items, max(1, min(len(items) // 10_000, sc.defaultParallelism)))
 
@@ -198,7 +206,7 @@ def _subtracted(job: Any, build: Any, combine: dict[str, Any], source_seq: int, 
         return None
     records = [v for _, v in job.values.values(job.store.point(source["input"]), ids)]
     sc = job.sc
-    given = spread(sc, records)
+    given = _spread(sc, records)
     lost_build = type(build)(job, {}, {source_seq: given})
     pairs = lost_build.rdd(combine["on"]["ref"]).mapPartitions(LocalCombine(None, operator.add)).collect()
     lost: dict[Any, int] = {}
@@ -218,7 +226,7 @@ def _subtracted(job: Any, build: Any, combine: dict[str, Any], source_seq: int, 
     return new
 
 
-def kept_aggregates(store: Any, paths: list[str], keys: set[bytes]) -> list[tuple[bytes, bytes]]:
+def _kept_aggregates(store: Any, paths: list[str], keys: set[bytes]) -> list[tuple[bytes, bytes]]:
     """The (key, aggregate) rows of ``paths`` whose key is one of ``keys`` (pickled)."""
     import pyarrow as pa
     import pyarrow.compute as pc

@@ -120,7 +120,7 @@ def test_sums_of_ints_subtract_the_deleted_records_alone(spark, sc, tmp_path, wr
     def no_kept_aggregates(*_):
         raise AssertionError("the subtraction needs no kept aggregates")
 
-    monkeypatch.setattr(module, "kept_aggregates", no_kept_aggregates)
+    monkeypatch.setattr(module, "_kept_aggregates", no_kept_aggregates)
     rng = random.Random(100 + seed)
     lines = [" ".join(rng.choices(WORDS[:5], k=rng.randint(1, 4))) for _ in range(rng.randint(10, 50))]
     path = write_text(f"signed-{seed}.txt", lines)
