@@ -21,9 +21,10 @@ records out, new records in). Walking the job towards the target's node, a delta
 To replay a shuffle on keys K, its input is built restricted to K: the restriction goes back
 through filters, unions, moves, mapValues and keyed shuffles (their outputs at K come from their
 inputs at K); an operation that computes keys (a map, say) needs its whole input, read at a kept
-combine from every partition's aggregates (all keys, no input read), or, past a later shuffle, that
-shuffle's whole output (computed once, old; the new one is the old with its replayed keys
-replaced: ``stages_in_full`` names these). Inputs the deletion does not reach are read as captured.
+combine from what it kept (all keys, no input read: the outputs its reduce side kept, else its
+map side's aggregates merged), or, past a later shuffle, that shuffle's whole output (computed
+once, old; the new one is the old with its replayed keys replaced: ``stages_in_full`` names
+these). Inputs the deletion does not reach are read as captured.
 
 The target's new output is its old one, kept at capture, less the old records of the target's
 delta plus its new ones. Exact when the job's functions are deterministic; when an old record is
@@ -45,6 +46,7 @@ from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.recipes import Recipe, Ref
 from capture_agent.record.query.selective import KeptCombine, combine_functions, kept_combines, kept_pairs
 from capture_agent.record.query.values import kept_results
+from capture_agent.record.storage.tables import aggregates_name
 from capture_agent.record.worker.functions import ChangedAggregates, KeptAggregates, KeyIn, Tagged, TaggedAggregates
 
 PER_RECORD = ("map", "flatMap", "filter", "mapValues", "flatMapValues", "keyBy", "keys", "values")
@@ -316,13 +318,27 @@ class DeltaReplay:
             return old.filter(KeyIn(changed[1], negate=True)).union(
                 self._spread([r for r in new if _matches(r, restriction)]))
         by_key = restriction is not None and not restriction[0]
-        keys = restriction[1] if restriction is not None and by_key else None
-        pairs = kept_pairs(self.sc, self.job.store, list(kept.files.values()), KeptAggregates(self.job.store.fs, keys))
-        rows = pairs.reduceByKey(self._merge[kept.seq], kept.node["partitions"])
+        read = KeptAggregates(self.job.store.fs, restriction[1] if restriction is not None and by_key else None)
+        outputs = self._kept_outputs(kept)
+        if outputs is not None:  # the combine's output, kept by its reduce side
+            rows = kept_pairs(self.sc, self.job.store, outputs, read)
+        else:
+            rows = kept_pairs(self.sc, self.job.store, list(kept.files.values()), read).reduceByKey(
+                self._merge[kept.seq], kept.node["partitions"])
         if restriction is None:
             rows = rows.cache()
             self._cached.append(rows)
         return rows if by_key else _filtered(rows, restriction)
+
+    def _kept_outputs(self, kept: KeptCombine) -> list[str] | None:
+        """The files of a kept combine's output its reduce side kept, or None unless every
+        partition kept it."""
+        store = self.job.store
+        reducer = store.points.get(kept.node.get("reducer", ""))
+        if reducer is None or reducer.kind != "reducer":
+            return None
+        files = [f"{reducer.location}/{aggregates_name(part)}" for part in range(reducer.num_partitions)]
+        return files if all(store.fs.exists(path) for path in files) else None
 
     # ------------------------------------------------------------------ Spark
     def _apply(self, seq: int, inputs: dict[int, RDD], few: bool = False) -> RDD:

@@ -12,6 +12,7 @@ import pytest
 
 from capture_agent.record import LineageContext
 from capture_agent.record.query.stored_job import FROM_AGGREGATES, RESTRICTED
+from capture_agent.record.storage.tables import aggregates_name
 
 pytestmark = pytest.mark.spark
 
@@ -133,6 +134,11 @@ def test_words_grouped_by_count_replay_only_the_counts_a_deletion_touches(spark,
     assert sorted((label.split(" ")[0], n) for label, n in replay["keys_replayed"].items()) == \
         [("groupByKey", 4), ("reduceByKey", 2)]
     assert replay["stages_in_full"] == []
+    # the count's whole output, which the grouping's restricted input is filtered from, is the one
+    # its reduce side kept: read back, not merged again
+    reducer = next(p for p in lc.store.by_seq() if p.kind == "reducer" and p.op == "reduceByKey")
+    kept = [f"{reducer.location}/{aggregates_name(n)}" for n in range(reducer.num_partitions)]
+    assert all(lc.store.fs.exists(path) for path in kept)
 
 
 def test_a_word_moving_to_a_new_count_makes_its_group_appear(spark, sc, tmp_path, write_text):
