@@ -192,7 +192,11 @@ class KeyIn:
         self.negate = negate
 
     def __call__(self, record: Any) -> bool:
-        return ((record if self.whole else record[0]) in self.keys) is not self.negate
+        try:
+            found = (record if self.whole else record[0]) in self.keys
+        except TypeError:  # an unhashable record is no key
+            found = False
+        return found is not self.negate
 
 
 class Tagged:
