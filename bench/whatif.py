@@ -12,13 +12,19 @@ input (files written without the deleted lines, outside the timing); the what-if
     .venv/bin/python bench/whatif.py --size-mb 1024        # the issue's 1 GB
     .venv/bin/python bench/whatif.py --reduce lambda       # an opaque reduce function
     .venv/bin/python bench/whatif.py --then histogram      # a second aggregation after the count
+    .venv/bin/python bench/whatif.py --then groups         # the words grouped by their count
+    .venv/bin/python bench/whatif.py --then join           # joined with a word -> topic table, summed per topic
 
 The word count reduces with ``operator.add`` (a what-if subtracts what the deleted lines counted,
 ``query/selective.py``) or, ``--reduce lambda``, an opaque function (the input partitions holding
 deleted lines are counted again and merged with the map-side aggregates the others kept).
 ``--then histogram`` adds a stage after the count (how many words occur n times: the counts
-counted again); the what-if then runs that stage on the count's kept aggregates, where a re-run
-reads the whole input again.
+counted again); ``--then groups`` groups the words by their count (a changed count moves a word
+to another group); ``--then join`` joins the counts with a table giving each word of the
+vocabulary one of 50 topics and sums them per topic. After the count the what-if replays each later
+stage on the keys the deletion touches only (``query/delta.py``); in the same run, the replay of
+those stages on all keys from the count's kept aggregates (what a what-if did before, and does
+where delta replay does not apply) is timed too, and its output checked equal to the re-run's.
 """
 
 from __future__ import annotations
@@ -57,11 +63,48 @@ def word_count(ctx: Any, path: str) -> Any:
     return ctx.textFile(path).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
 
 
-def then(counts: Any, name: str) -> Any:
-    """The stages after the word count (``--then``)."""
+def then(counts: Any, name: str, topics: Any) -> Any:
+    """The stages after the word count (``--then``); ``topics``: the (word, topic) table."""
     if name == "histogram":
         return counts.map(lambda kv: (kv[1], 1)).reduceByKey(add)
+    if name == "groups":
+        return counts.map(lambda kv: (kv[1], kv[0])).groupByKey().mapValues(lambda words: tuple(sorted(words)))
+    if name == "join":
+        return counts.join(topics).map(lambda kv: (kv[1][1], kv[1][0])).reduceByKey(add)
     return counts
+
+
+def topic_table(folder: str, seed: int) -> str:
+    """A word -> topic table (50 topics) of the bench's vocabulary, beside its text files."""
+    path = folder + "-topics.csv"
+    if not os.path.exists(path):
+        vocabulary, _ = zipf_vocabulary(8000, seed)
+        with open(path + ".tmp", "w", encoding="utf-8") as out:
+            out.writelines(f"{word},topic{n % 50}\n" for n, word in enumerate(vocabulary))
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def topics_of(ctx: Any, path: str) -> Any:
+    return ctx.textFile(path, 2).map(lambda line: tuple(line.split(",")))
+
+
+def timed_replays(lc: Any, sc: Any, target: str, deleted: Any) -> tuple[float, float, list[Any], dict[str, Any]]:
+    """Seconds of the what-if's replay alone (the kept job replayed from aggregates: on the touched
+    keys only where it can) and of the same stages replayed on all keys from the count's kept
+    aggregates, the latter's output, and how the former ran (``StoredJob.report``)."""
+    from capture_agent.record.query.selective import aggregated_combines
+    from capture_agent.record.query.stored_job import Build, StoredJob
+
+    job = StoredJob(lc.store, sc, lc.kept.document())
+    started = time.perf_counter()
+    job.replay_from_aggregates(target, deleted)
+    restricted = time.perf_counter() - started
+    report = job.report()
+    started = time.perf_counter()
+    given = aggregated_combines(job, Build(job, deleted), deleted)
+    all_keys = job.redo(target, Build(job, deleted, given))
+    return restricted, time.perf_counter() - started, all_keys, report
 
 
 def main() -> None:
@@ -72,7 +115,7 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--reduce", choices=["add", "lambda"], default="add")
-    parser.add_argument("--then", choices=["none", "histogram"], default="none")
+    parser.add_argument("--then", choices=["none", "histogram", "groups", "join"], default="none")
     args = parser.parse_args()
     func = add if args.reduce == "add" else (lambda a, b: a + b)
 
@@ -90,7 +133,9 @@ def main() -> None:
     try:
         lc = LineageContext(sc, store=store)
         lines = lc.textFile(folder)
-        counts = then(lines.flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(func), args.then)
+        topics = topic_table(folder, args.seed)
+        counts = then(lines.flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(func), args.then,
+                      topics_of(lc, topics))
         started = time.perf_counter()
         counts.collect()
         print(f"captured word count ({args.reduce}, then {args.then}) of {args.size_mb:g} MB in {args.files} files: "
@@ -131,7 +176,7 @@ def main() -> None:
                         open(os.path.join(remaining, f), "w", encoding="utf-8") as out:
                     out.writelines(line for n, line in enumerate(src) if not doomed(f, n, line.rstrip("\n")))
             started_rerun = time.perf_counter()
-            rerun = then(word_count(sc, remaining), args.then).collect()
+            rerun = then(word_count(sc, remaining), args.then, topics_of(sc, topics)).collect()
             rerun_time = time.perf_counter() - started_rerun
             assert Counter(new) == Counter(rerun), f"{name}: the what-if's new output differs from the re-run"
             total = done - started
@@ -141,6 +186,13 @@ def main() -> None:
                   f" re-run / what-if {rerun_time / total:.2f}; deleted {len(impact.deleted())},"
                   f" changed {len(impact.changed())}, unchanged {len(impact.unchanged())},"
                   f" appeared {len(impact.appeared())}")
+            if args.then != "none":  # the what-if's replay alone, and the same stages on all keys
+                touched_s, all_s, all_keys, report = timed_replays(lc, sc, impact.target, chosen.frontier())
+                assert Counter(all_keys) == Counter(rerun), f"{name}: the all-keys replay differs from the re-run"
+                print(f"   {name} replays: {report['how']!r} {touched_s:.2f}s vs all keys {all_s:.2f}s"
+                      f" (all keys / touched keys {all_s / touched_s:.2f}, re-run / touched keys"
+                      f" {rerun_time / touched_s:.2f}); keys replayed {report['keys_replayed']},"
+                      f" stages in full {report['stages_in_full']}")
     finally:
         shutil.rmtree(store, ignore_errors=True)
         shutil.rmtree(scratch, ignore_errors=True)

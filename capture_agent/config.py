@@ -29,7 +29,7 @@ expected. Nothing else in the agent reads ``LINEAGE_*`` variables.
 | `LINEAGE_JAR` | `jar` | `capture_agent/_jars/lineage-listener.jar` | listener jar to load (2) |
 | `LINEAGE_STORE` | `store` | `var/lineage` (under the current directory) | root of the record-level lineage store (3) |
 | `LINEAGE_KEEP_FUNCTIONS_MB` | `keep_functions_mb` | `64` | MB of a job's functions kept for replays (6) |
-| `LINEAGE_KEEP_AGGREGATES` | `keep_aggregates` | `100000` | keys a map-side combine task keeps aggregates of (7) |
+| `LINEAGE_KEEP_AGGREGATES` | `keep_aggregates` | `100000` | keys a combine task keeps aggregates or outputs of (7) |
 
 (1) Under `$XDG_CACHE_HOME` when set. Per user rather than per working directory, so the next
 run finds the batches wherever it starts; `python -m capture_agent flush-spool` delivers them.
@@ -47,7 +47,8 @@ what-ifs (``capture.kept``); `0` keeps none. They are the job's code, loaded onl
 tasks of a replay (README, "Trust model of kept functions").
 (7) Pickled beside the combiner's table, so that a what-if deleting records of some partitions
 replays only those (``query.selective``); a task with more keys, or that spilled, keeps none and
-what-ifs through it rerun the whole job. `0` keeps none.
+what-ifs through it rerun the whole job. The reduce side's tasks keep their outputs likewise, which
+a what-if reads instead of merging the map side's (``query.delta``). `0` keeps none.
 """
 
 from __future__ import annotations

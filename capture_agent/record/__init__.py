@@ -10,6 +10,7 @@
     src.goNextAll(); lin.goBack(); src.goNext()      # forward to the outputs; one step back/forward
     impact = src.whatIfDeleted()                     # what deleting them does to the last action's output
     impact.deleted(); impact.changed(); impact.unchanged(); impact.appeared()  # exact, by replay
+    impact.replay()                                  # how: keys replayed per later stage
     impact.dead(); impact.reached(); impact.unreached(); impact.counts()      # lineage alone (query/whatif.py)
 
 DataFrames read through the context (``lc.read.parquet``, ``lc.createDataFrame``) are
@@ -45,7 +46,8 @@ read only the partition tables their ids point to; ``LineageRun`` opens a finish
 from its folder alone. What-ifs replay the job: in its own process, or from the plan and pickled
 functions each action keeps in the run's folder (``capture/kept.py``, ``query/stored_job.py``;
 functions load only inside Spark tasks), selectively where the shape allows
-(``query/selective.py``: a combine's collect, from the map-side aggregates its tasks kept).
+(``query/selective.py``: a combine's collect, from the map-side aggregates its tasks kept;
+``query/delta.py``: the stages after a combine, on the keys the deletion touches only).
 
 The package by role (a change has one place to go):
 

@@ -202,6 +202,8 @@ class Compiler:
         shuffled = map_side.partitionBy(node.num_partitions, node.partition_func)
         reducer, target = self.new_point("reducer", node.op, ListGlobal(mode=node.mode), [combiner],
                                          node.num_partitions)
+        target = replace(target, keep_aggregates=self.keep_aggregates)
+        node.reducer_point = reducer.capture_id  # its kept outputs are the combine's output in what-ifs
         rdd = shuffled.mapPartitionsWithIndex(boundary.combine_reducer(target, node.merge_combiners,
                                                                                 self.worker_memory_mb))
         # a task that spilled yields records before its table is whole: take() drains it

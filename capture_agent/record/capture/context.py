@@ -45,7 +45,7 @@ from capture_agent.record.query.executors import check_executors, ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
 from capture_agent.record.query.recipes import READ, SC, Recipe
 from capture_agent.record.query.session import TraceSession
-from capture_agent.record.query.stored_job import StoredJob
+from capture_agent.record.query.stored_job import WHOLE_JOB, StoredJob
 from capture_agent.record.query.values import Predicate
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, split_by_partition
@@ -104,8 +104,9 @@ class LineageContext:
         self.kept = KeptJob(self.store, sc, self.settings.keep_functions_mb)
         self.frames = FrameState()
         self.actions = Actions(sc, self.compiler, self.outputs, self.after_action, self.kept)
+        self._replay_report: dict[str, Any] = {}  # how the last what-if rerun computed its output
         self.lineage_session = TraceSession(self.store, sc, trace_mode, self.outputs, self._replay,
-                                            self.capture_id_of, self._rerun)
+                                            self.capture_id_of, self._rerun, lambda: self._replay_report)
         self._rt = CaptureRuntime(sc, self.compiler, self.actions, self.lineage_session)
         if agent_settings:
             from capture_agent.agent import enable
@@ -273,7 +274,9 @@ class LineageContext:
             job.values = self.lineage_session.values
             found = job.replay_from_aggregates(target, deleted, dead)
             if found is not None:  # the untouched partitions' kept aggregates stood in for them
+                self._replay_report = job.report()
                 return found
+        self._replay_report = {"how": WHOLE_JOB, "keys_replayed": {}, "stages_in_full": []}
         return rerun_without(self.compiler, run, deleted)
 
     def _replay(self, point: CapturePoint, ids: BitMap64, predicate: Predicate) -> list[tuple[int, Any]]:

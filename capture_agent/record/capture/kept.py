@@ -16,13 +16,14 @@ listed under ``not_kept`` with the reason, which a replay of it reports.
 | job.json key | holds |
 |---|---|
 | ``version`` | 1 |
-| ``nodes`` | {seq: {"op", "partitions", "input", "combiner", "recipe": {...}}} (below) |
+| ``nodes`` | {seq: {"op", "partitions", "input", "combiner", "reducer", "recipe": {...}}} (below) |
 | ``outputs`` | {output capture id: {"node": seq, "redo": {"method", "args", "shape", "side_effects"}}} |
 | ``not_kept`` | {output capture id: why it cannot be replayed from the folder} |
 | ``functions`` | {digest: size in bytes} of the pickled files |
 
 A source names its capture point (``input``), a combine its map side's (``combiner``, whose kept
-aggregates a what-if reads in place of the input: ``query.selective``).
+aggregates a what-if reads in place of the input: ``query.selective``) and its reduce side's
+(``reducer``, whose kept outputs a what-if reads in place of merging those: ``query.delta``).
 A recipe is ``{"on", "method", "args", "kwargs", "attr"}``, ``on`` being ``{"ref": seq}``,
 ``"sc"`` or ``"read"``. An argument is ``{"value": JSON}``, ``{"ref": seq}`` (another node's
 plain RDD), ``{"name": "module:qualname"}`` or ``{"pickled": digest}``. A parallelized
@@ -146,6 +147,7 @@ class KeptJob:
             entry["input"] = input_of(node)
         if isinstance(node, CombineNode) and node.combiner_point:
             entry["combiner"] = node.combiner_point
+            entry["reducer"] = node.reducer_point
         if recipe.on == SC and recipe.method == "parallelize":
             data, slices = recipe.args
             sliced = Slices(data, slices, getattr(self.sc, "_batchSize", 0) or 0)

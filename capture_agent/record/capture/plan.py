@@ -143,6 +143,7 @@ class CombineNode(Node):
         self.merge_combiners = merge_combiners
         self.partition_func = partition_func
         self.combiner_point = ""  # the capture id of its map side, once compiled
+        self.reducer_point = ""  # and of its reduce side
 
 
 GROUP_MODES = ("group", "cogroup", "join", "left", "right", "full", "subtract_by_key", "subtract", "intersection")

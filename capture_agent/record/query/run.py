@@ -38,7 +38,8 @@ class LineageRun:
         self.chained_apps = link_runs(lineage, allow).apps if chain else {lineage.run_id: lineage.app_id}
         # with a SparkContext, what-ifs replay the job kept in the folder (when it was kept)
         self.job = StoredJob.open(lineage, sc) if sc is not None else None
-        self.session = TraceSession(lineage, sc, trace_mode, rerun=self.job.rerun if self.job else None)
+        self.session = TraceSession(lineage, sc, trace_mode, rerun=self.job.rerun if self.job else None,
+                                    report=self.job.report if self.job else None)
         if self.job is not None:
             self.job.values = self.session.values
         if sc is not None and (trace_mode != "local" or self.job is not None):

@@ -19,16 +19,19 @@ its old one less what the deleted records contributed (their records read back b
 job's narrow functions run on them alone), and the keys lineage says die are gone.
 
 Any other job (the combine's output joined, grouped, combined again, transformed before its action)
-takes ``aggregated_combines``: each combine reading the deleted input through narrow operations,
-whose partitions all kept their aggregates, is given to the replay as an RDD made of them (the
-touched partitions combined again, the others' aggregates read back in Spark tasks, all merged by
-key); the stages after it run on aggregates, never reading the input's untouched partitions.
+is replayed on the keys the deletion touches only where its shape allows (``query.delta``, from
+``kept_combines``), else takes ``aggregated_combines``: each combine reading the deleted input
+through narrow operations, whose partitions all kept their aggregates, is given to the replay as
+an RDD made of them (the touched partitions combined again, the others' aggregates read back in
+Spark tasks, all merged by key); the stages after it run on aggregates, never reading the
+input's untouched partitions.
 """
 
 from __future__ import annotations
 
 import operator
 import pickle
+from dataclasses import dataclass
 from typing import Any
 
 from pyroaring import BitMap64
@@ -99,39 +102,64 @@ def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
     return [v for v in old.values() if v[0] not in changing] + merged
 
 
-def aggregated_combines(job: Any, build: Any, deleted: Frontier) -> dict[int, Any]:
-    """{node seq: an RDD of its output without ``deleted``} for each combine of the kept job
-    (``job.job["nodes"]``, whose entry names its ``combiner`` point) that reads a deleted input
-    through narrow operations only and whose every map-side partition kept its aggregates: the
-    partitions the deletion touches are combined again (those only, with the job's functions),
-    the others' aggregates are read back in Spark tasks, and all are merged by key with the job's
-    mergeCombiners into as many partitions as the combine had (hash-partitioned: a custom
-    partitionFunc is not kept). Empty when none qualifies."""
+@dataclass
+class KeptCombine:
+    """A combine of the kept job whose map side kept every partition's aggregates, and reads a
+    deleted input through narrow operations only: its ``touched`` partitions are combined again,
+    the others' aggregates (``files``) stand in for them."""
+
+    seq: int
+    node: dict[str, Any]
+    combine: dict[str, Any]  # its recipe
+    files: dict[int, str]  # {map-side partition: its kept aggregates}
+    touched: list[int]  # the map-side partitions holding deleted records
+
+
+def kept_combines(job: Any, deleted: Frontier) -> dict[int, KeptCombine]:
+    """{node seq: ``KeptCombine``} for each combine of the kept job (``job.job["nodes"]``, whose
+    entry names its ``combiner`` point) that reads a deleted input through narrow operations only
+    and whose every map-side partition kept its aggregates."""
     nodes = job.job["nodes"]
     store = job.store
-    given: dict[int, Any] = {}
+    found: dict[int, KeptCombine] = {}
     for seq, node in nodes.items():
         combine = node.get("recipe") or {}
         if combine.get("method") not in COMBINES or not isinstance(combine.get("on"), dict):
             continue
-        found = _source_through_narrow(nodes, combine["on"]["ref"])
+        source = _source_through_narrow(nodes, combine["on"]["ref"])
         combiner = store.points.get(node.get("combiner", ""))
-        if found is None or found[1]["input"] not in deleted or combiner is None:
+        if source is None or source[1]["input"] not in deleted or combiner is None:
             continue
-        files = _aggregate_files(store, combiner, found[1])
+        files = _aggregate_files(store, combiner, source[1])
         if files is None:
             continue
-        touched = sorted(part for part, _ in split_by_partition(deleted[found[1]["input"]]))
-        fresh, merge_combiners = _combined_again(job, build, combine, touched)
-        sc = job.sc
-        others = [path for part, path in files.items() if part not in touched]
-        # a few files per task: 100 tasks reading 100 small files cost more in scheduling than reading
-        pairs = sc.parallelize(others, max(1, min(len(others), 2 * sc.defaultParallelism))) \
-            .flatMap(KeptAggregates(store.fs))
+        touched = sorted(part for part, _ in split_by_partition(deleted[source[1]["input"]]))
+        found[int(seq)] = KeptCombine(int(seq), node, combine, files, touched)
+    return found
+
+
+def aggregated_combines(job: Any, build: Any, deleted: Frontier) -> dict[int, Any]:
+    """{node seq: an RDD of its output without ``deleted``} for each ``kept_combines`` combine:
+    the partitions the deletion touches are combined again (those only, with the job's
+    functions), the others' aggregates are read back in Spark tasks, and all are merged by key
+    with the job's mergeCombiners into as many partitions as the combine had (hash-partitioned: a
+    custom partitionFunc is not kept). Empty when none qualifies."""
+    given: dict[int, Any] = {}
+    for seq, kept in kept_combines(job, deleted).items():
+        fresh, merge_combiners = _combined_again(job, build, kept.combine, kept.touched)
+        pairs = kept_pairs(job.sc, job.store, [path for part, path in kept.files.items() if part not in kept.touched])
         if fresh:
-            pairs = pairs.union(_spread(sc, fresh))
-        given[int(seq)] = pairs.reduceByKey(merge_combiners, node["partitions"])
+            pairs = pairs.union(_spread(job.sc, fresh))
+        given[seq] = pairs.reduceByKey(merge_combiners, kept.node["partitions"])
     return given
+
+
+def kept_pairs(sc: Any, store: Any, paths: list[Any], read: Any = None) -> Any:
+    """The (key, aggregate) pairs of kept aggregate files, as an RDD read in Spark tasks (``read``:
+    what reads one of ``paths``, ``KeptAggregates`` by default)."""
+    # a few files per task: 100 tasks reading 100 small files cost more in scheduling than reading
+    return sc.parallelize(paths, max(1, min(len(paths), 2 * sc.defaultParallelism))).flatMap(
+        read or KeptAggregates(store.fs))
 
 
 def _aggregate_files(store: Any, combiner: Any, source: dict[str, Any]) -> dict[int, str] | None:
@@ -142,14 +170,20 @@ def _aggregate_files(store: Any, combiner: Any, source: dict[str, Any]) -> dict[
     return files if all(store.fs.exists(path) for path in files.values()) else None
 
 
+def combine_functions(build: Any, combine: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """A combine's createCombiner (None for reduceByKey: the value itself), mergeValue and
+    mergeCombiners, from its recipe (``build``: a ``stored_job.Build``)."""
+    if combine["method"] == "reduceByKey":
+        merge = build.value(combine["args"][0])
+        return None, merge, merge
+    create, merge, merge_combiners = (build.value(a) for a in combine["args"][:3])
+    return create, merge, merge_combiners
+
+
 def _combined_again(job: Any, build: Any, combine: dict[str, Any], touched: list[int]) -> tuple[list[Any], Any]:
     """The map-side (key, aggregate) pairs of the ``touched`` partitions of a combine's parent,
     computed again without the deleted records (in Spark tasks), and the job's mergeCombiners."""
-    if combine["method"] == "reduceByKey":
-        create, merge = None, build.value(combine["args"][0])
-        merge_combiners = merge
-    else:
-        create, merge, merge_combiners = (build.value(a) for a in combine["args"][:3])
+    create, merge, merge_combiners = combine_functions(build, combine)
     parent = build.rdd(combine["on"]["ref"])
     return job.sc.runJob(parent.mapPartitions(LocalCombine(create, merge)), lambda it: it, touched), merge_combiners
 

@@ -32,17 +32,20 @@ class TraceSession:
         resolve: turns a target (capture id, CapturePoint, captured RDD...) into a capture id.
         rerun: an output computed again without some input records (what-if; only where the
             job's functions are).
+        report: how the last rerun computed it (``stored_job.StoredJob.report``'s dict).
     """
 
     def __init__(self, store: LineageStore, sc: Any = None, trace_mode: str = "auto",
                  outputs: Mapping[str, KeptResult] | None = None, replay: Replay | None = None,
-                 resolve: Callable[[Any], str] | None = None, rerun: Rerun | None = None) -> None:
+                 resolve: Callable[[Any], str] | None = None, rerun: Rerun | None = None,
+                 report: Callable[[], dict[str, Any]] | None = None) -> None:
         self.store = store
         self.sc = sc
         self.engine = TraceEngine(store, sc, trace_mode)
         self.values = ValueReader(self.engine, outputs, replay)
         self._resolve = resolve
         self.rerun = rerun
+        self.report = report
 
     def capture_id_of(self, target: Any) -> str:
         if self._resolve is not None:

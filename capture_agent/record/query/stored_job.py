@@ -20,6 +20,7 @@ from pyroaring import BitMap, BitMap64
 from pyspark.core.rdd import RDD
 
 from capture_agent.record.errors import ReplayNotPossible
+from capture_agent.record.query.delta import DeltaReplay
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.recipes import Recipe, Redo, Ref
 from capture_agent.record.query.selective import aggregated_combines, selective_rerun
@@ -55,6 +56,8 @@ def _named(name: str) -> Any:
 
 # How a rerun computed its new output (``StoredJob.last_replay``, a what-if's summary):
 SELECTIVE = "only the partitions the deletion touches, merged with the aggregates the others kept"
+RESTRICTED = ("the keys the deletion touches only, at each combine and each later shuffle, the other keys' output "
+              "taken from the kept one")
 FROM_AGGREGATES = "the stages after each combine the deletion reaches, run on its kept aggregates"
 WHOLE_JOB = "the whole job again, on the input without the deleted records"
 
@@ -68,7 +71,10 @@ class StoredJob:
         self.job = document
         self._folder = store.fs.join(store.run_dir, FOLDER)
         self._functions: dict[str, StoredFunction] = {}
-        self.last_replay = ""  # how the last rerun computed its output (SELECTIVE, FROM_AGGREGATES, WHOLE_JOB)
+        # how the last rerun computed its output (SELECTIVE, RESTRICTED, FROM_AGGREGATES, WHOLE_JOB)
+        self.last_replay = ""
+        self.keys_replayed: dict[str, int] = {}  # RESTRICTED: keys replayed per combine and later shuffle
+        self.stages_in_full: list[str] = []  # RESTRICTED: the later shuffles whose whole old output was needed
         self.values: Any = None  # the run's query.values.ValueReader: deleted input records, read back
 
     @classmethod
@@ -92,6 +98,12 @@ class StoredJob:
             return None
         return self.job["not_kept"].get(target) or f"the job's functions were not kept for {target}"
 
+    def report(self) -> dict[str, Any]:
+        """How the last rerun computed its output: ``how`` (``last_replay``), ``keys_replayed`` and
+        ``stages_in_full`` (key-restricted replays)."""
+        return {"how": self.last_replay, "keys_replayed": dict(self.keys_replayed),
+                "stages_in_full": list(self.stages_in_full)}
+
     def rerun(self, target: str, deleted: Frontier, dead: BitMap64 | None = None) -> list[Any]:
         """``target``'s action again on the inputs without ``deleted`` ({input capture id: ids});
         ``dead``: the target's records lineage says die (selective replay uses them).
@@ -112,6 +124,7 @@ class StoredJob:
             if found is not None:
                 return found
             self.last_replay = WHOLE_JOB
+            self.keys_replayed, self.stages_in_full = {}, []
             return self.redo(target, Build(self, deleted))
         except OutsideTask as exc:
             raise ReplayNotPossible(str(exc)) from None
@@ -123,13 +136,21 @@ class StoredJob:
 
     def replay_from_aggregates(self, target: str, deleted: Frontier, dead: BitMap64 | None = None) -> list[Any] | None:
         """``target`` without ``deleted`` from what capture kept, if it can: the touched partitions
-        only (``selective_rerun``), else the stages after each combine the deletion reaches, run on
-        its kept aggregates (``aggregated_combines``); None when neither applies (``last_replay``
-        says which did)."""
+        only (``selective_rerun``), else the keys the deletion touches only at each stage after the
+        combines it reaches (``delta.DeltaReplay``), else those stages on all keys, run on the
+        combines' kept aggregates (``aggregated_combines``); None when none applies
+        (``last_replay`` says which did)."""
         build = Build(self, deleted)
+        self.keys_replayed, self.stages_in_full = {}, []
         found = selective_rerun(self, build, target, deleted, dead)
         if found is not None:
             self.last_replay = SELECTIVE
+            return found
+        delta = DeltaReplay(self, build, deleted)
+        found = delta.run(target)
+        if found is not None:
+            self.last_replay = RESTRICTED
+            self.keys_replayed, self.stages_in_full = delta.keys_replayed, delta.stages_in_full
             return found
         given = aggregated_combines(self, build, deleted)
         if not given:

@@ -13,8 +13,9 @@ This is what lineage alone decides (``Impact.dead``, ``reached``, ``unreached``)
 disappear whatever the functions do; reached ones are those whose inputs were deleted or changed.
 Their new values, and records that change or appear only because a changed value moves to another
 key of a later group or join (which no lineage of the original run reaches), need the job run
-again without the deleted records (``capture.rerun``); ``classify`` then matches the new output
-with the old one (``Impact.deleted``, ``changed``, ``unchanged``, ``appeared``).
+again without the deleted records (``capture.rerun``; from kept aggregates and on the touched
+keys only where it can, ``query.delta``); ``classify`` then matches the new output with the old one
+(``Impact.deleted``, ``changed``, ``unchanged``, ``appeared``).
 """
 
 from __future__ import annotations
@@ -217,6 +218,7 @@ class Impact:
         self.target = target
         self.seeds = seeds if seeds is not None else {}
         self._classes: Classes | None = None
+        self._replay: dict[str, Any] = {}
 
     def _at(self, capture_id: str | None = None) -> tuple[CapturePoint, PointFates]:
         cid = capture_id or self.target
@@ -262,9 +264,18 @@ class Impact:
                                         "gives the fates lineage decides (dead, reached, unreached, counts)")
             point, fates = self._at()
             new = self.session.rerun(self.target, self.seeds, fates.deleted)
+            self._replay = self.session.report() if self.session.report is not None else {}
             old = self.session.values.values(point, self.session.engine.all_ids(point))
             self._classes = classify(old, fates.deleted, fates.changed, new, single=point.layout.keep_all_rows)
         return self._classes
+
+    def replay(self) -> dict[str, Any]:
+        """How the new output was computed (after ``classes``): ``how`` (a sentence of
+        ``stored_job``), ``keys_replayed`` ({"op #node": keys} per combine and later shuffle that a
+        key-restricted replay ran on those keys only) and ``stages_in_full`` (the later shuffles it
+        needed whole)."""
+        self.classes()
+        return dict(self._replay)
 
     def deleted(self) -> list[Any]:
         """Output records that would disappear."""

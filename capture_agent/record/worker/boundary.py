@@ -27,7 +27,13 @@ from capture_agent.record.storage.layouts.shuffled import (
 )
 from capture_agent.record.storage.tables import TableSink, TableStream, TableTarget
 from capture_agent.record.worker.spill import CHECK_EVERY, MemoryBudget, Runs
-from capture_agent.record.worker.tails import ids_per_list, lists_by_slot, merged_combiners, spill_keyed
+from capture_agent.record.worker.tails import (
+    ids_per_list,
+    keep_aggregates,
+    lists_by_slot,
+    merged_combiners,
+    spill_keyed,
+)
 
 Agent = Callable[[int, Iterable[Any]], Iterator[tuple[int, Any]]]
 
@@ -66,6 +72,8 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
                     runs.budget.spilled()
         if not runs.count:
             yield from enumerate(zip(index, values, strict=True))
+            if 0 < len(index) <= target.keep_aggregates:  # the combine's output, for what-ifs
+                keep_aggregates(target, split, zip(index, values, strict=True))
             index.clear()  # as the map side: the table is built once the keyed state is let go
             values.clear()
             write_list_global(target, split, lists_by_slot(slots, cids))

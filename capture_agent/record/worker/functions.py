@@ -105,18 +105,105 @@ class LocalCombine:
         return iter(combined.items())
 
 
+def _kept_rows(fs: Any, path: str, keys: frozenset[Any] | None) -> Iterator[tuple[Any, Any]]:
+    """(key, aggregate) rows of one kept aggregates file, those of ``keys`` only when given (the
+    others' values are not unpickled)."""
+    import pickle
+
+    from capture_agent.record.storage.tables import read_rows
+
+    table = read_rows(fs, path, ["key", "value"])
+    for key_bytes, value in zip(table.column("key").to_pylist(), table.column("value").to_pylist(), strict=True):
+        key = pickle.loads(key_bytes)
+        if keys is None or key in keys:
+            yield key, pickle.loads(value)
+
+
 class KeptAggregates:
     """In a task: the (key, aggregate) pairs one combiner partition kept at capture
-    (``tails.keep_aggregates``, a Parquet file of the store), unpickled there."""
+    (``tails.keep_aggregates``, a Parquet file of the store), unpickled there; those of ``keys``
+    only when given."""
 
-    def __init__(self, fs: Any) -> None:
+    def __init__(self, fs: Any, keys: frozenset[Any] | None = None) -> None:
         self.fs = fs
+        self.keys = keys
 
     def __call__(self, path: str) -> Iterator[tuple[Any, Any]]:
-        import pickle
+        return _kept_rows(self.fs, path, self.keys)
 
-        from capture_agent.record.storage.tables import read_rows
 
-        table = read_rows(self.fs, path, ["key", "value"])
-        for key, value in zip(table.column("key").to_pylist(), table.column("value").to_pylist(), strict=True):
-            yield pickle.loads(key), pickle.loads(value)
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:  # noqa: BLE001 - a value that cannot say: count it as changed
+        return False
+
+
+class ChangedAggregates:
+    """In the task of a map-side partition holding deleted records: the partition combined again
+    without them (``create``, ``merge``, as ``LocalCombine``) and compared with the aggregates it
+    kept (``files``: {partition: path}); yields (partition, key, new aggregate, present) for each
+    key whose aggregate changed (``present`` False: none of its records is left there)."""
+
+    def __init__(self, create: Callable[[Any], Any] | None, merge: Callable[[Any, Any], Any], fs: Any,
+                 files: dict[int, str]) -> None:
+        self.combine = LocalCombine(create, merge)
+        self.fs = fs
+        self.files = files
+
+    def __call__(self, split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any, Any, bool]]:
+        fresh = dict(self.combine(iterator))
+        missing = object()
+        for key, kept in _kept_rows(self.fs, self.files[split], None):
+            new = fresh.pop(key, missing)
+            if new is missing:
+                yield split, key, None, False
+            elif not _same(kept, new):
+                yield split, key, new, True
+        for key, new in fresh.items():
+            yield split, key, new, True
+
+
+class TaggedAggregates:
+    """In a task: the kept aggregates of ``keys`` in one (partition, path), tagged ``((0, key),
+    aggregate)`` (the old output) and, unless the partition's aggregate of that key changed
+    (``changed``: (partition, key) pairs), ``((1, key), aggregate)`` (the new one)."""
+
+    def __init__(self, fs: Any, keys: frozenset[Any], changed: frozenset[tuple[int, Any]]) -> None:
+        self.fs = fs
+        self.keys = keys
+        self.changed = changed
+
+    def __call__(self, part_path: tuple[int, str]) -> Iterator[tuple[tuple[int, Any], Any]]:
+        part, path = part_path
+        for key, value in _kept_rows(self.fs, path, self.keys):
+            yield (0, key), value
+            if (part, key) not in self.changed:
+                yield (1, key), value
+
+
+class KeyIn:
+    """A filter of a what-if's key-restricted replay: records whose key (``record[0]``, or the
+    whole record when ``whole``) is one of ``keys`` (or is not, when ``negate``)."""
+
+    def __init__(self, keys: frozenset[Any], whole: bool = False, negate: bool = False) -> None:
+        self.keys = keys
+        self.whole = whole
+        self.negate = negate
+
+    def __call__(self, record: Any) -> bool:
+        try:
+            found = (record if self.whole else record[0]) in self.keys
+        except TypeError:  # an unhashable record is no key
+            found = False
+        return found is not self.negate
+
+
+class Tagged:
+    """``(tag, record)``: records of two RDDs told apart after one collect."""
+
+    def __init__(self, tag: int) -> None:
+        self.tag = tag
+
+    def __call__(self, record: Any) -> tuple[int, Any]:
+        return self.tag, record

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from capture_agent.record.storage.ids import SHIFT
@@ -150,7 +150,7 @@ def finish_combiner(target: TableTarget, part: int, state: CombineState, base: i
     if runs is None or not runs.count:
         yield from state.shuffle_records(hi)
         if 0 < len(state.keys) <= target.keep_aggregates:
-            keep_aggregates(target, part, state)
+            keep_aggregates(target, part, state.items())
         # the table needs only the flat arrays: built once the keys and values are let go, its Arrow
         # temporaries (and pyarrow itself) take the place they held instead of adding to it
         state.clear()
@@ -163,15 +163,20 @@ def finish_combiner(target: TableTarget, part: int, state: CombineState, base: i
         yield key, (value, hi | n)
 
 
-def keep_aggregates(target: TableTarget, part: int, state: CombineState) -> None:
-    """Writes a combiner partition's (key, map-side aggregate) pairs, pickled, beside its table: a
-    what-if that deletes records of other partitions merges these instead of recomputing them
-    (``query.selective``). Never raises: without the file the what-if reruns the whole job."""
+def keep_aggregates(target: TableTarget, part: int, pairs: Iterable[tuple[Any, Any]]) -> None:
+    """Writes a combine partition's (key, aggregate) pairs, pickled, beside its table: a combiner's
+    map-side aggregates, which a what-if that deletes records of other partitions merges instead of
+    recomputing them (``query.selective``), or a reducer's reduced values, which a what-if reads
+    instead of merging those (``query.delta``). Never raises: without the file the what-if
+    recomputes what it holds."""
     import pyarrow as pa
 
     try:
-        columns = {"key": pa.array([dumps(k) for k, _ in state.items()], type=pa.binary()),
-                   "value": pa.array([dumps(v) for _, v in state.items()], type=pa.binary())}
+        keys, values = [], []
+        for key, value in pairs:
+            keys.append(dumps(key))
+            values.append(dumps(value))
+        columns = {"key": pa.array(keys, type=pa.binary()), "value": pa.array(values, type=pa.binary())}
         write_once(target.fs, target.local, target.aggregates_path(part), lambda dest: write_parquet(dest, columns))
     except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does
         print(f"lineage: cannot keep the aggregates of {target.aggregates_path(part)}: {exc}", file=sys.stderr)

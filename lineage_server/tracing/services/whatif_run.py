@@ -92,7 +92,8 @@ def _finish(trace: Trace, opened: Opened, impact: Impact, summary: WhatIfSummary
         "target": server(impact.target),
         "deleted_at": {server(cid): len(ids) for cid, ids in impact.seeds.items()},
         "replay": {"done": why_not is None, "reason": why_not,
-                   "how": run.job.last_replay if why_not is None and run.job is not None else ""},
+                   **(run.job.report() if why_not is None and run.job is not None else
+                      {"how": "", "keys_replayed": {}, "stages_in_full": []})},
         "points": points,
         "output": summary.output,
         "first_changed": [{**r, "capture_id": server(r["capture_id"])} for r in summary.first_changed],

@@ -15,7 +15,7 @@ import pytest
 
 from capture_agent.record import LineageContext
 from capture_agent.record.query.selective import aggregated_combines, selective_rerun
-from capture_agent.record.query.stored_job import Build, StoredJob
+from capture_agent.record.query.stored_job import RESTRICTED, Build, StoredJob
 
 pytestmark = pytest.mark.spark
 
@@ -166,9 +166,10 @@ def later_stages():
 @pytest.mark.parametrize("seed", range(4))
 def test_later_stages_run_on_the_kept_aggregates_never_on_the_untouched_input(spark, sc, tmp_path, seed):
     """A what-if on a job that joins, groups or combines again after its word count: the count's
-    untouched partitions come from their kept aggregates. To prove it, an untouched input file is
-    overwritten after capture with other words of the same size and modification time: a replay
-    that read it would not match the answer computed from the original files."""
+    untouched partitions come from their kept aggregates (and its later stages run on the keys the
+    deletion touches only). To prove it, an untouched input file is overwritten after capture with
+    other words of the same size and modification time: a replay that read it would not match the
+    answer computed from the original files."""
     rng = random.Random(200 + seed)
     folder = tmp_path / f"files-{seed}"
     folder.mkdir()
@@ -211,6 +212,7 @@ def test_later_stages_run_on_the_kept_aggregates_never_on_the_untouched_input(sp
     assert aggregated_combines(job, Build(job, deleted), deleted), f"{name}: the count's aggregates were all kept"
     output = result.getLineage().points()[0]
     assert Counter(repr(x) for x in job.rerun(output, deleted)) == oracle, name
+    assert job.last_replay == RESTRICTED, name  # the later stages on the touched keys (query.delta)
     impact = doomed.whatIfDeleted()  # the what-if in the job's own process takes the same path
     assert Counter(repr(x) for x in impact.unchanged() + [n for _, n in impact.changed()] + impact.appeared()) \
         == oracle, name
