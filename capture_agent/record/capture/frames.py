@@ -32,7 +32,7 @@ row dies when all its source rows die; otherwise it is changed). Replaying a Dat
 without records is not built (``ReplayNotPossible``).
 
 Every other DataFrame method raises ``UnsupportedOperation`` before anything runs: window
-functions, SQL (``lc.sql``, temporary views), ``.rdd``, pandas UDFs that map whole partitions
+SQL (``lc.sql``, temporary views), pandas UDFs that map whole partitions
 (mapInPandas, applyInPandas), pivot, cube/rollup, observe, streaming. A projection is checked
 after analysis: a window expression in it is refused too.
 """
@@ -543,8 +543,18 @@ class CapturedDataFrame:
 
     @property
     def rdd(self) -> Any:
-        raise UnsupportedOperation("DataFrame.rdd", "a captured DataFrame's rows as a captured RDD are not built "
-                                   "yet; .plain().rdd gives them uncaptured")
+        """The rows as a captured RDD (Rows of the visible columns): its records trace back to
+        this frame's sources, and the RDD job's outputs forward from them."""
+        from capture_agent.record.capture.inputs import FrameInput
+        from capture_agent.record.capture.plan import SourceNode
+        from capture_agent.record.capture.rdd import CapturedRDD
+        from capture_agent.record.query.recipes import Given
+
+        source = FrameInput(self)
+        plain = self.plain()
+        node = SourceNode(self._lc.sc, "rdd", source, source.num_partitions,
+                          Given(lambda: plain.rdd, "a captured DataFrame's rows (.rdd)"))
+        return CapturedRDD(self._lc._rt, node)
 
     # ------------------------------------------------------------------ lineage
     def getLineage(self) -> LineageRDD:

@@ -19,10 +19,15 @@ from pyspark.serializers import AutoBatchedSerializer, CPickleSerializer
 from capture_agent.record.capture.compiler import Compiler
 from capture_agent.record.capture.pipeline import Head
 from capture_agent.record.capture.plan import Node
-from capture_agent.record.storage.layouts import Rows, Save, Text, Values
+from capture_agent.record.storage.layouts import Rows, Save, Sets, Text, Values
 from capture_agent.record.storage.layouts.inputs import reads_save
 from capture_agent.record.storage.manifest import CapturePoint
-from capture_agent.record.worker.inputs import csv_input_agent, parquet_input_agent, values_input_agent
+from capture_agent.record.worker.inputs import (
+    csv_input_agent,
+    frame_rows_agent,
+    parquet_input_agent,
+    values_input_agent,
+)
 
 _TEXT_INPUT_FORMAT = "org.apache.hadoop.mapred.TextInputFormat"
 _LONG_WRITABLE = "org.apache.hadoop.io.LongWritable"
@@ -155,3 +160,25 @@ class ParquetInput:
                                            self.num_partitions)
         rdd = self._meta.rdd.mapPartitionsWithIndex(parquet_input_agent(target))
         return compiler.finish_head(Head(rdd, "pairs", point, eager=False))
+
+
+class FrameInput:
+    """A captured DataFrame's rows (``frame.rdd``): records (partition, i) of its plain RDD, a
+    stage point whose rows hold each record's ids per source of the frame (``sets`` layout)."""
+
+    def __init__(self, frame: Any) -> None:
+        self.frame = frame
+        self.rdd = frame._df.rdd
+
+    @property
+    def num_partitions(self) -> int:
+        return int(self.rdd.getNumPartitions())
+
+    def compile(self, compiler: Compiler, node: Node) -> Head:
+        frame = self.frame
+        parents = [compiler.store.point(slot.source) for slot in frame._slots]
+        mode = "product" if frame._rule in ("copy", "product") else "sum"
+        point, target = compiler.new_point("stage", "rdd", Sets(mode=mode), parents, self.num_partitions)
+        visible, hidden = frame._positions()
+        agent = frame_rows_agent(target, frame.columns, visible, hidden, [s.is_set for s in frame._slots])
+        return compiler.finish_head(Head(self.rdd.mapPartitionsWithIndex(agent), "pairs", point, eager=False))

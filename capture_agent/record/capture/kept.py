@@ -39,7 +39,7 @@ import logging
 from typing import Any
 
 from capture_agent.record.capture.plan import CombineNode, Node
-from capture_agent.record.query.recipes import SC, Recipe, Redo, Ref
+from capture_agent.record.query.recipes import SC, Given, Recipe, Redo, Ref
 from capture_agent.record.query.stored_job import FOLDER, JOB_FILE, NAMED_MODULES, NAMED_PACKAGES, VERSION
 from capture_agent.record.storage.manifest import LineageStore
 from capture_agent.record.worker.functions import Slices
@@ -142,6 +142,8 @@ class KeptJob:
 
     def _node(self, node: Node, pending: dict[str, bytes], input_of: Any) -> dict[str, Any]:
         recipe: Recipe = node.recipe
+        if isinstance(recipe, Given):
+            raise NotKeepable(f"the job reads {recipe.what}, which is not kept")
         entry: dict[str, Any] = {"op": node.op, "partitions": node.num_partitions}
         if node.kind == "source":
             entry["input"] = input_of(node)

@@ -74,6 +74,19 @@ class Recipe:
         return f"Recipe({self.on!r}.{self.method}, {len(self.args)} args)"
 
 
+class Given(Recipe):
+    """A plain RDD the job built otherwise (a captured DataFrame's rows, ``.rdd``): built in the
+    job's process only, never kept (``capture.kept`` says so)."""
+
+    def __init__(self, make: Callable[[], RDD], what: str) -> None:
+        super().__init__(SC, "given")
+        self.make = make
+        self.what = what
+
+    def build(self, sc: Any, value: Callable[[Any], Any]) -> RDD:
+        return self.make()
+
+
 def live(argument: Any) -> Any:
     """``Recipe.build``'s ``value`` in the job's process: nodes become their plain RDDs."""
     return argument.node.plain() if isinstance(argument, Ref) else argument

@@ -198,6 +198,26 @@ def test_window_functions_trace_to_their_partition(frames: dict[str, Any], plain
     assert [r.customer_id for r in forward] == [ORDERS[12][1]]
 
 
+def test_rdd_of_a_frame_continues_the_lineage(frames: dict[str, Any]) -> None:
+    from operator import add
+
+    from pyspark.sql import functions as F
+
+    orders = frames["orders"]
+    per_customer = orders.where(F.col("amount") > 3).rdd.map(lambda r: (r.customer_id, r.amount)).reduceByKey(add)
+    got = dict(per_customer.collect())
+    assert got == {c: sum(o[2] for o in ORDERS if o[1] == c and o[2] > 3) for c in {o[1] for o in ORDERS}}
+    behind = per_customer.getLineage().filter(lambda kv: kv[0] == "c6").goBackAll().collect()
+    assert rows(behind) == rows([o for o in ORDERS if o[1] == "c6" and o[2] > 3])
+    forward = orders.getLineage().filter(where("order_id", 20)).goNextAll().collect()  # c6, 7.0
+    assert forward == [("c6", got["c6"])]
+    # an aggregated frame's rows: each traces to its group's rows
+    days = orders.groupBy("day").count().rdd.map(lambda r: (r.day, r["count"]))
+    assert sorted(days.collect()) == sorted(Counter(o[3] for o in ORDERS).items())
+    assert rows(days.getLineage().filter(lambda kv: kv[0] == "2026-02-14").goBackAll().collect()) == rows(
+        [o for o in ORDERS if o[3] == "2026-02-14"])
+
+
 def test_actions_count_to_pandas_write(lc: Any, frames: dict[str, Any], spark: Any, tmp_path: Path) -> None:
     from pyspark.sql import functions as F
 
@@ -239,8 +259,6 @@ def test_refused_before_running(lc: Any, frames: dict[str, Any], spark: Any) -> 
         orders.withColumn("rank", F.rank().over(Window.partitionBy(F.col("order_id") % 2).orderBy("amount")))
     with pytest.raises(UnsupportedOperation, match="createOrReplaceTempView"):
         orders.createOrReplaceTempView("orders")
-    with pytest.raises(UnsupportedOperation, match="rdd"):
-        orders.rdd  # noqa: B018
     with pytest.raises(UnsupportedOperation, match="read.csv"):
         lc.read.csv("x.csv")
     with pytest.raises(UnsupportedOperation, match="GroupedData.pivot"):
