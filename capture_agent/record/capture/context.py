@@ -24,7 +24,7 @@ from capture_agent.config import ConfigError, Settings, load_settings
 from capture_agent.record.capture import events as _events
 from capture_agent.record.capture.actions import Actions
 from capture_agent.record.capture.compiler import Compiler
-from capture_agent.record.capture.frame_sources import CapturedReader, local_frame
+from capture_agent.record.capture.frame_sources import CapturedReader, local_frame, rdd_frame
 from capture_agent.record.capture.frames import CapturedDataFrame, FrameState
 from capture_agent.record.capture.inputs import CsvInput, ParallelizeInput, ParquetInput, TextInput
 from capture_agent.record.capture.kept import KeptJob
@@ -37,7 +37,6 @@ from capture_agent.record.errors import (
     LineageError,
     NotCaptured,
     ReplayNotPossible,
-    UnsupportedOperation,
     ValuesNotAvailable,
 )
 from capture_agent.record.query.engine import TraceEngine
@@ -107,7 +106,8 @@ class LineageContext:
         self._replay_report: dict[str, Any] = {}  # how the last what-if rerun computed its output
         self.lineage_session = TraceSession(self.store, sc, trace_mode, self.outputs, self._replay,
                                             self.capture_id_of, self._rerun, lambda: self._replay_report)
-        self._rt = CaptureRuntime(sc, self.compiler, self.actions, self.lineage_session)
+        self._rt = CaptureRuntime(sc, self.compiler, self.actions, self.lineage_session,
+                                  lambda rdd, schema, ratio: rdd_frame(self, rdd, schema, ratio))
         if agent_settings:
             from capture_agent.agent import enable
 
@@ -181,11 +181,11 @@ class LineageContext:
                         verifySchema: bool = True) -> Any:
         """A captured DataFrame of local data (rows, tuples, dicts, a pandas DataFrame), like
         ``spark.createDataFrame``; ids are positions in the data."""
+        if self.enabled and isinstance(data, CapturedRDD):
+            return rdd_frame(self, data, schema, samplingRatio)
         df = self.spark.createDataFrame(data, schema, samplingRatio, verifySchema)
         if not self.enabled:
             return df
-        if isinstance(data, CapturedRDD):
-            raise UnsupportedOperation("createDataFrame of a captured RDD", "not built yet")
         return local_frame(self, df)
 
     def union(self, rdds: list[CapturedRDD]) -> CapturedRDD:

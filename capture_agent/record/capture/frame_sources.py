@@ -4,7 +4,11 @@ Sources (``lc.read.parquet``, ``lc.read.table`` of a Parquet table, ``lc.createD
 ``input`` points of the ``file_rows`` layout: a record's id is (index of its file, its row index
 in the file), both from Spark's ``_metadata`` columns, so ids do not depend on how Spark splits
 files into partitions, and nothing is written at capture. Local data given to
-``createDataFrame`` is written once to Parquet in the run's folder and read from there. The
+``createDataFrame`` is written once to Parquet in the run's folder and read from there.
+Text, CSV and JSON Lines are read as lines by the RDD engine's text input (ids and positions
+(file, byte offset) of the lines, stable whatever the split size), then parsed in the JVM; a
+captured RDD's records become a DataFrame at a stage point (``rdd_frame``), so traces of either
+continue through the other. The
 first source of a session registers the JVM functions that build id sets
 (``java/lineage/sql/IdSets.java``) and ships the agent's jar to the executors.
 """
@@ -111,8 +115,82 @@ class CapturedReader:
             raise UnsupportedOperation(f"read.table({name!r})", "tables stored as Parquet only, so far")
         return source_frame(self._lc, df, "read.table", [name])
 
+    def text(self, path: str) -> Any:
+        """Lines as rows of one ``value`` column; ids and positions (file, byte offset) of the
+        lines, as ``lc.textFile`` gives them."""
+        return rdd_frame(self._lc, self._lc.textFile(path).map(_one_field), "value string")
+
+    def csv(self, path: str, schema: Any = None, header: bool = False, sep: str = ",", quote: str = '"',
+            inferSchema: bool = False) -> Any:
+        """CSV lines parsed as Spark's reader parses them (fields as strings, then cast to the
+        given or inferred schema); ids and positions of the lines."""
+        from pyspark.sql import functions as F
+
+        shape = self._lc.spark.read.csv(path, schema=schema, header=header, sep=sep, quote=quote,
+                                        inferSchema=inferSchema).schema
+        strings = rdd_frame(self._lc, self._lc.csv(path, header, sep, quote).map(tuple),
+                            ", ".join(f"`{f.name}` string" for f in shape.fields))
+        return strings.select(*[F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in shape.fields])
+
+    def json(self, path: str, schema: Any = None) -> Any:
+        """JSON Lines, one object per line, parsed with the given or Spark's inferred schema; ids
+        and positions of the lines."""
+        from pyspark.sql import functions as F
+
+        shape = schema if schema is not None else self._lc.spark.read.json(path).schema
+        lines = self.text(path)
+        parsed = lines.select(F.from_json("value", shape).alias("__row"))
+        names = shape.fieldNames() if hasattr(shape, "fieldNames") else None
+        if names is None:
+            raise UnsupportedOperation("read.json with a DDL string schema", "give a StructType")
+        return parsed.select(*[F.col("__row").getField(n).alias(n) for n in names])
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        raise UnsupportedOperation(f"read.{name}", "DataFrame capture reads Parquet (read.parquet, read.table) "
-                                   "and createDataFrame so far; lc.textFile/lc.csv capture text as RDDs")
+        raise UnsupportedOperation(f"read.{name}", "DataFrame capture reads parquet, table (Parquet), text, csv "
+                                   "and json")
+
+
+def _one_field(line: str) -> tuple[str]:
+    return (line,)
+
+
+def rdd_frame(lc: Any, rdd: Any, schema: Any = None, samplingRatio: float | None = None) -> CapturedDataFrame:
+    """A captured RDD's records as a captured DataFrame (``createDataFrame(captured_rdd)``,
+    ``captured_rdd.toDF()``): a stage point where the records leave the RDD job (record (p, i):
+    the i-th record of partition p), whose ids the frame's rows carry, so traces go on through the
+    RDD job. Records are Rows, tuples or lists (by position), or dicts (by field name)."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    from capture_agent.record.capture.pipeline import Tail
+    from capture_agent.record.storage.layouts import OneLocal
+    from capture_agent.record.worker.boundary import stage_capture_agent
+
+    _functions_registered(lc)
+    spark = lc.spark
+    fields = spark.createDataFrame(rdd.plain(), schema, samplingRatio).schema  # PySpark's own inference
+    names = [f.name for f in fields.fields]
+    compiler = lc.compiler
+    pipe = compiler.pipeline(rdd._node)
+    point, target = compiler.new_point("stage", "toDF", OneLocal(), [pipe.point], pipe.num_partitions)
+    pairs = compiler.sink(pipe, Tail("pairs")).mapPartitionsWithIndex(stage_capture_agent(target))
+    column = lc.frames.fresh_column()
+    rows = pairs.mapPartitionsWithIndex(_with_ids(names))
+    df = spark.createDataFrame(rows, StructType([*fields.fields, StructField(column, LongType(), False)]),
+                               verifySchema=False)
+    return CapturedDataFrame(lc, df, (Slot(point.capture_id, column, False),), "copy")
+
+
+def _with_ids(names: list[str]) -> Any:
+    def add(split: int, pairs: Any) -> Any:
+        high = split << SHIFT
+        for i, value in pairs:
+            if isinstance(value, dict):
+                yield (*[value.get(n) for n in names], high | i)
+            elif isinstance(value, (tuple, list)):
+                yield (*value, high | i)
+            else:
+                yield (value, high | i)
+
+    return add

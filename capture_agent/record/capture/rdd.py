@@ -170,6 +170,10 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
         walk(self._node, 0)
         return "\n".join(lines).encode("utf-8")
 
+    def toDF(self, schema: Any = None, sampleRatio: float | None = None) -> Any:
+        """The records as a captured DataFrame (``capture.frame_sources.rdd_frame``)."""
+        return self._rt.to_frame(self, schema, sampleRatio)
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)

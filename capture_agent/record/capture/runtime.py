@@ -18,3 +18,5 @@ class CaptureRuntime:
     compiler: Compiler
     actions: Actions
     lineage: TraceSession
+    # (captured RDD, schema, sampling ratio) -> a captured DataFrame of its records (toDF)
+    to_frame: Any = None

@@ -218,6 +218,44 @@ def test_rdd_of_a_frame_continues_the_lineage(frames: dict[str, Any]) -> None:
         [o for o in ORDERS if o[3] == "2026-02-14"])
 
 
+def test_text_csv_json_readers_and_to_df(lc: Any, write_text: Callable[..., str]) -> None:
+    from operator import add
+
+    from pyspark.sql import functions as F
+
+    lines = ["error disk full", "ok", "error timeout", "warning disk slow", "error disk again"]
+    path = write_text("log.txt", lines)
+    words = lc.read.text(path).select(F.explode(F.split("value", " ")).alias("word")).groupBy("word").count()
+    assert rows(words.collect()) == rows(list(Counter(w for line in lines for w in line.split()).items()))
+    behind = words.getLineage().filter(where("word", "disk")).goBackAll()
+    assert sorted(behind.collect()) == sorted(line for line in lines if "disk" in line.split())
+    starts = [sum(len(line) + 1 for line in lines[:i]) for i in range(len(lines))]
+    assert sorted(p.offset for p in behind.positions()) == [starts[i] for i, line in enumerate(lines)
+                                                            if "disk" in line.split()]
+
+    csv = write_text("people.csv", ["name,age,city", "ann,31,Oslo", "bob,45,Rome", "cid,28,Oslo"])
+    people = lc.read.csv(csv, header=True, inferSchema=True)
+    assert people.dtypes == [("name", "string"), ("age", "int"), ("city", "string")]
+    oslo = people.where(F.col("city") == "Oslo").agg(F.avg("age").alias("age"))
+    assert oslo.collect()[0].age == 29.5
+    assert sorted(oslo.getLineage().goBackAll().collect()) == [("ann", "31", "Oslo"), ("cid", "28", "Oslo")]
+
+    js = write_text("events.json", ['{"user": 1, "kind": "a"}', '{"user": 2, "kind": "b"}', '{"user": 1, "kind": "c"}'])
+    events = lc.read.json(js).groupBy("user").agg(F.count("*").alias("n"))
+    assert rows(events.collect()) == rows([(1, 2), (2, 1)])
+    assert [p.offset for p in events.getLineage().filter(where("user", 2)).goBackAll().positions()] == [
+        len('{"user": 1, "kind": "a"}') + 1]
+
+    # a captured RDD's records as a DataFrame, and back: one trace across both
+    counts = lc.textFile(path).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
+    frame = counts.toDF(["word", "n"]).where(F.col("n") > 1)
+    assert rows(frame.collect()) == rows([("error", 3), ("disk", 3)])
+    assert sorted(frame.getLineage().filter(where("word", "error")).goBackAll().collect()) == sorted(
+        line for line in lines if "error" in line.split())
+    same = lc.createDataFrame(counts, "word string, n long")
+    assert same.count() == len({w for line in lines for w in line.split()})
+
+
 def test_actions_count_to_pandas_write(lc: Any, frames: dict[str, Any], spark: Any, tmp_path: Path) -> None:
     from pyspark.sql import functions as F
 
@@ -259,8 +297,8 @@ def test_refused_before_running(lc: Any, frames: dict[str, Any], spark: Any) -> 
         orders.withColumn("rank", F.rank().over(Window.partitionBy(F.col("order_id") % 2).orderBy("amount")))
     with pytest.raises(UnsupportedOperation, match="createOrReplaceTempView"):
         orders.createOrReplaceTempView("orders")
-    with pytest.raises(UnsupportedOperation, match="read.csv"):
-        lc.read.csv("x.csv")
+    with pytest.raises(UnsupportedOperation, match="read.orc"):
+        lc.read.orc("x.orc")
     with pytest.raises(UnsupportedOperation, match="GroupedData.pivot"):
         orders.groupBy("day").pivot("customer_id")
     with pytest.raises(UnsupportedOperation, match="not read through this LineageContext"):

@@ -10,7 +10,6 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.mark.parametrize("name, call", [
-    ("toDF", lambda r: r.toDF()),
     ("barrier", lambda r: r.barrier()),
     ("withResources", lambda r: r.withResources(None)),
     ("cleanShuffleDependencies", lambda r: r.cleanShuffleDependencies()),
