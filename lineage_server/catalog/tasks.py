@@ -24,7 +24,7 @@ from lineage_server.catalog.services import (
 )
 
 log = logging.getLogger(__name__)
-APPLIER_POLL_SECONDS = 0.25  # how long an accepted batch no request applied may wait
+APPLIER_POLL_SECONDS = 0.1  # how long an accepted batch no request applied may wait
 _applying = threading.Event()
 
 
