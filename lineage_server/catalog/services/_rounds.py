@@ -40,7 +40,8 @@ def apply_accepted() -> int:
         The number of events applied.
     """
     applied = 0
-    while True:
+    # A plain read first: looking for work takes no lock (on SQLite a transaction takes the write lock).
+    while IngestBatch.objects.filter(error="").exists():
         try:
             with transaction.atomic():
                 _locks.lock_for_applying()
@@ -49,9 +50,8 @@ def apply_accepted() -> int:
             log.exception("a round of accepted ingest batches failed; applying them one at a time")
             applied += _apply_one_by_one()
             continue
-        if not events:
-            return applied
         applied += len(events)
+    return applied
 
 
 def apply_accepted_now(batch_pk: int) -> bool:

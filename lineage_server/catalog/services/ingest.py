@@ -1,8 +1,7 @@
 """Ingest a batch of validated agent events: accept it (record its event ids, store it), then apply it.
 
-Accepting is one short transaction per request; applying is done in rounds (``_rounds``), each
-applying the batches accepted so far in one transaction, so the requests that arrive together
-share the cost of writing the catalog.
+Applying is done in rounds (``_rounds``), each applying the batches accepted so far in one
+transaction, so the requests that arrive together share the cost of writing the catalog.
 """
 
 from __future__ import annotations
@@ -49,8 +48,8 @@ def ingest_events(events: list[dict[str, Any]], token: AgentToken) -> IngestResu
     accepted batches, this one among them. Otherwise the worker's next round applies it
     (``IngestResult.applied`` is false). Either way each batch is applied whole, its
     events in the order sent, and the batches of one application in the order they were
-    accepted. A batch accepted by a request that then failed is applied all the same, so the
-    agent's retry counts its events as duplicates and loses none. Applications are created for
+    accepted. Once the transaction commits the batch is applied whatever becomes of the request
+    (a lost answer: the agent's retry counts its events as duplicates). Applications are created for
     the token's team; a batch naming another team's application is refused whole.
 
     Raises:
@@ -64,7 +63,8 @@ def ingest_events(events: list[dict[str, Any]], token: AgentToken) -> IngestResu
 
 
 def _accept(events: list[dict[str, Any]], token: AgentToken) -> tuple[IngestResult, int | None]:
-    """Record the ids of the events their applications do not have yet and store those events (in a transaction).
+    """Record the ids of the events their applications do not have yet and store those events (in the caller's
+    transaction, holding the applications' accept lock until it ends).
 
     Returns:
         The counts, and the stored batch's id (None when every event was a duplicate).
