@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
 from lineage_server.catalog.models import Application, CapturePoint, IngestBatch, IngestedEvent, Job
-from lineage_server.catalog.services import _apply, _locks, apply_accepted
+from lineage_server.catalog.services import _apply, _locks, _rounds, apply_accepted
 from tests.lineage_server.events import event, word_count_with_join
 
 pytestmark = pytest.mark.django_db
@@ -88,6 +88,21 @@ def test_a_batch_that_fails_to_apply_is_set_aside_and_the_others_are_applied(
     (left,) = IngestBatch.objects.all()
     assert left.events[0]["app_id"] == "local-bad" and "a bug in a handler" in left.error
     assert apply_accepted() == 0, "set aside: not tried again by every round"
+    monkeypatch.setitem(_apply.HANDLERS, "application_start", start)  # the bug fixed
+    assert apply_accepted(retry_set_aside=True) == 1 and not IngestBatch.objects.exists()
+    assert Application.objects.get(app_id="local-bad").name == "bad"
+
+
+def test_a_database_failure_sets_no_batch_aside(post_events, round_under_way, monkeypatch):
+    post_events([event("application_start", "local-a", 0, name="first")])
+
+    def connection_lost(*_: Any) -> None:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(_rounds, "_apply_events", connection_lost)
+    with pytest.raises(OperationalError):
+        apply_accepted()
+    assert IngestBatch.objects.get().error == "", "waits for the next round"
 
 
 def test_a_round_of_many_applications_costs_the_queries_of_one(post_events, round_under_way):

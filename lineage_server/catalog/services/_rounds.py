@@ -16,7 +16,7 @@ import logging
 import traceback
 from typing import Any
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 
 from lineage_server.catalog.models import Application, IngestBatch
 from lineage_server.catalog.services import _apply, _locks
@@ -28,17 +28,25 @@ log = logging.getLogger(__name__)
 ROUND_EVENTS = 5000  # events one round applies at most (a bigger single batch is applied alone)
 REQUEST_ROUND_EVENTS = 1000  # events a request's round applies at most
 _LOOK_AHEAD = 1000  # accepted batches a round looks at to choose its own
+# What the database did, not what a batch holds (a lost connection, a deadlock): the round is tried again,
+# no batch is set aside for it.
+_TRANSIENT = (OperationalError, InterfaceError)
 
 
-def apply_accepted() -> int:
+def apply_accepted(retry_set_aside: bool = False) -> int:
     """Apply every accepted batch, oldest first, in rounds (waiting for a round under way to end first).
 
     A batch that fails to apply alone is set aside (its ``error`` kept and logged), so one bad batch
-    never holds up the others.
+    never holds up the others; ``retry_set_aside`` tries those again first (after a fix).
 
     Returns:
         The number of events applied.
+
+    Raises:
+        OperationalError, InterfaceError: the database failed (the batches wait for the next call).
     """
+    if retry_set_aside:
+        IngestBatch.objects.exclude(error="").update(error="")
     applied = 0
     # A plain read first: looking for work takes no lock (on SQLite a transaction takes the write lock).
     while IngestBatch.objects.filter(error="").exists():
@@ -46,6 +54,8 @@ def apply_accepted() -> int:
             with transaction.atomic():
                 _locks.lock_for_applying()
                 events, _ = _round(ROUND_EVENTS)
+        except _TRANSIENT:
+            raise
         except Exception:
             log.exception("a round of accepted ingest batches failed; applying them one at a time")
             applied += _apply_one_by_one()
@@ -80,6 +90,8 @@ def _apply_one_by_one() -> int:
             with transaction.atomic():
                 _locks.lock_for_applying()
                 events, _ = _round(0)
+        except _TRANSIENT:
+            raise
         except Exception:
             oldest = IngestBatch.objects.filter(error="").order_by("pk").first()
             if oldest is not None:
