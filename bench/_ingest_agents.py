@@ -39,6 +39,7 @@ class AgentStats:
     overlapping_resends: int = 0
     racing_batches: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    answers: Counter[int] = field(default_factory=Counter)  # status of each successful request: 200 applied, 202 left
     mismatches: list[str] = field(default_factory=list)
 
 
@@ -133,7 +134,8 @@ class SimulatedAgent:
             started = time.perf_counter()
             result = self.send(batch, timeout=60.0)
             if result.kind == "ok":
-                self._count(started, len(batch), accepted=result.accepted, duplicates=result.duplicates)
+                self._count(started, len(batch), accepted=result.accepted, duplicates=result.duplicates,
+                            status=result.status or 0)
                 return Answer(result.accepted, result.duplicates, failed=attempt > 0)
             self._count(started, len(batch), error=f"{result.status or ''} {result.detail[:200]}".strip())
             if result.kind != "retry":
@@ -141,8 +143,11 @@ class SimulatedAgent:
             time.sleep(0.2 * 2**attempt)
         return Answer(0, 0, failed=True)
 
-    def _count(self, started: float, events: int, accepted: int = 0, duplicates: int = 0, error: str = "") -> None:
+    def _count(self, started: float, events: int, accepted: int = 0, duplicates: int = 0, error: str = "",
+               status: int = 0) -> None:
         with self._lock:
+            if status:
+                self.stats.answers[status] += 1
             self.stats.latencies.append(time.perf_counter() - started)
             self.stats.requests += 1
             self.stats.events_posted += events

@@ -13,6 +13,7 @@ from lineage_server.catalog.models import (
     Application,
     CapturePoint,
     DatasetIO,
+    IngestBatch,
     IngestedEvent,
     Job,
     Operator,
@@ -42,6 +43,15 @@ class Check:
     @property
     def ok(self) -> bool:
         return self.failures == 0
+
+
+def wait_for_applied(timeout: float) -> float:
+    """Wait until no accepted batch waits to be applied (the worker's applier takes those requests left);
+    returns the seconds waited."""
+    started = time.monotonic()
+    while IngestBatch.objects.exists() and time.monotonic() - started < timeout:
+        time.sleep(0.05)
+    return time.monotonic() - started
 
 
 def wait_for_finalize(prefix: str, expected: int, timeout: float) -> float:

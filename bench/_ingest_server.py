@@ -13,6 +13,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,9 +48,36 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class RunningServer:
+    """The port gunicorn serves on, and the sessions of the processes started (gunicorn's, the worker's)."""
+
+    port: int
+    sessions: dict[str, int]
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time (user + system) so far of gunicorn's processes, the worker's, and every PostgreSQL process."""
+        totals = dict.fromkeys([*self.sessions, "postgres"], 0.0)
+        ticks = os.sysconf("SC_CLK_TCK")
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                text = stat.read_text()
+            except OSError:
+                continue
+            name, fields = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
+            cpu = (int(fields[11]) + int(fields[12])) / ticks
+            owner = next((kind for kind, session in self.sessions.items() if int(fields[3]) == session), None)
+            if owner is None and name == "postgres":
+                owner = "postgres"
+            if owner is not None:
+                totals[owner] += cpu
+        return totals
+
+
 @contextmanager
-def running_server(env: dict[str, str], logs: Path, workers: int, threads: int, celery: bool) -> Iterator[int]:
-    """Serve ``lineage_server.wsgi`` with gunicorn (and a Celery worker) until the block ends; yields the port."""
+def running_server(env: dict[str, str], logs: Path, workers: int, threads: int,
+                   celery: bool) -> Iterator[RunningServer]:
+    """Serve ``lineage_server.wsgi`` with gunicorn (and a Celery worker) until the block ends."""
     port = free_port()
     web = [sys.executable, "-m", "gunicorn", "lineage_server.wsgi", "--bind", f"127.0.0.1:{port}",
            "--workers", str(workers), "--threads", str(threads), "--no-control-socket",
@@ -57,11 +85,11 @@ def running_server(env: dict[str, str], logs: Path, workers: int, threads: int, 
     worker = [sys.executable, "-m", "celery", "--quiet", "-A", "lineage_server", "worker", "--pool", "solo",
               "--loglevel", "WARNING", "--logfile", str(logs / "worker.log")]
     with ExitStack() as stack:
-        stack.enter_context(_process(web, logs / "web.out", env))
+        sessions = {"gunicorn": stack.enter_context(_process(web, logs / "web.out", env)).pid}
         if celery:
-            stack.enter_context(_process(worker, logs / "worker.out", env))
+            sessions["worker"] = stack.enter_context(_process(worker, logs / "worker.out", env)).pid
         _wait_until_up(f"http://127.0.0.1:{port}/healthz", logs)
-        yield port
+        yield RunningServer(port, sessions)
 
 
 @contextmanager

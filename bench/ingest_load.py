@@ -7,9 +7,11 @@ operators, datasets read from a shared pool and written, capture points, end) in
 1..40 events with the capture agent's own HTTP transport, re-sends some batches after they
 succeeded (a lost response), overlaps some with their own retry (a timed-out request the server
 still works on) and sends some together with the next batch (flush-spool racing the agent).
-Then it checks from the database that no event was lost or stored twice and that each job,
-stage, operator, dataset IO and capture point exists exactly once in its final state, and
-prints the events per second sustained and the request latency. Exit status 1 when a check fails.
+Then it waits until every accepted event is applied (visible in the catalog: a request answered
+202 left its batch to the worker's applier), checks from the database that no event was lost or
+stored twice and that each job, stage, operator, dataset IO and capture point exists exactly once
+in its final state, and prints the events per second sustained from the first request until the
+last event was applied, and the request latency. Exit status 1 when a check fails.
 
     .venv/bin/python bench/ingest_load.py [--agents 16] [--seconds 25] [--workers 2] [--threads 4]
         [--database-url postgres://postgres@127.0.0.1:5432/lineage_bench] [--broker filesystem://]
@@ -58,6 +60,7 @@ def main() -> int:
         "DEBUG": "false",
         "LINEAGE_HTTPS": "false",  # plain http on loopback
         "CELERY_BROKER_URL": args.broker,
+        "LINEAGE_TRACE_SPARK_AT_START": "false",  # no JVM starting in the worker while it is measured
     }
     ensure_database(args.database_url, args.reset)
     manage(env, "migrate", "--noinput", "-v", "0")
@@ -66,20 +69,29 @@ def main() -> int:
     _setup_django(env)
     run_tag = uuid.uuid4().hex[:8]
     profile = LoadProfile(args.largest_batch, args.resend, args.overlap, args.spool_race)
-    with running_server(env, var, args.workers, args.threads, celery=not args.no_worker) as port:
+    with running_server(env, var, args.workers, args.threads, celery=not args.no_worker) as server:
         kinds = [OpenLineageAgent if i < args.openlineage_agents else SimulatedAgent for i in range(args.agents)]
-        agents = [kind(i, f"http://127.0.0.1:{port}", token, run_tag, profile) for i, kind in enumerate(kinds)]
+        agents = [kind(i, f"http://127.0.0.1:{server.port}", token, run_tag, profile) for i, kind in enumerate(kinds)]
+        cpu_before = server.cpu_seconds()
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=args.agents) as pool:
             results = list(pool.map(lambda a: a.run(started + args.seconds, SHARED_INPUTS), agents))
-        elapsed = time.monotonic() - started
-        from _ingest_checks import check_catalog, wait_for_finalize  # needs Django set up
+        load_ended = time.monotonic()
+        from _ingest_checks import check_catalog, wait_for_applied, wait_for_finalize  # needs Django set up
 
+        if args.no_worker:  # nobody applies what the requests left: this process does
+            from lineage_server.catalog.services import apply_accepted
+
+            apply_accepted()
+        wait_for_applied(timeout=120)
+        elapsed = time.monotonic() - started  # until every event was applied
+        applied_after = time.monotonic() - load_ended
+        cpu = {kind: spent - cpu_before[kind] for kind, spent in server.cpu_seconds().items()}
         apps = [app for stats in results for app in stats.applications]
         finalized = sum(app.finalized for app in apps)
         waited = None if args.no_worker else wait_for_finalize(f"bench-{run_tag}-", finalized, timeout=120)
         checks = check_catalog(f"bench-{run_tag}-", apps, finalized=not args.no_worker)
-    ok = _report(args, results, elapsed, waited, checks)
+    ok = _report(args, results, elapsed, applied_after, cpu, waited, checks)
     if ok:
         shutil.rmtree(var, ignore_errors=True)
     else:
@@ -87,8 +99,8 @@ def main() -> int:
     return 0 if ok else 1
 
 
-def _report(args: argparse.Namespace, results: list[AgentStats], elapsed: float, waited: float | None,
-            checks: list[Check]) -> bool:
+def _report(args: argparse.Namespace, results: list[AgentStats], elapsed: float, applied_after: float,
+            cpu: dict[str, float], waited: float | None, checks: list[Check]) -> bool:
     apps = [app for stats in results for app in stats.applications]
     distinct = sum(len(app.event_ids) for app in apps)
     requests = sum(s.requests for s in results)
@@ -104,13 +116,20 @@ def _report(args: argparse.Namespace, results: list[AgentStats], elapsed: float,
     print(f"ingest load: {args.agents} agents{kinds} for {args.seconds:.0f} s against gunicorn {args.workers} "
           f"workers x {args.threads} threads, PostgreSQL database {database!r}{worker}")
     print(f"  applications       {len(apps)} ({sum(not app.finalized for app in apps)} OpenLineage runs)")
-    print(f"  events applied     {distinct} in {elapsed:.1f} s = {distinct / elapsed:.0f} events/s sustained")
+    print(f"  events applied     {distinct} in {elapsed:.1f} s = {distinct / elapsed:.0f} events/s sustained "
+          f"(until the last was applied, {applied_after:.1f} s after the last answer)")
     print(f"  events posted      {posted} ({posted / elapsed:.0f}/s), {resent} of them re-sent "
           f"({sum(s.overlapping_resends for s in results)} batches overlapping their retry, "
           f"{sum(s.racing_batches for s in results)} pairs of batches racing)")
-    print(f"  requests           {requests} = {requests / elapsed:.0f} requests/s")
+    statuses: Counter[int] = sum((s.answers for s in results), start=Counter())
+    print(f"  requests           {requests} = {requests / elapsed:.0f} requests/s; {statuses[200]} answered 200 "
+          f"(applied), {statuses[202]} 202 (accepted, left to the next round)")
     print(f"  latency / request  p50 {cuts[49] * 1000:.0f} ms, p95 {cuts[94] * 1000:.0f} ms, "
           f"p99 {cuts[98] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
+    # CPU per event does not depend on what else the machine runs, as the rate does.
+    print(f"  server CPU / event {1000 * sum(cpu.values()) / distinct:.2f} ms ("
+          + ", ".join(f"{kind} {1000 * spent / distinct:.2f}" for kind, spent in cpu.items())
+          + "; PostgreSQL: all its processes)")
     print(f"  failed requests    {sum(errors.values())} (retried)")
     for error, n in errors.most_common(5):
         print(f"    {n} x {error}")

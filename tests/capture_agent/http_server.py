@@ -39,11 +39,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         status = self.server.status
         with self.server.lock:
-            if status == 200:
+            if 200 <= status < 300:
                 self.server.bodies.append(body)
             self.server.authorizations.append(self.headers.get("Authorization", ""))
         answer: dict[str, object] = {"events": "bad"}
-        if status == 200:
+        if 200 <= status < 300:
             answer = {"accepted": len(body["events"]), "duplicates": 0}
         payload = json.dumps(answer).encode()
         self.send_response(status)

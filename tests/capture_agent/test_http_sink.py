@@ -41,6 +41,16 @@ def test_delivers_in_batches_with_the_token(ingest_server: IngestRecorder, tmp_p
     assert Spool(str(tmp_path), 1 << 20).batches() == []
 
 
+def test_a_202_is_delivered(ingest_server: IngestRecorder, tmp_path: Path) -> None:
+    """The server answers 202 when it accepted a batch and its worker applies it a moment later."""
+    ingest_server.status = 202
+    sink = make_sink(ingest_server.url, tmp_path, batch_size=10)
+    sink.emit(sample_events(15))
+    sink.close(5)
+    assert len(ingest_server.events()) == 15 and len(ingest_server.bodies) == 2
+    assert Spool(str(tmp_path), 1 << 20).batches() == []
+
+
 def test_unreachable_server_spools_quickly(tmp_path: Path) -> None:
     sink = make_sink(closed_port_url(), tmp_path)
     start = time.monotonic()

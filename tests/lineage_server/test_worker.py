@@ -54,3 +54,23 @@ def test_worker_settles_open_jobs_and_rolls_up_totals(post_events, tmp_path):
     assert Job.objects.get(application=app, job_id=0).status == "failed"
     statuses = dict(Stage.objects.filter(application=app).values_list("stage_id", "status"))
     assert statuses == {0: "succeeded", 1: "failed", 2: "skipped", 3: "succeeded"}
+
+
+def test_worker_applies_the_batches_requests_left_to_it(post_events, tmp_path, monkeypatch):
+    from lineage_server.catalog.models import IngestBatch
+    from lineage_server.catalog.services import _locks
+
+    takes = _locks.lock_for_applying
+    monkeypatch.setattr(_locks, "lock_for_applying", lambda wait=True: takes() if wait else False)
+    left = [event("application_start", "local-left", 0, name="left"), event("job_start", "local-left", 1, job_id=0)]
+    assert post_events(left).status_code == 202  # accepted while a round was under way (or before a crash)
+    with celery_worker(tmp_path / "worker.log") as worker:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and IngestBatch.objects.exists():
+            assert worker.poll() is None, (tmp_path / "worker.log").read_text()
+            time.sleep(0.2)
+        assert post_events([event("job_end", "local-left", 2, job_id=0, status="succeeded")]).status_code == 202
+        while time.monotonic() < deadline and IngestBatch.objects.exists():
+            time.sleep(0.1)
+    assert not IngestBatch.objects.exists(), (tmp_path / "worker.log").read_text()
+    assert Job.objects.get(application__app_id="local-left", job_id=0).status == "succeeded"

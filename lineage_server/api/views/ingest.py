@@ -40,6 +40,8 @@ _RUN_EVENT = {
 
 _ANSWERS = {
     200: IngestResultSerializer,
+    202: OpenApiResponse(IngestResultSerializer, description="Accepted (counted as for 200) while another request's "
+                         "batches were being applied; applied by the next round, within moments."),
     400: OpenApiResponse(description="A field is missing or has the wrong type; the body names it. Nothing applied."),
     401: OpenApiResponse(description="Missing, unknown or revoked agent token."),
     403: OpenApiResponse(description="The batch names an application of another team; nothing applied."),
@@ -75,7 +77,9 @@ class _IngestView(APIView):
             result = ingest_events(events, token)
         except ForeignApplicationError as error:
             return Response({"detail": str(error), "app_ids": error.app_ids}, status=status.HTTP_403_FORBIDDEN)
-        return Response(IngestResultSerializer(result).data)
+        # 202: accepted, left to the round under way's successor (a worker's applier) to apply.
+        return Response(IngestResultSerializer(result).data,
+                        status=status.HTTP_200_OK if result.applied else status.HTTP_202_ACCEPTED)
 
 
 @extend_schema_view(post=extend_schema(request=IngestBatchSerializer, responses=_ANSWERS, tags=["ingest"]))

@@ -3,6 +3,7 @@
 from lineage_server.catalog.models.application import Application, RunStatus
 from lineage_server.catalog.models.capture_point import CaptureKind, CapturePoint
 from lineage_server.catalog.models.dataset import Dataset, DatasetIO, IODirection
+from lineage_server.catalog.models.ingest_batch import IngestBatch
 from lineage_server.catalog.models.ingested_event import IngestedEvent
 from lineage_server.catalog.models.job import Job
 from lineage_server.catalog.models.openlineage import OpenLineageJob, OpenLineageRun
@@ -16,6 +17,7 @@ __all__ = [
     "Dataset",
     "DatasetIO",
     "IODirection",
+    "IngestBatch",
     "IngestedEvent",
     "Job",
     "OpenLineageJob",

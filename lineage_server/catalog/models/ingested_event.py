@@ -6,7 +6,7 @@ from lineage_server.catalog.models.application import Application
 
 
 class IngestedEvent(models.Model):
-    """The id of every event applied, so a re-sent event is recognised and changes nothing."""
+    """The id of every event accepted (applied, or waiting in an ``IngestBatch``): a re-sent event changes nothing."""
 
     application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="ingested_events")
     event_id = models.CharField(max_length=128)
