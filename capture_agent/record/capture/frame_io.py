@@ -11,40 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyroaring import BitMap64
-
 from capture_agent.record.capture.outputs import OutputRun, store_values
 from capture_agent.record.errors import UnsupportedOperation
-from capture_agent.record.storage.layouts import Sets
 from capture_agent.record.storage.layouts.shuffled import write_sets_per_parent
 from capture_agent.record.storage.manifest import CapturePoint
+from capture_agent.record.worker.frames import id_sets, lineage_writer
 
 # ``frame``: a ``frames.CapturedDataFrame`` (its plain frame ``_df``, its ``_slots`` of hidden
-# columns, its deletion ``_rule``); typed Any so that this module does not import that one.
-EMPTY = bytes(BitMap64().serialize())
-
-
-def _id_sets(slots: tuple[Any, ...], rows: list[Any], offset: int) -> list[list[bytes]]:
-    """Per slot, each row's id set serialized (the row's hidden values from ``offset`` on)."""
-    out: list[list[bytes]] = []
-    for k, slot in enumerate(slots):
-        sets = []
-        for row in rows:
-            value = row[offset + k]
-            if value is None:
-                sets.append(EMPTY)
-            elif slot.is_set:
-                sets.append(bytes(value))
-            else:
-                sets.append(bytes(BitMap64([value]).serialize()))
-        out.append(sets)
-    return out
+# columns, its ``_layout()``); typed Any so that this module does not import that one.
 
 
 def _new_output(lc: Any, frame: Any, op: str, partitions: int) -> CapturePoint:
     parents = [lc.store.point(slot.source) for slot in frame._slots]
-    mode = "product" if frame._rule in ("copy", "product") else "sum"
-    return lc.store.new_point("output", op, Sets(mode=mode), parents, partitions)
+    return lc.store.new_point("output", op, frame._layout(), parents, partitions)
 
 
 def collected(frame: Any, op: str) -> list[Any]:
@@ -56,7 +35,7 @@ def collected(frame: Any, op: str) -> list[Any]:
     visible, hidden = frame._positions()
     rows = frame._df.collect()
     values = [_create_row(names, [row[i] for i in visible]) for row in rows]
-    record(frame, op, values, _id_sets(frame._slots, [[row[i] for i in hidden] for row in rows], 0))
+    record(frame, op, values, id_sets([[row[i] for i in hidden] for row in rows], [s.is_set for s in frame._slots]))
     return values
 
 
@@ -66,7 +45,7 @@ def record(frame: Any, op: str, values: list[Any], sets: list[list[bytes]]) -> C
     point = _new_output(lc, frame, op, 1)
     target = lc._target(point)
     write_sets_per_parent(target, 0, sets)
-    ids = [i for i in range(len(values))]  # partition 0: ids are positions
+    ids = list(range(len(values)))  # partition 0: ids are positions
     store_values(lc.store.fs, point, ids, values)
     lc.outputs[point.capture_id] = OutputRun(point, values, ids)
     frame._point = point.capture_id
@@ -88,30 +67,13 @@ def written(frame: Any, write: Any) -> Any:
         result = write(full.select(*names))
         point = _new_output(lc, frame, "write", full.rdd.getNumPartitions())
         lineage = full.select(*[s.column for s in frame._slots]).rdd
-        lineage.mapPartitionsWithIndex(_table_writer(lc._target(point), frame._slots)).count()
+        lineage.mapPartitionsWithIndex(lineage_writer(lc._target(point), [s.is_set for s in frame._slots])).count()
     finally:
         if not was_cached:
             full.unpersist()
     frame._point = point.capture_id
     lc.after_action(point)
     return result
-
-
-def _table_writer(target: Any, slots: tuple[Any, ...]) -> Any:
-    kinds = [slot.is_set for slot in slots]
-
-    def write(part: int, rows: Any) -> Any:
-        per_slot: list[list[bytes]] = [[] for _ in kinds]
-        for row in rows:
-            for k, is_set in enumerate(kinds):
-                value = row[k]
-                per_slot[k].append(EMPTY if value is None else bytes(value) if is_set
-                                   else bytes(BitMap64([value]).serialize()))
-        if per_slot and per_slot[0]:
-            write_sets_per_parent(target, part, per_slot)
-        return iter(())
-
-    return write
 
 
 class CapturedWriter:

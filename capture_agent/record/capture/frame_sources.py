@@ -21,6 +21,7 @@ from capture_agent.record.capture.frames import CapturedDataFrame, Slot
 from capture_agent.record.errors import LineageError, UnsupportedOperation
 from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.layouts import FileRows
+from capture_agent.record.worker.frames import one_field, with_ids
 
 ID_SETS_CLASS = "lineage.sql.IdSets"
 
@@ -118,7 +119,7 @@ class CapturedReader:
     def text(self, path: str) -> Any:
         """Lines as rows of one ``value`` column; ids and positions (file, byte offset) of the
         lines, as ``lc.textFile`` gives them."""
-        return rdd_frame(self._lc, self._lc.textFile(path).map(_one_field), "value string")
+        return rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string")
 
     def csv(self, path: str, schema: Any = None, header: bool = False, sep: str = ",", quote: str = '"',
             inferSchema: bool = False) -> Any:
@@ -152,10 +153,6 @@ class CapturedReader:
                                    "and json")
 
 
-def _one_field(line: str) -> tuple[str]:
-    return (line,)
-
-
 def rdd_frame(lc: Any, rdd: Any, schema: Any = None, samplingRatio: float | None = None) -> CapturedDataFrame:
     """A captured RDD's records as a captured DataFrame (``createDataFrame(captured_rdd)``,
     ``captured_rdd.toDF()``): a stage point where the records leave the RDD job (record (p, i):
@@ -176,21 +173,7 @@ def rdd_frame(lc: Any, rdd: Any, schema: Any = None, samplingRatio: float | None
     point, target = compiler.new_point("stage", "toDF", OneLocal(), [pipe.point], pipe.num_partitions)
     pairs = compiler.sink(pipe, Tail("pairs")).mapPartitionsWithIndex(stage_capture_agent(target))
     column = lc.frames.fresh_column()
-    rows = pairs.mapPartitionsWithIndex(_with_ids(names))
+    rows = pairs.mapPartitionsWithIndex(with_ids(names))
     df = spark.createDataFrame(rows, StructType([*fields.fields, StructField(column, LongType(), False)]),
                                verifySchema=False)
     return CapturedDataFrame(lc, df, (Slot(point.capture_id, column, False),), "copy")
-
-
-def _with_ids(names: list[str]) -> Any:
-    def add(split: int, pairs: Any) -> Any:
-        high = split << SHIFT
-        for i, value in pairs:
-            if isinstance(value, dict):
-                yield (*[value.get(n) for n in names], high | i)
-            elif isinstance(value, (tuple, list)):
-                yield (*value, high | i)
-            else:
-                yield (value, high | i)
-
-    return add

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from capture_agent.record.capture import frame_io
 from capture_agent.record.errors import NotCaptured, UnsupportedOperation
+from capture_agent.record.worker.frames import id_sets
 
 if TYPE_CHECKING:
     from capture_agent.record.query.lineage_rdd import LineageRDD
@@ -111,12 +112,11 @@ def _window_specs(df: Any) -> Counter[tuple[str | None, ...]]:
     return out
 
 
-def _as_set(slot: Slot) -> tuple[Any, Slot]:
+def _as_set(slot: Slot) -> Any:
+    """A slot's column as id sets (an id column converted by ``lineage_set``)."""
     from pyspark.sql import functions as F
 
-    if slot.is_set:
-        return F.col(slot.column), slot
-    return F.expr(f"lineage_set(`{slot.column}`)"), Slot(slot.source, slot.column, True)
+    return F.col(slot.column) if slot.is_set else F.expr(f"lineage_set(`{slot.column}`)")
 
 
 def _set_aggregate(slot: Slot, alias: bool = True) -> Any:
@@ -149,17 +149,27 @@ class CapturedDataFrame:
         return ([i for i, c in enumerate(columns) if c not in hidden],
                 [columns.index(s.column) for s in self._slots])
 
+    def _layout(self) -> Any:
+        """The ``sets`` layout of a point holding this frame's rows: rule · while no aggregate,
+        outer or semi join made them, else +."""
+        from capture_agent.record.storage.layouts import Sets
+
+        return Sets(mode="product" if self._rule in ("copy", "product") else "sum")
+
     def _with(self, df: Any, slots: tuple[Slot, ...] | None = None, rule: str | None = None) -> CapturedDataFrame:
         return CapturedDataFrame(self._lc, df, self._slots if slots is None else slots,
                                  self._rule if rule is None else rule)
 
-    def _checked(self, df: Any, operation: str) -> Any:
+    def _checked(self, df: Any, operation: str, aggregates: bool = True) -> None:
+        """Raises UnsupportedOperation when ``df`` (this frame transformed by ``operation``) has a
+        refused node this frame does not have, or (unless ``aggregates``) a new aggregate."""
         before, after = _plan_nodes(self._df), _plan_nodes(df)
         refused = {node for node in REFUSED_NODES if after[node] > before[node]}
         if refused:
             raise UnsupportedOperation(f"DataFrame.{operation} with {', '.join(sorted(refused))}",
                                        "pivots and pandas UDFs over whole partitions are not captured yet")
-        return df
+        if not aggregates and after["Aggregate"] > before["Aggregate"]:
+            raise UnsupportedOperation(f"DataFrame.{operation} with an aggregate", "use agg() or groupBy().agg()")
 
     def __repr__(self) -> str:
         return f"CapturedDataFrame[{', '.join(f'{n}: {t}' for n, t in self.dtypes)}]"
@@ -237,9 +247,7 @@ class CapturedDataFrame:
         no refused node, no aggregate it did not make (``aggregates``), every hidden column kept.
         A projection bringing window functions is built again (``build``, given the plain frame)
         over this frame with each row's ids replaced by those of its window partition."""
-        self._checked(df, operation)
-        if not aggregates and _plan_nodes(df)["Aggregate"] > _plan_nodes(self._df)["Aggregate"]:
-            raise UnsupportedOperation(f"DataFrame.{operation} with an aggregate", "use agg() or groupBy().agg()")
+        self._checked(df, operation, aggregates)
         windows = _window_specs(df) - _window_specs(self._df)
         if windows and build is not None:
             known = set(self.columns)  # Spark names a partition expression _w0...: a column only
@@ -412,8 +420,7 @@ class CapturedDataFrame:
         from pyspark.sql import functions as F
 
         for source, (left, right) in shared.items():
-            a, _ = _as_set(left)
-            b, _ = _as_set(right)
+            a, b = _as_set(left), _as_set(right)
             df = df.withColumn(left.column, F.call_function("lineage_or", a, b)).drop(right.column)
             slots = [Slot(source, left.column, True) if s.source == source and s.column == left.column else s
                      for s in slots if s.column != right.column]
@@ -425,9 +432,8 @@ class CapturedDataFrame:
         if kind is None:
             raise UnsupportedOperation(f"DataFrame.join(how={how!r})")
         renamed, shared = self._shared(other)
-        if kind == "anti":
-            df = self._df.join(renamed._df, on, how)
-            return self._keep(df, "join")
+        if kind == "anti":  # the right side's aggregates are its own, not this join's
+            return self._keep(self._df.join(renamed._df, on, how), "join", aggregates=True)
         if kind == "semi":
             return self._semi_join(renamed, on, how, shared)
         df = self._df.join(renamed._df, on, how)
@@ -463,7 +469,7 @@ class CapturedDataFrame:
             if slot is None:
                 cols.append(F.lit(None).cast("binary" if is_set else "long").alias(names[source]))
             elif is_set and not slot.is_set:
-                cols.append(_as_set(slot)[0].alias(names[source]))
+                cols.append(_as_set(slot).alias(names[source]))
             else:
                 cols.append(F.col(slot.column).alias(names[source]))
         return self._df.select(*cols)
@@ -528,7 +534,7 @@ class CapturedDataFrame:
         plain.columns = names
         records = list(full.iloc[:, hidden].itertuples(index=False, name=None))
         values = [_create_row(names, list(r)) for r in plain.itertuples(index=False, name=None)]
-        frame_io.record(self, "toPandas", values, frame_io._id_sets(self._slots, records, 0))
+        frame_io.record(self, "toPandas", values, id_sets(records, [s.is_set for s in self._slots]))
         return plain.reset_index(drop=True)
 
     @property

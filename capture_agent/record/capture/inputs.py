@@ -19,15 +19,11 @@ from pyspark.serializers import AutoBatchedSerializer, CPickleSerializer
 from capture_agent.record.capture.compiler import Compiler
 from capture_agent.record.capture.pipeline import Head
 from capture_agent.record.capture.plan import Node
-from capture_agent.record.storage.layouts import Rows, Save, Sets, Text, Values
+from capture_agent.record.storage.layouts import Rows, Save, Text, Values
 from capture_agent.record.storage.layouts.inputs import reads_save
 from capture_agent.record.storage.manifest import CapturePoint
-from capture_agent.record.worker.inputs import (
-    csv_input_agent,
-    frame_rows_agent,
-    parquet_input_agent,
-    values_input_agent,
-)
+from capture_agent.record.worker.frames import frame_rows_agent
+from capture_agent.record.worker.inputs import csv_input_agent, parquet_input_agent, values_input_agent
 
 _TEXT_INPUT_FORMAT = "org.apache.hadoop.mapred.TextInputFormat"
 _LONG_WRITABLE = "org.apache.hadoop.io.LongWritable"
@@ -177,8 +173,7 @@ class FrameInput:
     def compile(self, compiler: Compiler, node: Node) -> Head:
         frame = self.frame
         parents = [compiler.store.point(slot.source) for slot in frame._slots]
-        mode = "product" if frame._rule in ("copy", "product") else "sum"
-        point, target = compiler.new_point("stage", "rdd", Sets(mode=mode), parents, self.num_partitions)
+        point, target = compiler.new_point("stage", "rdd", frame._layout(), parents, self.num_partitions)
         visible, hidden = frame._positions()
         agent = frame_rows_agent(target, frame.columns, visible, hidden, [s.is_set for s in frame._slots])
         return compiler.finish_head(Head(self.rdd.mapPartitionsWithIndex(agent), "pairs", point, eager=False))

@@ -98,29 +98,3 @@ def csv_input_agent(target: TableTarget, bases: list[int], header: bool, columns
         write_text_input(target, split, offsets, True)
 
     return agent
-
-
-def frame_rows_agent(target: TableTarget, names: list[str], visible: list[int], hidden: list[int],
-                     sets: list[bool]) -> Agent:
-    """A captured DataFrame's rows as RDD records: (i, Row of the visible columns), and one table
-    per partition of each row's ids per source (its hidden columns: ids, or id sets)."""
-
-    def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
-        from pyroaring import BitMap64
-        from pyspark.sql.types import _create_row
-
-        from capture_agent.record.storage.layouts.shuffled import write_sets_per_parent
-
-        empty = bytes(BitMap64().serialize())
-        per_source: list[list[bytes]] = [[] for _ in hidden]
-        i = 0
-        for row in iterator:
-            for k, (column, is_set) in enumerate(zip(hidden, sets, strict=True)):
-                value = row[column]
-                per_source[k].append(empty if value is None else bytes(value) if is_set
-                                     else bytes(BitMap64([value]).serialize()))
-            yield i, _create_row(names, [row[c] for c in visible])
-            i += 1
-        write_sets_per_parent(target, split, per_source)
-
-    return agent
