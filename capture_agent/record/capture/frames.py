@@ -532,7 +532,9 @@ class CapturedDataFrame:
         full = self._df.toPandas()
         plain = full.iloc[:, visible]
         plain.columns = names
-        records = list(full.iloc[:, hidden].itertuples(index=False, name=None))
+        ids = full.iloc[:, hidden].astype(object)
+        # pandas spells an outer join's missing ids NaN: no ids, as None is everywhere else
+        records = list(ids.where(ids.notna(), None).itertuples(index=False, name=None))
         values = [_create_row(names, list(r)) for r in plain.itertuples(index=False, name=None)]
         frame_io.record(self, "toPandas", values, id_sets(records, [s.is_set for s in self._slots]))
         return plain.reset_index(drop=True)

@@ -23,7 +23,10 @@ def id_sets(rows: Sequence[Sequence[Any]], sets: Sequence[bool]) -> list[list[by
         column = []
         for row in rows:
             value = row[k]
-            column.append(EMPTY if value is None else bytes(value) if is_set else bytes(BitMap64([value]).serialize()))
+            if value is None:
+                column.append(EMPTY)
+            else:  # an id column holding nulls reaches pandas as floats: ids are ints
+                column.append(bytes(value) if is_set else bytes(BitMap64([int(value)]).serialize()))
         out.append(column)
     return out
 

@@ -114,6 +114,8 @@ def test_distinct_and_drop_duplicates(frames: dict[str, Any], plain: dict[str, A
 
 
 def test_outer_semi_and_anti_joins(lc: Any, frames: dict[str, Any], plain: dict[str, Any]) -> None:
+    from pyspark.sql import functions as F
+
     few = [c for c in CUSTOMERS if c[0] in ("c1", "c2")]
     captured_few = lc.createDataFrame(few, CUSTOMER_SCHEMA)
     plain_few = plain["customers"].where("customer_id in ('c1', 'c2')")
@@ -128,6 +130,14 @@ def test_outer_semi_and_anti_joins(lc: Any, frames: dict[str, Any], plain: dict[
     anti = frames["orders"].join(captured_few, "customer_id", "anti")
     same_results(anti, plain["orders"].join(plain_few, "customer_id", "anti"))
     assert back(anti, lambda r: r.order_id == 3) == rows([ORDERS[3]])
+    # against an aggregated right side too (its aggregate is not the join's)
+    busy = frames["orders"].join(captured_few.groupBy("customer_id").count(), "customer_id", "anti")
+    same_results(busy, plain["orders"].join(plain_few.groupBy("customer_id").count(), "customer_id", "anti"))
+    # toPandas of a left join: an order without a customer has no customer ids (pandas NaN, not an id)
+    first_four = left.where(F.col("order_id") < 4)
+    assert sorted(first_four.toPandas().order_id) == [0, 1, 2, 3]
+    assert back(first_four, lambda r: r.order_id == 3) == rows([ORDERS[3]])
+    assert back(first_four, lambda r: r.order_id == 1) == rows([ORDERS[1], few[0]])
 
 
 def test_union_self_join_and_explode(lc: Any, frames: dict[str, Any], plain: dict[str, Any]) -> None:
