@@ -33,12 +33,7 @@ from capture_agent.record.capture.plan import SourceNode
 from capture_agent.record.capture.rdd import CapturedRDD
 from capture_agent.record.capture.rerun import rerun_without
 from capture_agent.record.capture.runtime import CaptureRuntime
-from capture_agent.record.errors import (
-    LineageError,
-    NotCaptured,
-    ReplayNotPossible,
-    ValuesNotAvailable,
-)
+from capture_agent.record.errors import LineageError, NotCaptured, ReplayNotPossible, ValuesNotAvailable
 from capture_agent.record.query.engine import TraceEngine
 from capture_agent.record.query.executors import check_executors, ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
@@ -172,15 +167,17 @@ class LineageContext:
 
     @property
     def read(self) -> Any:
-        """Captured DataFrames from Parquet files and tables (``capture.frames``)."""
+        """Captured DataFrames from Parquet files and tables, text, CSV and JSON Lines
+        (``capture.frame_sources``)."""
         if not self.enabled:
             return self.spark.read
         return CapturedReader(self)
 
     def createDataFrame(self, data: Any, schema: Any = None, samplingRatio: float | None = None,
                         verifySchema: bool = True) -> Any:
-        """A captured DataFrame of local data (rows, tuples, dicts, a pandas DataFrame), like
-        ``spark.createDataFrame``; ids are positions in the data."""
+        """A captured DataFrame of local data (rows, tuples, dicts, a pandas DataFrame; ids are
+        positions in the data) or of a captured RDD's records (its lineage continues), like
+        ``spark.createDataFrame``."""
         if self.enabled and isinstance(data, CapturedRDD):
             return rdd_frame(self, data, schema, samplingRatio)
         df = self.spark.createDataFrame(data, schema, samplingRatio, verifySchema)

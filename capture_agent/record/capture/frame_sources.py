@@ -8,9 +8,8 @@ files into partitions, and nothing is written at capture. Local data given to
 Text, CSV and JSON Lines are read as lines by the RDD engine's text input (ids and positions
 (file, byte offset) of the lines, stable whatever the split size), then parsed in the JVM; a
 captured RDD's records become a DataFrame at a stage point (``rdd_frame``), so traces of either
-continue through the other. The
-first source of a session registers the JVM functions that build id sets
-(``java/lineage/sql/IdSets.java``) and ships the agent's jar to the executors.
+continue through the other. The first source of a session registers the JVM functions that
+build id sets (``java/lineage/sql/IdSets.java``) and ships the agent's jar to the executors.
 """
 
 from __future__ import annotations
@@ -91,7 +90,7 @@ def local_frame(lc: Any, df: Any) -> CapturedDataFrame:
 
 
 class CapturedReader:
-    """``lc.read``: Parquet files and Parquet tables of the catalog, captured."""
+    """``lc.read``: Parquet files, Parquet tables of the catalog, text, CSV and JSON Lines, captured."""
 
     def __init__(self, lc: Any) -> None:
         self._lc = lc
