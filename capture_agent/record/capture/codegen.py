@@ -162,7 +162,7 @@ def _combine_code(tail: Tail, v: str) -> TailCode:
             "    keep_slot(j)",
             *([] if tail.dense else ["keep_pos(pos)"])]
     # the bitmap and the side dict are not needed to finish: let them go before the keys are yielded
-    end = f"yield from finish_combiner(LOC, tpart, {state}, run_base, runs, MERGE_COMBINERS)"
+    end = f"yield from finish_combiner(LOC, tpart, {state}, run_base, runs, MERGE_COMBINERS, SHUFFLE)"
     return TailCode(prologue, check, body, ["taken = side = sget = None", end])
 
 
@@ -184,7 +184,7 @@ def _group_code(tail: Tail, v: str) -> TailCode:
             "    vals[j].append(xx)",
             "keep_slot(j)",
             *([] if tail.dense else ["keep_pos(pos)"])]
-    end = f"yield from finish_group(tpart, SIDE, d, vals, slots, {poss}, run_base, runs)"
+    end = f"yield from finish_group(tpart, SIDE, d, vals, slots, {poss}, run_base, runs, SHUFFLE)"
     return TailCode(prologue, check, body, [end])
 
 
@@ -193,7 +193,7 @@ def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: in
     ns: dict[str, Any] = dict(_TAIL_NAMES)
     ns.update(OFFSET=offset, BASES=head.bases, LOC=tail.target, LIMIT=tail.limit, SIDE=tail.side,
               CREATE=tail.create, MERGE=tail.merge, INPUT_LOC=head.input_target, MEMORY=tail.memory_mb,
-              MERGE_COMBINERS=tail.merge_combiners, TAG_PAST=combine.TAG_PAST)
+              MERGE_COMBINERS=tail.merge_combiners, TAG_PAST=combine.TAG_PAST, SHUFFLE=tail.shuffle)
     lines: list[str] = ["def stage(split, iterator):", "    tpart = split + OFFSET"]
 
     def emit(level: int, text: str) -> None:

@@ -13,6 +13,7 @@ from pyspark.core.rdd import RDD
 from capture_agent.record.capture.plan import NarrowOp
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.storage.tables import TableTarget
+from capture_agent.record.worker.shuffle import ShuffleSpec
 
 
 @dataclass
@@ -63,4 +64,5 @@ class Tail:
     dense: bool = False  # position == record index: no position array needed
     memory_mb: float = float("inf")  # combine and group: spill past this much worker memory (worker.spill)
     merge_combiners: Callable[[Any, Any], Any] | None = None  # combine: merges spilled runs
+    shuffle: ShuffleSpec | None = None  # combine: writes the shuffle's blocks (worker.shuffle)
 

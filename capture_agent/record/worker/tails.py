@@ -31,6 +31,7 @@ from capture_agent.record.storage.layouts.local import (
 from capture_agent.record.storage.tables import TableStream, TableTarget, write_once, write_parquet
 from capture_agent.record.worker.combine import CombineState
 from capture_agent.record.worker.inputs import dumps
+from capture_agent.record.worker.shuffle import ShuffleSpec, combine_blocks, group_blocks
 from capture_agent.record.worker.spill import Runs, by_slot
 
 
@@ -83,19 +84,14 @@ def _grouped(slots: Any, values: array | None, base: int, hi: int, nslots: int =
     return pa.ListArray.from_arrays(lists.offsets, grouped)
 
 
-def ids_per_list(lists: Any, scalars: bool = True) -> Iterator[int | bytes]:
+def ids_per_list(lists: Any) -> Iterator[bytes]:
     """The global ids of each list of ``lists`` (a ListArray of int64), in order, as the bytes of
     an array('q') (a bytes object pickles in C; an array goes through cloudpickle's reducer, a
-    few microseconds each); with ``scalars``, a list of one as an int (most of them when keys are
-    nearly unique: cheaper still)."""
+    few microseconds each)."""
     flat = int64_values(lists.flatten()).tobytes()
-    items = memoryview(flat).cast("q")
     start = 0
     for n in lists.value_lengths().to_pylist():
-        if n == 1 and scalars:
-            yield items[start]
-        else:
-            yield flat[start * 8:(start + n) * 8]
+        yield flat[start * 8:(start + n) * 8]
         start += n
 
 
@@ -141,14 +137,19 @@ def concat_values(a: list[Any], b: list[Any]) -> list[Any]:
 
 
 def finish_combiner(target: TableTarget, part: int, state: CombineState, base: int = 0, runs: Runs | None = None,
-                    merge: Callable[[Any, Any], Any] | None = None) -> Iterator[tuple[Any, tuple[Any, int]]]:
+                    merge: Callable[[Any, Any], Any] | None = None, shuffle: ShuffleSpec | None = None,
+                    ) -> Iterator[Any]:
     """Map-side combine: yields shuffle records (combiner id n: the n-th key in dict order), writes
-    combiner id -> list of input positions.
+    combiner id -> list of input positions. Records are ``(key, (value, combiner id))``, or given
+    ``shuffle`` the shuffle's blocks (``worker.shuffle``).
 
     A task that spilled (``runs``) merges its runs bucket by bucket (``worker.spill``)."""
     hi = part << SHIFT
     if runs is None or not runs.count:
-        yield from state.shuffle_records(hi)
+        if shuffle is None:
+            yield from state.shuffle_records(hi)
+        else:
+            yield from combine_blocks(state.id_records(hi), shuffle)
         if 0 < len(state.keys) <= target.keep_aggregates:
             keep_aggregates(target, part, state.items())
         # the table needs only the flat arrays: built once the keys and values are let go, its Arrow
@@ -159,8 +160,12 @@ def finish_combiner(target: TableTarget, part: int, state: CombineState, base: i
     assert merge is not None
     spill_combined(runs, state, base)
     state.clear()
-    for n, key, value in merged_combiners(runs, merge, TableStream(target, part), part, write_list_local):
-        yield key, (value, hi | n)
+    merged = merged_combiners(runs, merge, TableStream(target, part), part, write_list_local)
+    if shuffle is None:
+        for n, key, value in merged:
+            yield key, (value, hi | n)
+    else:
+        yield from combine_blocks(((hi | n, key, value) for n, key, value in merged), shuffle)
 
 
 def keep_aggregates(target: TableTarget, part: int, pairs: Iterable[tuple[Any, Any]]) -> None:
@@ -198,24 +203,36 @@ def merged_combiners(runs: Runs, merge: Callable[[Any, Any], Any], stream: Table
 
 def finish_group(part: int, side: int, keys: dict[Any, int], values: list[Any], slots: array,
                  positions: array | None, base: int = 0, runs: Runs | None = None,
-                 ) -> Iterator[tuple[Any, tuple[int, list[Any], int | bytes]]]:
-    """Map side of groupByKey/join/cogroup: per key, its values and their global ids, aligned
-    (one id as an int, several as an array('q')'s bytes)."""
+                 shuffle: ShuffleSpec | None = None) -> Iterator[bytes]:
+    """Map side of groupByKey/join/cogroup: per key, its values and their global ids, aligned,
+    written as the shuffle's blocks (``worker.shuffle``)."""
     hi = part << SHIFT
+    assert shuffle is not None
     if runs is None or not runs.count:
-        ids = _ids_by_slot(slots, positions, base, hi)
-        del slots[:]  # sorted into ids: its bytes make room for the records' pickles
-        start = 0
-        for key, slot in keys.items():
-            vals = values[slot]
-            n = len(vals)  # a key's records, as each appended one value
-            yield key, (side, vals, ids[start] if n == 1 else ids[start:start + n].tobytes())
-            start += n
+        yield from group_blocks(side, _keyed_ids(keys, values, _ids_by_slot(slots, positions, base, hi), slots),
+                                shuffle)
         return
     spill_keyed(runs, keys, values, slots, positions, base, hi)
     keys.clear()
     values.clear()
+    yield from group_blocks(side, _merged_groups(runs), shuffle)
+
+
+def _keyed_ids(keys: dict[Any, int], values: list[Any], ids: memoryview, slots: array,
+               ) -> Iterator[tuple[Any, list[Any], memoryview]]:
+    """(key, its values, their ids) in slot order, the ids sorted by slot (``_ids_by_slot``)."""
+    del slots[:]  # sorted into ids: its bytes make room for the records' pickles
+    raw = ids.cast("B")  # array.frombytes takes bytes, not a view of int64s
+    start = 0
+    for key, slot in keys.items():
+        vals = values[slot]
+        end = start + 8 * len(vals)  # a key's records, as each appended one value
+        yield key, vals, raw[start:end]
+        start = end
+
+
+def _merged_groups(runs: Runs) -> Iterator[tuple[Any, list[Any], bytes]]:
+    """(key, its values, their ids) of a spilled group side's runs, merged bucket by bucket."""
     for bucket_keys, bucket_values, lists in runs.merged(concat_values):
         assert lists is not None
-        for key, vals, one in zip(bucket_keys, bucket_values, ids_per_list(lists[0]), strict=True):
-            yield key, (side, vals, one)
+        yield from zip(bucket_keys, bucket_values, ids_per_list(lists[0]), strict=True)
