@@ -46,7 +46,7 @@ from capture_agent.record.storage.layouts import (
 from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 from capture_agent.record.storage.tables import TableTarget
 from capture_agent.record.worker import boundary, spill
-from capture_agent.record.worker.shuffle import ShuffleSpec
+from capture_agent.record.worker.shuffle import ShuffleSpec, shuffle_spec
 
 Replay = dict[str, tuple[RDD, str]]
 
@@ -206,7 +206,7 @@ class Compiler:
         # the job runs the stage that writes the shuffle's blocks; what-ifs replay its records
         # from a twin that yields them (key, (value, combiner id)): the same function otherwise
         self.replay[combiner.capture_id] = (self.sink(pipe, tail), "combined")
-        spec = ShuffleSpec(node.num_partitions, node.partition_func, self.sc._unbatched_serializer)
+        spec = shuffle_spec(self.sc, node.num_partitions, node.partition_func)
         map_side = self.sink(pipe, replace(tail, shuffle=spec))
         combiner.rdd_id = map_side.id()
         shuffled = self._shuffled_blocks(map_side, spec)
@@ -239,7 +239,7 @@ class Compiler:
     def _group(self, node: GroupNode) -> Head:
         pipes = [self.pipeline(p) for p in node.parents]
         memory = self.worker_memory_mb * spill.MAP_SIDE
-        spec = ShuffleSpec(node.num_partitions, node.partition_func, self.sc._unbatched_serializer)
+        spec = shuffle_spec(self.sc, node.num_partitions, node.partition_func)
         map_sides = [self.sink(pipe, Tail("group", side=i, memory_mb=memory, shuffle=spec))
                      for i, pipe in enumerate(pipes)]
         combined = map_sides[0] if len(map_sides) == 1 else self.sc.union(map_sides)

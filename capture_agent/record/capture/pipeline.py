@@ -26,6 +26,7 @@ class Head:
     bases: list[int] | None = None
     encode: bool = False  # textFile(use_unicode=False)
     input_target: TableTarget | None = None  # "offset" reader: where the stage keeps each line's byte offset
+    wide_offsets: bool = False  # "offset" reader: a split of 4 GiB or more (offsets kept in 8 bytes)
     eager: bool = True  # its table is complete before its first record is yielded (or it has none)
     dense: bool = True  # positions are 0, 1, 2... in the order records are yielded
 

@@ -7,10 +7,12 @@ Shipped to executors by value, like the rest of ``worker``.
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.layouts.base import (
     bitmap64_bytes,
     bitmap_bytes,
@@ -114,15 +116,16 @@ class Gathered:
 
 
 def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
-    """Shuffled batches (``worker.shuffle``: side, keys, their value lists, the values' global ids)
-    -> per key, per side: the values and their ids. Past the budget, what is gathered goes to disk
+    """Shuffled batches (``worker.shuffle``: side, map partition's ``hi``, keys, their value lists,
+    the values' positions, or global ids for ``hi`` -1) -> per key, per side: the values and their
+    global ids. Past the budget, what is gathered goes to disk
     as a run (``runs``) and gathering starts again."""
     state = Gathered(nsides)
     index, values, slots, flat = state.index, state.values, state.slots, state.ids
     get = index.get
     two = nsides == 2
     c = next_check = 0
-    for side, keys, value_lists, ids in iterator:
+    for side, hi, keys, value_lists, ids in iterator:
         keep_slot, keep_slots = slots[side].append, slots[side].extend
         for key, vals in zip(keys, value_lists, strict=True):
             j = get(key)
@@ -134,7 +137,7 @@ def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
                 keep_slot(j)
             else:
                 keep_slots(array("I", [j]) * len(vals))
-        flat[side].frombytes(ids)
+        flat[side].frombytes(ids if hi < 0 else _lifted_bytes(hi, ids))
         c += len(keys)
         if c >= next_check:  # the first batch, then every CHECK_EVERY keys
             next_check = c + CHECK_EVERY
@@ -145,6 +148,22 @@ def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
                 get = index.get
                 runs.budget.spilled()
     return state
+
+
+def _lifted_bytes(hi: int, positions: Any) -> bytes | bytearray:
+    """The bytes of uint32 positions as the int64 global ids ``hi`` | position: on a little-endian
+    machine the position's 4 bytes then the partition's 4, interleaved by 8 strided copies in C
+    (Arrow's cast and add left its allocator holding tens of MB per hot key)."""
+    n = len(positions) // 4
+    if sys.byteorder != "little":  # pragma: no cover - every platform Spark runs on is little-endian
+        return array("q", [hi | p for p in memoryview(positions).cast("I")]).tobytes()
+    out = bytearray(8 * n)
+    for k in range(4):
+        out[k::8] = positions[k::4]
+    for k, byte in enumerate((hi >> SHIFT).to_bytes(4, "little")):
+        if byte:
+            out[4 + k::8] = bytes((byte,)) * n
+    return out
 
 
 def _merge_sides(a: list[list[Any]], b: list[list[Any]]) -> list[list[Any]]:

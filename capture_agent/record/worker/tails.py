@@ -95,24 +95,6 @@ def ids_per_list(lists: Any) -> Iterator[bytes]:
         start += n
 
 
-def _ids_by_slot(slots: array, positions: array | None, base: int, hi: int) -> memoryview:
-    """Each record's global id (``hi`` | its position: ``positions[i]``, or ``base`` + i), ordered
-    by the record's slot with one stable sort (a key's ids stay in record order), as an int64 view
-    of one Arrow buffer: 8 bytes a record, where grouping them into lists and copying them into
-    Python took four times that at the end of a task."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    order = pc.sort_indices(u32_column(slots))
-    if positions is None:
-        ids = pc.add(order.view(pa.int64()), pa.scalar(hi + base, pa.int64()))  # positions < 2**32: + is |
-    else:
-        ids = lifted(hi >> SHIFT, pc.take(u32_column(positions), order))
-    del order
-    pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed pages otherwise
-    return memoryview(ids.buffers()[1]).cast("B")[ids.offset * 8:(ids.offset + len(ids)) * 8].cast("q")
-
-
 def spill_keyed(runs: Runs, keys: dict[Any, int], values: list[Any], slots: array, ids: array | None,
                 base: int = 0, hi: int = -1) -> None:
     """Sends a task's keyed state to disk as one run: its (key, value) pairs and each key's ids
@@ -204,35 +186,56 @@ def merged_combiners(runs: Runs, merge: Callable[[Any, Any], Any], stream: Table
 def finish_group(part: int, side: int, keys: dict[Any, int], values: list[Any], slots: array,
                  positions: array | None, base: int = 0, runs: Runs | None = None,
                  shuffle: ShuffleSpec | None = None) -> Iterator[bytes]:
-    """Map side of groupByKey/join/cogroup: per key, its values and their global ids, aligned,
-    written as the shuffle's blocks (``worker.shuffle``)."""
-    hi = part << SHIFT
+    """Map side of groupByKey/join/cogroup: per key, its values and their ids, aligned, written as
+    the shuffle's blocks (``worker.shuffle``): positions in the partition, or global ids once the
+    task spilled."""
     assert shuffle is not None
     if runs is None or not runs.count:
-        yield from group_blocks(side, _keyed_ids(keys, values, _ids_by_slot(slots, positions, base, hi), slots),
-                                shuffle)
+        by_slot = _positions_by_slot(slots, positions, base)
+        yield from group_blocks(side, part << SHIFT, _keyed_ids(keys, values, by_slot), shuffle)
+        keys.clear()  # sent: let go before the stage's input writes its table
+        values.clear()
         return
-    spill_keyed(runs, keys, values, slots, positions, base, hi)
+    spill_keyed(runs, keys, values, slots, positions, base, part << SHIFT)
     keys.clear()
     values.clear()
-    yield from group_blocks(side, _merged_groups(runs), shuffle)
+    yield from group_blocks(side, -1, _merged_groups(runs), shuffle)
 
 
-def _keyed_ids(keys: dict[Any, int], values: list[Any], ids: memoryview, slots: array,
+def _positions_by_slot(slots: array, positions: array | None, base: int) -> memoryview:
+    """Each record's position (``positions[i]``, or ``base`` + i), ordered by the record's slot
+    with one stable sort (a key's positions stay in record order): the bytes of a uint32 array,
+    4 a record. ``slots`` is emptied once sorted, and the sort's own int64 indices are let go at
+    once: at most 24 bytes a record at a time, at the task's end when its memory peaks."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    order = pc.sort_indices(u32_column(slots))
+    del slots[:]  # sorted: its bytes go before the positions are made (the sort's view of it is gone)
+    if positions is None:
+        by_slot = pc.cast(order, pa.uint32())  # positions < 2**32
+        if base:
+            by_slot = pc.add(by_slot, pa.scalar(base, pa.uint32()))
+    else:
+        by_slot = pc.take(u32_column(positions), order)
+    del order
+    pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed pages otherwise
+    return memoryview(by_slot.buffers()[1]).cast("B")[by_slot.offset * 4:(by_slot.offset + len(by_slot)) * 4]
+
+
+def _keyed_ids(keys: dict[Any, int], values: list[Any], by_slot: memoryview,
                ) -> Iterator[tuple[Any, list[Any], memoryview]]:
-    """(key, its values, their ids) in slot order, the ids sorted by slot (``_ids_by_slot``)."""
-    del slots[:]  # sorted into ids: its bytes make room for the records' pickles
-    raw = ids.cast("B")  # array.frombytes takes bytes, not a view of int64s
+    """(key, its values, the bytes of their uint32 positions) in slot order."""
     start = 0
     for key, slot in keys.items():
         vals = values[slot]
-        end = start + 8 * len(vals)  # a key's records, as each appended one value
-        yield key, vals, raw[start:end]
+        end = start + 4 * len(vals)  # a key's records, as each appended one value
+        yield key, vals, by_slot[start:end]
         start = end
 
 
 def _merged_groups(runs: Runs) -> Iterator[tuple[Any, list[Any], bytes]]:
-    """(key, its values, their ids) of a spilled group side's runs, merged bucket by bucket."""
+    """(key, its values, their global ids) of a spilled group side's runs, merged bucket by bucket."""
     for bucket_keys, bucket_values, lists in runs.merged(concat_values):
         assert lists is not None
         yield from zip(bucket_keys, bucket_values, ids_per_list(lists[0]), strict=True)

@@ -54,25 +54,29 @@ def test_without_hash_seed_pyspark_error_stays(monkeypatch: pytest.MonkeyPatch) 
 
 
 @pytest.mark.parametrize("num_partitions", [1, 4])
-def test_group_values_keep_their_ids(monkeypatch: pytest.MonkeyPatch, num_partitions: int) -> None:
+@pytest.mark.parametrize(("hi", "typecode"), [(3 << 32, "I"), (-1, "q")])
+@pytest.mark.parametrize("zero_copy", [True, False])
+def test_group_values_keep_their_ids(monkeypatch: pytest.MonkeyPatch, num_partitions: int, hi: int, typecode: str,
+                                     zero_copy: bool) -> None:
     monkeypatch.setenv("PYTHONHASHSEED", "0")
-    monkeypatch.setattr(shuffle, "MAX_BATCH", 7)
+    monkeypatch.setattr(shuffle, "MAX_BATCH", 7)  # keys of 5 or more values go in blocks of their own at first
     serializer = CPickleSerializer()
     records = []
     for i, key in enumerate(KEYS * 5):
-        vals = [f"{i}.{j}" for j in range(i % 4 + 1)]
-        records.append((key, vals, memoryview(array("q", [(i << 8) | j for j in range(len(vals))])).cast("B")))
-    stream = list(group_blocks(1, iter(records), ShuffleSpec(num_partitions, portable_hash, serializer)))
+        vals = [f"{i}.{j}" for j in range(i % 9 + 1)]
+        records.append((key, vals, memoryview(array(typecode, [(i << 4) | j for j in range(len(vals))])).cast("B")))
+    spec = ShuffleSpec(num_partitions, portable_hash, serializer, zero_copy)
+    stream = list(group_blocks(1, hi, iter(records), spec))
     got = []
     for reducer_bytes, block in zip(stream[::2], stream[1::2], strict=True):
-        side, keys, value_lists, ids = serializer.loads(block)
-        assert side == 1
-        flat = array("q")
+        side, block_hi, keys, value_lists, ids = serializer.loads(block)
+        assert (side, block_hi) == (1, hi)
+        flat = array(typecode)
         flat.frombytes(ids)
         start = 0
         for key, vals in zip(keys, value_lists, strict=True):
             got.append((read_long(io.BytesIO(reducer_bytes)), key, vals, list(flat[start:start + len(vals)])))
             start += len(vals)
         assert start == len(flat)
-    want = [(portable_hash(k) % num_partitions, k, v, list(array("q", ids.tobytes()))) for k, v, ids in records]
+    want = [(portable_hash(k) % num_partitions, k, v, list(array(typecode, ids.tobytes()))) for k, v, ids in records]
     assert sorted(got, key=lambda r: r[3]) == want
