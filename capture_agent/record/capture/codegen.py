@@ -162,7 +162,7 @@ def _combine_code(tail: Tail, v: str) -> TailCode:
             "    keep_slot(j)",
             *([] if tail.dense else ["keep_pos(pos)"])]
     # the bitmap and the side dict are not needed to finish: let them go before the keys are yielded
-    end = f"yield from finish_combiner(LOC, tpart, {state}, run_base, runs, MERGE_COMBINERS)"
+    end = f"yield from finish_combiner(LOC, tpart, {state}, run_base, runs, MERGE_COMBINERS, SHUFFLE)"
     return TailCode(prologue, check, body, ["taken = side = sget = None", end])
 
 
@@ -184,7 +184,7 @@ def _group_code(tail: Tail, v: str) -> TailCode:
             "    vals[j].append(xx)",
             "keep_slot(j)",
             *([] if tail.dense else ["keep_pos(pos)"])]
-    end = f"yield from finish_group(tpart, SIDE, d, vals, slots, {poss}, run_base, runs)"
+    end = f"yield from finish_group(tpart, SIDE, d, vals, slots, {poss}, run_base, runs, SHUFFLE)"
     return TailCode(prologue, check, body, [end])
 
 
@@ -193,7 +193,7 @@ def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: in
     ns: dict[str, Any] = dict(_TAIL_NAMES)
     ns.update(OFFSET=offset, BASES=head.bases, LOC=tail.target, LIMIT=tail.limit, SIDE=tail.side,
               CREATE=tail.create, MERGE=tail.merge, INPUT_LOC=head.input_target, MEMORY=tail.memory_mb,
-              MERGE_COMBINERS=tail.merge_combiners, TAG_PAST=combine.TAG_PAST)
+              MERGE_COMBINERS=tail.merge_combiners, TAG_PAST=combine.TAG_PAST, SHUFFLE=tail.shuffle)
     lines: list[str] = ["def stage(split, iterator):", "    tpart = split + OFFSET"]
 
     def emit(level: int, text: str) -> None:
@@ -201,9 +201,10 @@ def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: in
 
     text = head.reader == "offset"
     if text:
-        # A line's position is its number in the split; its byte offset goes to the input table.
+        # A line's position is its number in the split; its byte offset goes to the input table,
+        # from the split's start in 4 bytes (file offsets in 8 for a split of 4 GiB or more).
         emit(1, "base = BASES[split]")
-        emit(1, "offs = array('q')")
+        emit(1, "offs = array('q')" if head.wide_offsets else "offs = array('I')")
         emit(1, "keep_offset = offs.append")
         emit(1, "pos = -1")
         emit(1, "complete = False")
@@ -221,7 +222,7 @@ def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: in
     if text:
         emit(top + 1, "for off, v0 in iterator:")
         emit(top + 2, "pos += 1")
-        emit(top + 2, "keep_offset(off)")
+        emit(top + 2, "keep_offset(off)" if head.wide_offsets else "keep_offset(off - base)")
         if head.encode:
             emit(top + 2, "v0 = v0.encode('utf-8')")
     else:
@@ -262,11 +263,13 @@ def build_stage_function(head: Head, ops: list[NarrowOp], tail: Tail, offset: in
         emit(top + 1, "complete = True")
     emit(top, "except LimitReached:")
     emit(top + 1, "pass")
+    # the tail finishes first: a text input's table is written once the tail let its state go
+    # (a keyed tail's dict), not beside it (its Arrow and Parquet buffers)
+    for line in epilogue:
+        emit(top, line)
     if text:
         emit(1, "finally:")
         emit(2, "finish_text_input(INPUT_LOC, split, offs, complete, base)")
-    for line in epilogue:
-        emit(1, line)
     source = "\n".join(lines) + "\n"
     exec(compile(source, f"<lineage stage {tail.kind}>", "exec"), ns)  # our own generated code, never user input
     fn = ns["stage"]

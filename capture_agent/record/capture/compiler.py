@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from pyspark.core.rdd import RDD
+from pyspark.core.rdd import RDD, Partitioner
+from pyspark.traceback_utils import SCCallSiteSync
 from pyspark.util import _parse_memory
 
 from capture_agent.record.capture.codegen import ONE_TO_ONE, build_stage_function
@@ -45,6 +46,7 @@ from capture_agent.record.storage.layouts import (
 from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 from capture_agent.record.storage.tables import TableTarget
 from capture_agent.record.worker import boundary, spill
+from capture_agent.record.worker.shuffle import ShuffleSpec, shuffle_spec
 
 Replay = dict[str, tuple[RDD, str]]
 
@@ -112,12 +114,17 @@ class Compiler:
         return Pipeline(point, branches, first)
 
     def sink(self, pipeline: Pipeline, tail: Tail) -> RDD:
-        """One generated stage function per branch; branches side by side (a plain UnionRDD)."""
+        """One generated stage function per branch; branches side by side (a plain UnionRDD).
+        A tail that writes shuffle blocks yields bytes for the JVM as they are (PySpark's
+        ``_bypass_serializer``, as its partitionBy)."""
         rdds = []
         for branch in pipeline.branches:
             tail.dense = branch.head.dense and all(op.template in ONE_TO_ONE for op in branch.ops)
             fn = build_stage_function(branch.head, branch.ops, tail, branch.offset)
-            rdds.append(branch.head.rdd.mapPartitionsWithIndex(fn))
+            rdd = branch.head.rdd.mapPartitionsWithIndex(fn)
+            if tail.shuffle is not None:
+                rdd._bypass_serializer = True  # type: ignore[attr-defined]
+            rdds.append(rdd)
         if len(rdds) == 1:
             return rdds[0]
         return self.sc.union(rdds)
@@ -196,10 +203,13 @@ class Compiler:
         node.combiner_point = combiner.capture_id  # its kept aggregates stand in for it in what-ifs
         tail = Tail("combine", target=target, create=node.create, merge=node.merge_value,
                     memory_mb=self.worker_memory_mb * spill.MAP_SIDE, merge_combiners=node.merge_combiners)
-        map_side = self.sink(pipe, tail)
+        # the job runs the stage that writes the shuffle's blocks; what-ifs replay its records
+        # from a twin that yields them (key, (value, combiner id)): the same function otherwise
+        self.replay[combiner.capture_id] = (self.sink(pipe, tail), "combined")
+        spec = shuffle_spec(self.sc, node.num_partitions, node.partition_func)
+        map_side = self.sink(pipe, replace(tail, shuffle=spec))
         combiner.rdd_id = map_side.id()
-        self.replay[combiner.capture_id] = (map_side, "combined")
-        shuffled = map_side.partitionBy(node.num_partitions, node.partition_func)
+        shuffled = self._shuffled_blocks(map_side, spec)
         reducer, target = self.new_point("reducer", node.op, ListGlobal(mode=node.mode), [combiner],
                                          node.num_partitions)
         target = replace(target, keep_aggregates=self.keep_aggregates)
@@ -208,6 +218,17 @@ class Compiler:
                                                                                 self.worker_memory_mb))
         # a task that spilled yields records before its table is whole: take() drains it
         return self.finish_head(Head(rdd, "pairs", reducer, eager=False))
+
+    def _shuffled_blocks(self, blocks: RDD, spec: ShuffleSpec) -> RDD:
+        """The reducers' side of a shuffle written as blocks (``worker.shuffle``): PySpark's
+        partitionBy after its ``add_shuffle_key``, read back one batch at a time."""
+        jvm = self.sc._jvm
+        with SCCallSiteSync(self.sc):
+            pairs = jvm.PairwiseRDD(blocks._jrdd.rdd()).asJavaPairRDD()
+            partitioner = jvm.PythonPartitioner(spec.num_partitions, id(spec.partition_func))
+        rdd: RDD = RDD(jvm.PythonRDD.valueOfPair(pairs.partitionBy(partitioner)), self.sc, spec.serializer)
+        rdd.partitioner = Partitioner(spec.num_partitions, spec.partition_func)
+        return rdd
 
     # the capture kind and table layout of each family of group operators
     _GROUP_LAYOUT: dict[str, tuple[str, type[Layout]]] = {
@@ -218,9 +239,11 @@ class Compiler:
     def _group(self, node: GroupNode) -> Head:
         pipes = [self.pipeline(p) for p in node.parents]
         memory = self.worker_memory_mb * spill.MAP_SIDE
-        map_sides = [self.sink(pipe, Tail("group", side=i, memory_mb=memory)) for i, pipe in enumerate(pipes)]
+        spec = shuffle_spec(self.sc, node.num_partitions, node.partition_func)
+        map_sides = [self.sink(pipe, Tail("group", side=i, memory_mb=memory, shuffle=spec))
+                     for i, pipe in enumerate(pipes)]
         combined = map_sides[0] if len(map_sides) == 1 else self.sc.union(map_sides)
-        shuffled = combined.partitionBy(node.num_partitions, node.partition_func)
+        shuffled = self._shuffled_blocks(combined, spec)
         kind, layout = self._GROUP_LAYOUT[node.mode]
         point, target = self.new_point(kind, node.op, layout(mode=node.mode), [p.point for p in pipes],
                                        node.num_partitions)

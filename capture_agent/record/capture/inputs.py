@@ -7,6 +7,10 @@ split's file and start, each file's size and modification time, and (table) each
 offset from its split's start, so a traced line is fetched with one lookup and one seek and a
 trace over a changed file says so. Line numbers rather than byte offsets in the ids keep the
 bitmaps of later capture points dense: 21% instead of 53% of the input for word count.
+
+The JVM sends the (offset, line) pairs pickled in batches of ``TEXT_BATCH`` lines (PySpark's
+``textFile`` streams lines one by one): its automatic batching grows batches to 1-10 MB, which a
+Python worker unpickles into 30-40 MB of tuples at once, a third of a small task's memory.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.worker.frames import frame_rows_agent
 from capture_agent.record.worker.inputs import csv_input_agent, parquet_input_agent, values_input_agent
 
+TEXT_BATCH = 1024  # lines per batch from the JVM (module docstring)
 _TEXT_INPUT_FORMAT = "org.apache.hadoop.mapred.TextInputFormat"
 _LONG_WRITABLE = "org.apache.hadoop.io.LongWritable"
 _TEXT = "org.apache.hadoop.io.Text"
@@ -74,7 +79,7 @@ class TextInput:
         conf = jvm.org.apache.spark.util.SerializableConfiguration(self.sc._jsc.hadoopConfiguration())
         converter = jvm.org.apache.spark.api.python.WritableToJavaConverter(self.sc._jsc.broadcast(conf))
         converted = jvm.org.apache.spark.api.python.PythonHadoopUtil.convertRDD(self._raw, converter, converter)
-        jrdd = jvm.org.apache.spark.api.python.SerDeUtil.pairRDDToPython(converted, 0).toJavaRDD()
+        jrdd = jvm.org.apache.spark.api.python.SerDeUtil.pairRDDToPython(converted, TEXT_BATCH).toJavaRDD()
         return RDD(jrdd, self.sc, AutoBatchedSerializer(CPickleSerializer()))
 
     def layout(self) -> Text:
@@ -90,7 +95,7 @@ class TextInput:
         point, target = compiler.new_point("input", node.op, self.layout(), self.upstream(compiler),
                                            self.num_partitions)
         head = Head(self.pairs_rdd(), "offset", point, bases=self.bases, encode=not self.use_unicode,
-                    input_target=target)
+                    input_target=target, wide_offsets=any(length >= 1 << 32 for _, _, length in self.splits))
         return compiler.finish_head(head)
 
 

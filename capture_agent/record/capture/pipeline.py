@@ -13,6 +13,7 @@ from pyspark.core.rdd import RDD
 from capture_agent.record.capture.plan import NarrowOp
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.storage.tables import TableTarget
+from capture_agent.record.worker.shuffle import ShuffleSpec
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Head:
     bases: list[int] | None = None
     encode: bool = False  # textFile(use_unicode=False)
     input_target: TableTarget | None = None  # "offset" reader: where the stage keeps each line's byte offset
+    wide_offsets: bool = False  # "offset" reader: a split of 4 GiB or more (offsets kept in 8 bytes)
     eager: bool = True  # its table is complete before its first record is yielded (or it has none)
     dense: bool = True  # positions are 0, 1, 2... in the order records are yielded
 
@@ -63,4 +65,5 @@ class Tail:
     dense: bool = False  # position == record index: no position array needed
     memory_mb: float = float("inf")  # combine and group: spill past this much worker memory (worker.spill)
     merge_combiners: Callable[[Any, Any], Any] | None = None  # combine: merges spilled runs
+    shuffle: ShuffleSpec | None = None  # combine: writes the shuffle's blocks (worker.shuffle)
 

@@ -18,6 +18,7 @@ Task-safe: imports only the standard library, pyarrow, ``storage.fs`` (and PySpa
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import os
 import sys
 import tempfile
@@ -79,12 +80,31 @@ class TableTarget:
     every task that writes a table.
     """
 
-    fs: Any  # pyarrow.fs.FileSystem
+    filesystem: Any = dataclasses.field(compare=False)  # pyarrow.fs.FileSystem, or its pickle until first used (``fs``)
     local: bool
     location: str
     capture_id: str
     failures: Any = None  # the run's pyspark Accumulator of FailureList, or None outside Spark
     keep_aggregates: int = 0  # a combiner's tasks keep their map-side aggregates up to this many keys
+
+    @property
+    def fs(self) -> Any:
+        """The pyarrow file system. A task unpickles it (importing pyarrow, some 40 MB of a
+        worker's memory) when it first writes, once the job's own state is let go, not when
+        the task starts."""
+        if isinstance(self.filesystem, bytes):
+            import pickle
+
+            object.__setattr__(self, "filesystem", pickle.loads(self.filesystem))
+        return self.filesystem
+
+    def __getstate__(self) -> dict[str, Any]:
+        import pickle
+
+        state = dict(self.__dict__)
+        if not isinstance(self.filesystem, bytes):
+            state["filesystem"] = pickle.dumps(self.filesystem)
+        return state
 
     @classmethod
     def of(cls, store: StoreFS, location: str, capture_id: str, failures: Any = None) -> TableTarget:

@@ -7,10 +7,12 @@ Shipped to executors by value, like the rest of ``worker``.
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.layouts.base import (
     bitmap64_bytes,
     bitmap_bytes,
@@ -41,34 +43,36 @@ Agent = Callable[[int, Iterable[Any]], Iterator[tuple[int, Any]]]
 def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], Any], memory_mb: float,
                     ) -> Agent:
     """Reduce side of reduceByKey/combineByKey/...: out id -> list of combiner ids (spilling past
-    ``memory_mb`` as ``worker.spill`` says)."""
+    ``memory_mb`` as ``worker.spill`` says). Reads the map side's blocks (``worker.shuffle``):
+    batches of (keys, values, the records' combiner ids as array('q') bytes)."""
 
-    def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+    def agent(split: int, batches: Iterable[Any]) -> Iterator[tuple[int, Any]]:
         # like the map side: a slot per key, and flat arrays of (slot, combiner id) grouped once;
-        # one tight loop per record, as the generated map side (chunking with zip cost a third more)
+        # one tight loop per record of a batch, as the generated map side
         runs = Runs(MemoryBudget(memory_mb))
         index: dict[Any, int] = {}
         values: list[Any] = []
         slots = array("I")
         cids = array("q")
-        get, keep_slot, keep_cid = index.get, slots.append, cids.append
+        get, keep_slot = index.get, slots.append
         c = next_check = 0
-        for key, (combined, cid) in iterator:
-            j = get(key)
-            if j is None:
-                j = index[key] = len(values)
-                values.append(combined)
-            else:
-                values[j] = merge_combiners(values[j], combined)
-            keep_slot(j)
-            keep_cid(cid)
-            c += 1
-            if c >= next_check:  # the first record, then every CHECK_EVERY
+        for keys, combined_values, ids in batches:
+            for key, combined in zip(keys, combined_values, strict=True):
+                j = get(key)
+                if j is None:
+                    j = index[key] = len(values)
+                    values.append(combined)
+                else:
+                    values[j] = merge_combiners(values[j], combined)
+                keep_slot(j)
+            cids.frombytes(ids)
+            c += len(keys)
+            if c >= next_check:  # the first batch, then every CHECK_EVERY records
                 next_check = c + CHECK_EVERY
                 if runs.budget.over():
                     spill_keyed(runs, index, values, slots, cids)
                     index, values, slots, cids = {}, [], array("I"), array("q")
-                    get, keep_slot, keep_cid = index.get, slots.append, cids.append
+                    get, keep_slot = index.get, slots.append
                     runs.budget.spilled()
         if not runs.count:
             yield from enumerate(zip(index, values, strict=True))
@@ -112,28 +116,30 @@ class Gathered:
 
 
 def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
-    """Shuffled (key, (side, values, ids)) -> per key, per side: the values and their global ids
-    (``ids``: one id, or an array('q')'s bytes). Past the budget, what is gathered goes to disk as
-    a run (``runs``) and gathering starts again."""
+    """Shuffled batches (``worker.shuffle``: side, map partition's ``hi``, keys, their value lists,
+    the values' positions, or global ids for ``hi`` -1) -> per key, per side: the values and their
+    global ids. Past the budget, what is gathered goes to disk
+    as a run (``runs``) and gathering starts again."""
     state = Gathered(nsides)
     index, values, slots, flat = state.index, state.values, state.slots, state.ids
     get = index.get
     two = nsides == 2
     c = next_check = 0
-    for key, (side, vals, ids) in iterator:
-        j = get(key)
-        if j is None:
-            j = index[key] = len(values)
-            values.append([[], []] if two else [[] for _ in range(nsides)])
-        values[j][side].extend(vals)
-        if type(ids) is int:
-            slots[side].append(j)
-            flat[side].append(ids)
-        else:
-            slots[side].extend(array("I", [j]) * (len(ids) >> 3))
-            flat[side].frombytes(ids)
-        c += 1
-        if c >= next_check:  # the first record, then every CHECK_EVERY
+    for side, hi, keys, value_lists, ids in iterator:
+        keep_slot, keep_slots = slots[side].append, slots[side].extend
+        for key, vals in zip(keys, value_lists, strict=True):
+            j = get(key)
+            if j is None:
+                j = index[key] = len(values)
+                values.append([[], []] if two else [[] for _ in range(nsides)])
+            values[j][side].extend(vals)
+            if len(vals) == 1:
+                keep_slot(j)
+            else:
+                keep_slots(array("I", [j]) * len(vals))
+        flat[side].frombytes(ids if hi < 0 else _lifted_bytes(hi, ids))
+        c += len(keys)
+        if c >= next_check:  # the first batch, then every CHECK_EVERY keys
             next_check = c + CHECK_EVERY
             if runs.budget.over():
                 runs.spill(zip(index, values, strict=True), state.id_lists())
@@ -142,6 +148,22 @@ def _gather(iterator: Iterable[Any], nsides: int, runs: Runs) -> Gathered:
                 get = index.get
                 runs.budget.spilled()
     return state
+
+
+def _lifted_bytes(hi: int, positions: Any) -> bytes | bytearray:
+    """The bytes of uint32 positions as the int64 global ids ``hi`` | position: on a little-endian
+    machine the position's 4 bytes then the partition's 4, interleaved by 8 strided copies in C
+    (Arrow's cast and add left its allocator holding tens of MB per hot key)."""
+    n = len(positions) // 4
+    if sys.byteorder != "little":  # pragma: no cover - every platform Spark runs on is little-endian
+        return array("q", [hi | p for p in memoryview(positions).cast("I")]).tobytes()
+    out = bytearray(8 * n)
+    for k in range(4):
+        out[k::8] = positions[k::4]
+    for k, byte in enumerate((hi >> SHIFT).to_bytes(4, "little")):
+        if byte:
+            out[4 + k::8] = bytes((byte,)) * n
+    return out
 
 
 def _merge_sides(a: list[list[Any]], b: list[list[Any]]) -> list[list[Any]]:
@@ -181,7 +203,7 @@ def _cogroup_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any]
         ids = [side.filter(kept) for side in ids]
     else:
         out = [(key, tuple(ResultIterable(vs) for vs in vals)) for key, vals in zip(keys, values, strict=True)]
-    per_side = [[bitmap64_bytes(chunk) for chunk in ids_per_list(side, scalars=False)] for side in ids]
+    per_side = [[bitmap64_bytes(chunk) for chunk in ids_per_list(side)] for side in ids]
     write_sets_per_parent(target, split, per_side)
     return out
 

@@ -64,6 +64,11 @@ class CombineState(NamedTuple):
         values = self.keys.values() if self.values is None else self.values
         return zip(self.keys, zip(values, count(first_id), strict=False), strict=True)
 
+    def id_records(self, first_id: int) -> Iterator[tuple[int, Any, Any]]:
+        """(combiner id, key, value) in dict order, ids from ``first_id`` up (``worker.shuffle``)."""
+        values = self.keys.values() if self.values is None else self.values
+        return zip(count(first_id), self.keys, values)  # count() is endless: not strict
+
     def record_slots(self) -> Any:
         """Each record's key slot, a pyarrow uint32 array."""
         import pyarrow as pa

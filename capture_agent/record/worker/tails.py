@@ -31,6 +31,7 @@ from capture_agent.record.storage.layouts.local import (
 from capture_agent.record.storage.tables import TableStream, TableTarget, write_once, write_parquet
 from capture_agent.record.worker.combine import CombineState
 from capture_agent.record.worker.inputs import dumps
+from capture_agent.record.worker.shuffle import ShuffleSpec, combine_blocks, group_blocks
 from capture_agent.record.worker.spill import Runs, by_slot
 
 
@@ -83,38 +84,15 @@ def _grouped(slots: Any, values: array | None, base: int, hi: int, nslots: int =
     return pa.ListArray.from_arrays(lists.offsets, grouped)
 
 
-def ids_per_list(lists: Any, scalars: bool = True) -> Iterator[int | bytes]:
+def ids_per_list(lists: Any) -> Iterator[bytes]:
     """The global ids of each list of ``lists`` (a ListArray of int64), in order, as the bytes of
     an array('q') (a bytes object pickles in C; an array goes through cloudpickle's reducer, a
-    few microseconds each); with ``scalars``, a list of one as an int (most of them when keys are
-    nearly unique: cheaper still)."""
+    few microseconds each)."""
     flat = int64_values(lists.flatten()).tobytes()
-    items = memoryview(flat).cast("q")
     start = 0
     for n in lists.value_lengths().to_pylist():
-        if n == 1 and scalars:
-            yield items[start]
-        else:
-            yield flat[start * 8:(start + n) * 8]
+        yield flat[start * 8:(start + n) * 8]
         start += n
-
-
-def _ids_by_slot(slots: array, positions: array | None, base: int, hi: int) -> memoryview:
-    """Each record's global id (``hi`` | its position: ``positions[i]``, or ``base`` + i), ordered
-    by the record's slot with one stable sort (a key's ids stay in record order), as an int64 view
-    of one Arrow buffer: 8 bytes a record, where grouping them into lists and copying them into
-    Python took four times that at the end of a task."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    order = pc.sort_indices(u32_column(slots))
-    if positions is None:
-        ids = pc.add(order.view(pa.int64()), pa.scalar(hi + base, pa.int64()))  # positions < 2**32: + is |
-    else:
-        ids = lifted(hi >> SHIFT, pc.take(u32_column(positions), order))
-    del order
-    pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed pages otherwise
-    return memoryview(ids.buffers()[1]).cast("B")[ids.offset * 8:(ids.offset + len(ids)) * 8].cast("q")
 
 
 def spill_keyed(runs: Runs, keys: dict[Any, int], values: list[Any], slots: array, ids: array | None,
@@ -141,14 +119,19 @@ def concat_values(a: list[Any], b: list[Any]) -> list[Any]:
 
 
 def finish_combiner(target: TableTarget, part: int, state: CombineState, base: int = 0, runs: Runs | None = None,
-                    merge: Callable[[Any, Any], Any] | None = None) -> Iterator[tuple[Any, tuple[Any, int]]]:
+                    merge: Callable[[Any, Any], Any] | None = None, shuffle: ShuffleSpec | None = None,
+                    ) -> Iterator[Any]:
     """Map-side combine: yields shuffle records (combiner id n: the n-th key in dict order), writes
-    combiner id -> list of input positions.
+    combiner id -> list of input positions. Records are ``(key, (value, combiner id))``, or given
+    ``shuffle`` the shuffle's blocks (``worker.shuffle``).
 
     A task that spilled (``runs``) merges its runs bucket by bucket (``worker.spill``)."""
     hi = part << SHIFT
     if runs is None or not runs.count:
-        yield from state.shuffle_records(hi)
+        if shuffle is None:
+            yield from state.shuffle_records(hi)
+        else:
+            yield from combine_blocks(state.id_records(hi), shuffle)
         if 0 < len(state.keys) <= target.keep_aggregates:
             keep_aggregates(target, part, state.items())
         # the table needs only the flat arrays: built once the keys and values are let go, its Arrow
@@ -159,8 +142,12 @@ def finish_combiner(target: TableTarget, part: int, state: CombineState, base: i
     assert merge is not None
     spill_combined(runs, state, base)
     state.clear()
-    for n, key, value in merged_combiners(runs, merge, TableStream(target, part), part, write_list_local):
-        yield key, (value, hi | n)
+    merged = merged_combiners(runs, merge, TableStream(target, part), part, write_list_local)
+    if shuffle is None:
+        for n, key, value in merged:
+            yield key, (value, hi | n)
+    else:
+        yield from combine_blocks(((hi | n, key, value) for n, key, value in merged), shuffle)
 
 
 def keep_aggregates(target: TableTarget, part: int, pairs: Iterable[tuple[Any, Any]]) -> None:
@@ -198,24 +185,57 @@ def merged_combiners(runs: Runs, merge: Callable[[Any, Any], Any], stream: Table
 
 def finish_group(part: int, side: int, keys: dict[Any, int], values: list[Any], slots: array,
                  positions: array | None, base: int = 0, runs: Runs | None = None,
-                 ) -> Iterator[tuple[Any, tuple[int, list[Any], int | bytes]]]:
-    """Map side of groupByKey/join/cogroup: per key, its values and their global ids, aligned
-    (one id as an int, several as an array('q')'s bytes)."""
-    hi = part << SHIFT
+                 shuffle: ShuffleSpec | None = None) -> Iterator[bytes]:
+    """Map side of groupByKey/join/cogroup: per key, its values and their ids, aligned, written as
+    the shuffle's blocks (``worker.shuffle``): positions in the partition, or global ids once the
+    task spilled."""
+    assert shuffle is not None
     if runs is None or not runs.count:
-        ids = _ids_by_slot(slots, positions, base, hi)
-        del slots[:]  # sorted into ids: its bytes make room for the records' pickles
-        start = 0
-        for key, slot in keys.items():
-            vals = values[slot]
-            n = len(vals)  # a key's records, as each appended one value
-            yield key, (side, vals, ids[start] if n == 1 else ids[start:start + n].tobytes())
-            start += n
+        by_slot = _positions_by_slot(slots, positions, base)
+        yield from group_blocks(side, part << SHIFT, _keyed_ids(keys, values, by_slot), shuffle)
+        keys.clear()  # sent: let go before the stage's input writes its table
+        values.clear()
         return
-    spill_keyed(runs, keys, values, slots, positions, base, hi)
+    spill_keyed(runs, keys, values, slots, positions, base, part << SHIFT)
     keys.clear()
     values.clear()
+    yield from group_blocks(side, -1, _merged_groups(runs), shuffle)
+
+
+def _positions_by_slot(slots: array, positions: array | None, base: int) -> memoryview:
+    """Each record's position (``positions[i]``, or ``base`` + i), ordered by the record's slot
+    with one stable sort (a key's positions stay in record order): the bytes of a uint32 array,
+    4 a record. ``slots`` is emptied once sorted, and the sort's own int64 indices are let go at
+    once: at most 24 bytes a record at a time, at the task's end when its memory peaks."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    order = pc.sort_indices(u32_column(slots))
+    del slots[:]  # sorted: its bytes go before the positions are made (the sort's view of it is gone)
+    if positions is None:
+        by_slot = pc.cast(order, pa.uint32())  # positions < 2**32
+        if base:
+            by_slot = pc.add(by_slot, pa.scalar(base, pa.uint32()))
+    else:
+        by_slot = pc.take(u32_column(positions), order)
+    del order
+    pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed pages otherwise
+    return memoryview(by_slot.buffers()[1]).cast("B")[by_slot.offset * 4:(by_slot.offset + len(by_slot)) * 4]
+
+
+def _keyed_ids(keys: dict[Any, int], values: list[Any], by_slot: memoryview,
+               ) -> Iterator[tuple[Any, list[Any], memoryview]]:
+    """(key, its values, the bytes of their uint32 positions) in slot order."""
+    start = 0
+    for key, slot in keys.items():
+        vals = values[slot]
+        end = start + 4 * len(vals)  # a key's records, as each appended one value
+        yield key, vals, by_slot[start:end]
+        start = end
+
+
+def _merged_groups(runs: Runs) -> Iterator[tuple[Any, list[Any], bytes]]:
+    """(key, its values, their global ids) of a spilled group side's runs, merged bucket by bucket."""
     for bucket_keys, bucket_values, lists in runs.merged(concat_values):
         assert lists is not None
-        for key, vals, one in zip(bucket_keys, bucket_values, ids_per_list(lists[0]), strict=True):
-            yield key, (side, vals, one)
+        yield from zip(bucket_keys, bucket_values, ids_per_list(lists[0]), strict=True)

@@ -298,3 +298,28 @@ def test_format_1_manifests_are_still_read(tmp_path):
     assert join.layout == Pair(mode="left") and join.deletion.label == "·/+"
     count = store.point("0003-output-count")
     assert isinstance(count.layout, Single) and count.values_file == "values.parquet"
+
+
+def test_a_task_loads_pyarrow_only_when_it_writes(tmp_path: Path) -> None:
+    """A TableTarget travels with its file system pickled inside: unpickling it in a task does not
+    import pyarrow (some 40 MB of a worker); writing the first table does, and writes."""
+    import subprocess
+    import sys
+
+    target = TableTarget.of(StoreFS.resolve(str(tmp_path)), f"{tmp_path}/point", "p1")
+    blob = tmp_path / "target.pickle"
+    blob.write_bytes(pickle.dumps(target))
+    script = (
+        "import pickle, sys\n"
+        f"target = pickle.loads(open({str(blob)!r}, 'rb').read())\n"
+        "print('pyarrow' in sys.modules)\n"
+        "import os; os.makedirs(target.location, exist_ok=True)\n"
+        "from array import array\n"
+        "from capture_agent.record.storage.layouts.local import write_one_local\n"
+        "write_one_local(target, 0, array('I', [4, 5]))\n"
+        "print('pyarrow' in sys.modules, type(target.fs).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).parents[3]).stdout.split()
+    assert out == ["False", "True", "LocalFileSystem"]
+    assert pickle.loads(pickle.dumps(target)) == target  # and it still compares equal once unpickled
+    assert list(pa.parquet.read_table(target.path(0)).column("in_id").to_pylist()) == [4, 5]
