@@ -4,7 +4,11 @@ An action's output is an ``output`` point of the ``sets`` layout: row i <- one i
 (the hidden columns of the row). A result brought to the driver (collect, take, count,
 toPandas...) is one table written by the driver, its values kept beside it; a write keeps the
 frame in memory and disk for the time of the write, and each of its partitions writes its own
-table (record (partition, i) is row i of that partition's part file).
+table (record (partition, i) is row i of that partition's part files) in a ``frame_write``
+point that lists the Parquet part files the write made, so a captured read of them, in this run
+or another, chains into this job (``layouts.inputs.FileRows``). When the part files' row counts
+do not match the partitions' (a format or writer that does not write one partition per part
+file), no files are listed and reads of them start a new trace there: never a wrong link.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 
 from capture_agent.record.capture.outputs import OutputRun, store_values
 from capture_agent.record.errors import UnsupportedOperation
+from capture_agent.record.storage.layouts import FrameWrite
 from capture_agent.record.storage.layouts.shuffled import write_sets_per_parent
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.worker.frames import id_sets, lineage_writer
@@ -21,9 +26,9 @@ from capture_agent.record.worker.frames import id_sets, lineage_writer
 # columns, its ``_layout()``); typed Any so that this module does not import that one.
 
 
-def _new_output(lc: Any, frame: Any, op: str, partitions: int) -> CapturePoint:
+def _new_output(lc: Any, frame: Any, op: str, partitions: int, layout: Any = None) -> CapturePoint:
     parents = [lc.store.point(slot.source) for slot in frame._slots]
-    return lc.store.new_point("output", op, frame._layout(), parents, partitions)
+    return lc.store.new_point("output", op, layout or frame._layout(), parents, partitions)
 
 
 def collected(frame: Any, op: str) -> list[Any]:
@@ -53,9 +58,10 @@ def record(frame: Any, op: str, values: list[Any], sets: list[list[bytes]]) -> C
     return point
 
 
-def written(frame: Any, write: Any) -> Any:
+def written(frame: Any, write: Any, destination: Any) -> Any:
     """Runs ``write`` (a callable given the plain frame of the visible columns) with the frame
-    persisted, then writes one lineage table per partition from the same persisted rows."""
+    persisted, then writes one lineage table per partition from the same persisted rows.
+    ``destination()`` gives (folder written or None, its format) once the write is done."""
     from pyspark import StorageLevel
 
     lc = frame._lc
@@ -64,16 +70,79 @@ def written(frame: Any, write: Any) -> Any:
     was_cached = full.is_cached
     full = full.persist(StorageLevel.MEMORY_AND_DISK)
     try:
+        folder, fmt = destination()
+        before = set(_part_files(lc, folder)) if folder else set()
         result = write(full.select(*names))
-        point = _new_output(lc, frame, "write", full.rdd.getNumPartitions())
+        folder, fmt = destination()
+        layout = FrameWrite(mode=frame._layout().mode, path=folder or "", format=fmt)
+        point = _new_output(lc, frame, "write", full.rdd.getNumPartitions(), layout)
         lineage = full.select(*[s.column for s in frame._slots]).rdd
-        lineage.mapPartitionsWithIndex(lineage_writer(lc._target(point), [s.is_set for s in frame._slots])).count()
+        counts = dict(lineage.mapPartitionsWithIndex(
+            lineage_writer(lc._target(point), [s.is_set for s in frame._slots])).collect())
+        if folder and fmt == "parquet":
+            made = {uri: about for uri, about in _part_files(lc, folder).items() if uri not in before}
+            layout.files = _written_parts(made, counts)
     finally:
         if not was_cached:
             full.unpersist()
     frame._point = point.capture_id
     lc.after_action(point)
     return result
+
+
+def _qualified(lc: Any, path: Any) -> str | None:
+    """A folder as Hadoop qualifies it (``/x`` -> ``file:/x``); None for none."""
+    if not path or not isinstance(path, str):
+        return None
+    jvm = lc.sc._jvm
+    hadoop = jvm.org.apache.hadoop.fs.Path(path)
+    return str(hadoop.getFileSystem(lc.sc._jsc.hadoopConfiguration()).makeQualified(hadoop).toString())
+
+
+def _part_files(lc: Any, folder: str) -> dict[str, tuple[str, int, int]]:
+    """The part files of a written folder: qualified path -> (file name, size, modification time
+    in ms), through Hadoop's FileSystem."""
+    jvm = lc.sc._jvm
+    path = jvm.org.apache.hadoop.fs.Path(folder)
+    fs = path.getFileSystem(lc.sc._jsc.hadoopConfiguration())
+    if not fs.exists(path):
+        return {}
+    out = {}
+    for status in fs.listStatus(path):
+        name = str(status.getPath().getName())
+        if status.isFile() and name.startswith("part-"):
+            out[str(status.getPath().toString())] = (name, int(status.getLen()), int(status.getModificationTime()))
+    return out
+
+
+def _written_parts(made: dict[str, tuple[str, int, int]], counts: dict[int, int]) -> list[dict[str, Any]]:
+    """{path, size, mtime, part, row_start, rows} of each Parquet part file a write made, a
+    partition's files in Spark's order (c000, c001...); none when their rows do not add up to the
+    partitions'."""
+    from capture_agent.record.storage.sources import parquet_rows
+
+    files: list[dict[str, Any]] = []
+    for uri, (name, size, mtime) in sorted(made.items(), key=lambda kv: kv[1][0]):
+        digits = name[len("part-"):].split("-", 1)[0]
+        if not digits.isdigit():
+            return []
+        files.append({"path": uri, "size": size, "mtime": mtime, "part": int(digits), "rows": parquet_rows(uri)})
+    next_row: dict[int, int] = {}
+    for f in sorted(files, key=lambda f: (f["part"], _counter(f["path"]))):
+        f["row_start"] = next_row.get(f["part"], 0)
+        next_row[f["part"]] = f["row_start"] + f["rows"]
+    if {p: n for p, n in next_row.items() if n} != {p: n for p, n in counts.items() if n}:
+        return []
+    return files
+
+
+def _counter(uri: str) -> int:
+    """A part file's counter within its partition (``-c001`` -> 1; Spark splits a partition's rows
+    over files past ``maxRecordsPerFile``, c000 first)."""
+    name = uri.rsplit("/", 1)[-1]
+    tail = name.split("-c", 1)[-1] if "-c" in name else ""
+    digits = tail.split(".", 1)[0]
+    return int(digits) if digits.isdigit() else 0
 
 
 class CapturedWriter:
@@ -114,7 +183,31 @@ class CapturedWriter:
                 writer = getattr(writer, name)(*a, **kw)
             return getattr(writer, method)(*args, **kwargs)
 
-        return written(self._frame, write)
+        return written(self._frame, write, lambda: self._destination(method, args, kwargs))
+
+    def _destination(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str | None, str]:
+        """(qualified folder or None when unknown yet, format) a save writes to."""
+        spark = self._frame._lc.spark
+        options: dict[str, Any] = {}
+        fmt = kwargs.get("format")
+        for name, a, kw in self._calls:
+            if name == "format":
+                fmt = fmt or a[0]
+            elif name == "option":
+                options[str(a[0]).lower()] = a[1]
+            elif name == "options":
+                options.update({k.lower(): v for k, v in kw.items()})
+        if method == "saveAsTable":
+            table = args[0] if args else kwargs["name"]
+            if not spark.catalog.tableExists(table):
+                return None, str(fmt or "")
+            about = {r["col_name"]: r["data_type"] for r in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()}
+            return _qualified(self._frame._lc, about.get("Location")), str(about.get("Provider", fmt or "")).lower()
+        if method != "save":
+            fmt = method
+        path = args[0] if args else kwargs.get("path", options.get("path"))
+        default = spark.conf.get("spark.sql.sources.default", "parquet")
+        return _qualified(self._frame._lc, path), str(fmt or default).lower()
 
     def save(self, *args: Any, **kwargs: Any) -> Any:
         return self._save("save", *args, **kwargs)

@@ -3,7 +3,9 @@
 Sources (``lc.read.parquet``, ``lc.read.table`` of a Parquet table, ``lc.createDataFrame``) are
 ``input`` points of the ``file_rows`` layout: a record's id is (index of its file, its row index
 in the file), both from Spark's ``_metadata`` columns, so ids do not depend on how Spark splits
-files into partitions, and nothing is written at capture. Local data given to
+files into partitions, and nothing is written at capture; a source reading part files an
+earlier captured write of the run made has that write as its parent, and traces chain through
+it (other runs: ``storage.chains``). Local data given to
 ``createDataFrame`` is written once to Parquet in the run's folder and read from there.
 Text, CSV and JSON Lines are read as lines by the RDD engine's text input (ids and positions
 (file, byte offset) of the lines, stable whatever the split size), then parsed in the JVM; a
@@ -20,6 +22,8 @@ from capture_agent.record.capture.frames import CapturedDataFrame, Slot
 from capture_agent.record.errors import LineageError, UnsupportedOperation
 from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.layouts import FileRows
+from capture_agent.record.storage.layouts.inputs import reads_write
+from capture_agent.record.storage.sources import parquet_rows
 from capture_agent.record.worker.frames import one_field, with_ids
 
 ID_SETS_CLASS = "lineage.sql.IdSets"
@@ -47,15 +51,6 @@ def _functions_registered(lc: Any) -> None:
     spark.__dict__["_lineage_id_sets"] = True
 
 
-def _parquet_rows(uri: str) -> int:
-    import pyarrow.parquet as pq
-
-    from capture_agent.record.storage.sources import open_source
-
-    with open_source(uri) as f:
-        return int(pq.ParquetFile(f).metadata.num_rows)
-
-
 def source_frame(lc: Any, df: Any, op: str, paths: list[str]) -> CapturedDataFrame:
     """A captured DataFrame over ``df`` (read from Parquet files only), its rows' ids added."""
     from pyspark.sql import functions as F
@@ -66,8 +61,9 @@ def source_frame(lc: Any, df: Any, op: str, paths: list[str]) -> CapturedDataFra
     files = []
     for uri in sorted(df.inputFiles()):
         size, mtime = file_status(lc.sc, uri)
-        files.append({"path": uri, "size": size, "mtime": mtime, "rows": _parquet_rows(uri)})
-    point = lc.store.new_point("input", op, FileRows(paths=paths, files=files), [], max(1, len(files)))
+        files.append({"path": uri, "size": size, "mtime": mtime, "rows": parquet_rows(uri)})
+    written = [p for p in lc.store.points.values() if reads_write(files, p)]  # earlier writes of this run
+    point = lc.store.new_point("input", op, FileRows(paths=paths, files=files), written, max(1, len(files)))
     jvm = lc.sc._jvm
     keys = []  # _metadata.file_path spells a path as Hadoop's Path does (file:/x for file:///x)
     for index, info in enumerate(files):

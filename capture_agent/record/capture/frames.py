@@ -31,10 +31,15 @@ dies with any of its source rows) when no aggregate, outer or semi join made it,
 row dies when all its source rows die; otherwise it is changed). Replaying a DataFrame job
 without records is not built (``ReplayNotPossible``).
 
-Every other DataFrame method raises ``UnsupportedOperation`` before anything runs: window
-SQL (``lc.sql``, temporary views), pandas UDFs that map whole partitions
-(mapInPandas, applyInPandas), pivot, cube/rollup, observe, streaming. A projection is checked
-after analysis: a window expression in it is refused too.
+Window functions partitioned by columns are kept too: a windowed row traces to every row of its
+window partition. Every other DataFrame method raises ``UnsupportedOperation`` before anything
+runs: SQL (``lc.sql``, temporary views), pandas UDFs that map whole partitions (mapInPandas,
+applyInPandas), pivot, cube/rollup, observe, streaming. A projection is checked after analysis:
+a window partitioned by an expression is refused.
+
+A write's output point is a ``frame_write`` listing the Parquet part files it made: a captured
+read of them, in this run or another, has it as its parent, so traces and what-ifs go on into
+the job that wrote them.
 """
 
 from __future__ import annotations

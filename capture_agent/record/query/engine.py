@@ -81,7 +81,9 @@ class TraceEngine:
 
     # ------------------------------------------------------------------ steps
     def backward(self, point: CapturePoint, ids: BitMap64) -> Frontier:
-        """Ids at each parent of ``point`` that the records ``ids`` at ``point`` came from."""
+        """Ids at each parent of ``point`` that the records ``ids`` at ``point`` came from; an input
+        that reads files its parents wrote and others keeps the others' records under its own id
+        (they start there)."""
         if not ids or not point.parents:
             return {}
         self.check_complete([point.capture_id])
@@ -108,7 +110,7 @@ class TraceEngine:
                 done.setdefault(cid, BitMap64()).__ior__(ids)
                 continue
             for parent, pids in self.backward(point, ids).items():
-                pending.setdefault(parent, BitMap64()).__ior__(pids)
+                (done if parent == cid else pending).setdefault(parent, BitMap64()).__ior__(pids)
         return done
 
     def next_all(self, frontier: Frontier, scope: set[str] | None) -> Frontier:

@@ -183,8 +183,8 @@ class _Walker:
             if self._terminal(cid):
                 result.setdefault(cid, BitMap64()).__ior__(ids)
             else:
-                for nxt, reached in self._step(cid, ids).items():
-                    pending.setdefault(nxt, BitMap64()).__ior__(reached)
+                for nxt, reached in self._step(cid, ids).items():  # cid itself: records that start here
+                    (result if nxt == cid else pending).setdefault(nxt, BitMap64()).__ior__(reached)
             self._report(len(visited), max(len(plan), len(visited)), result)
         return TraceAnswer(result, crossed, visited=visited)
 
@@ -214,6 +214,8 @@ def record_edges(session: TraceSession, crossed: Frontier) -> list[Edge]:
             continue
         for record_id in ids:
             for parent, parent_ids in session.engine.backward(point, BitMap64([record_id])).items():
+                if parent == cid:
+                    continue
                 kept = parent_ids & crossed.get(parent, BitMap64())
                 edges.extend((parent, pid, cid, record_id) for pid in kept)
     return edges

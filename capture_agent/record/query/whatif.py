@@ -99,7 +99,9 @@ class Propagation:
         if not any(parents):
             return out
         layout = point.layout
-        if layout.virtual:  # a union: its records are its parents' records
+        if layout.virtual or point.kind == "input":
+            # a union's records are its parents' records; an input's parents are the earlier
+            # outputs whose files it reads: its records are theirs, read back
             for parent_id, parent in zip(point.parents, parents, strict=True):
                 if parent:
                     out.deleted |= layout.forward(self.engine, point, parent_id, parent.deleted)

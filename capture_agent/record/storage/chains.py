@@ -1,8 +1,11 @@
-"""Lineage across applications: runs chained by the text files one saved and another read.
+"""Lineage across applications: runs chained by the files one wrote and another read.
 
 A text input of one run that reads the part files of another run's ``saveAsTextFile`` has those
 records as its lines (a line's position, (part file, byte offset), is the save's output id), as a
-later job of the same run does (``layouts.inputs.Text``). ``link_runs`` opens the other runs of
+later job of the same run does (``layouts.inputs.Text``); a captured DataFrame source
+(``file_rows``) reading the Parquet part files another run's captured DataFrame wrote (a
+``frame_write`` point listing them) has that write's records as its rows
+(``layouts.inputs.FileRows``). ``link_runs`` opens the other runs of
 the store root beside a run folder, finds such pairs both ways (what this run read, what read
 what it saved), transitively, and adds the linked runs' points to the run's ``LineageStore``
 under ids qualified by their run, ``<run id>/<capture id>`` (the server's capture point ids), with
@@ -18,8 +21,9 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from capture_agent.record.storage.layouts.inputs import Text, reads_save
+from capture_agent.record.storage.layouts.inputs import FileRows, Text, reads_save, reads_write
 from capture_agent.record.storage.layouts.local import Save
+from capture_agent.record.storage.layouts.shuffled import FrameWrite
 from capture_agent.record.storage.manifest import MANIFEST, CapturePoint, LineageStore
 
 MAX_RUNS = 50  # runs a trace may cross (the run itself included)
@@ -101,16 +105,19 @@ def _sibling_runs(run: LineageStore, allow: Callable[[str], bool] | None) -> lis
 
 
 def _save_edges(stores: dict[str, LineageStore]) -> list[tuple[str, str, str, str]]:
-    """(saving run, save point, reading run, text input point) for every text input of one run
-    reading the part files of another run's saveAsTextFile."""
+    """(writing run, its save or write point, reading run, its input point) for every text input
+    of one run reading the part files of another run's saveAsTextFile, and every DataFrame source
+    reading the Parquet part files of another run's captured write."""
     saves = [(run_id, p) for run_id, store in stores.items() for p in store.points.values()
-             if isinstance(p.layout, Save)]
+             if isinstance(p.layout, Save | FrameWrite)]
     edges = []
     for run_id, store in stores.items():
         for point in store.points.values():
-            if not isinstance(point.layout, Text):
-                continue
+            layout = point.layout
             for saver, save in saves:
-                if saver != run_id and reads_save(point.layout.files, save):
+                if saver == run_id:
+                    continue
+                if (isinstance(layout, Text) and isinstance(save.layout, Save) and reads_save(layout.files, save)) or \
+                        (isinstance(layout, FileRows) and reads_write(layout.files, save)):
                     edges.append((saver, save.capture_id, run_id, point.capture_id))
     return edges

@@ -35,6 +35,14 @@ def local_path(uri: str) -> str:
     return _strip_file_scheme(uri)
 
 
+def file_key(uri: str) -> str:
+    """One spelling of a file's name, however Hadoop or Spark wrote it (``file:/x``, ``file:///x``
+    and ``/x`` are the same local file); compared, never opened."""
+    if uri.startswith("file:") or "://" not in uri:
+        return "file:" + os.path.normpath(local_path(uri))
+    return uri
+
+
 def file_exists(fs: Any, local: bool, path: str) -> bool:
     """Whether a path exists (``local``: through ``os``, without pyarrow's round trip)."""
     if local:

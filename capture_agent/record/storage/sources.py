@@ -52,6 +52,14 @@ def source_status(uri: str) -> tuple[int, int] | None:
     return int(info.size or 0), int(info.mtime_ns // 1_000_000) if info.mtime_ns is not None else 0
 
 
+def parquet_rows(uri: str) -> int:
+    """The row count of a Parquet file, from its footer."""
+    import pyarrow.parquet as pq
+
+    with open_source(uri) as f:
+        return int(pq.ParquetFile(f).metadata.num_rows)
+
+
 def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 

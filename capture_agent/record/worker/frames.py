@@ -32,13 +32,14 @@ def id_sets(rows: Sequence[Sequence[Any]], sets: Sequence[bool]) -> list[list[by
 
 
 def lineage_writer(target: TableTarget, sets: list[bool]) -> Any:
-    """For ``mapPartitionsWithIndex`` over a frame's hidden columns: writes each partition's table."""
+    """For ``mapPartitionsWithIndex`` over a frame's hidden columns: writes each partition's table
+    and yields (partition, rows)."""
 
-    def write(part: int, rows: Iterable[Any]) -> Iterator[Any]:
+    def write(part: int, rows: Iterable[Any]) -> Iterator[tuple[int, int]]:
         hidden = list(rows)
         if hidden:
             write_sets_per_parent(target, part, id_sets(hidden, sets))
-        return iter(())
+        return iter([(part, len(hidden))])
 
     return write
 

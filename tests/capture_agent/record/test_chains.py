@@ -61,3 +61,20 @@ def test_runs_not_allowed_are_not_crossed(spark, tmp_path, write_text):
     run = LineageRun(second.run_dir, chain=True, allow=lambda run_id: False)
     assert list(run.chained_apps) == [run.store.run_id]
     assert all("/" not in p.capture_id for p in run.capture_points())
+
+
+def test_a_what_if_goes_through_saved_text_in_one_run(lc, tmp_path, write_text):
+    """Deleting input lines of the saving job: the words of the reading job that only those lines
+    held die, the others they held change (before, the chained input stopped the propagation)."""
+    events = write_text("events.txt", LINES)
+    saved = str(tmp_path / "kept")
+    source = lc.textFile(events, 2)
+    source.filter(lambda line: not line.startswith("ok")).map(str.upper).saveAsTextFile(saved)
+    counts = lc.textFile(saved).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
+    counts.collect()
+    impact = source.getLineage().filter(lambda line: "disk" in line.split()).whatIfDeleted(counts)
+    held = {w.upper() for line in LINES if "disk" in line.split() for w in line.split()}
+    others = {w.upper() for line in LINES if "disk" not in line.split() and not line.startswith("ok")
+              for w in line.split()}
+    assert sorted(w for w, _ in impact.dead()) == sorted(held - others) == ["DISK", "FULL", "INFO", "SLOW", "WARNING"]
+    assert sorted(w for w, _ in impact.reached()) == sorted(held & others) == ["ERROR"]

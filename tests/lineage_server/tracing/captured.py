@@ -115,12 +115,12 @@ def capture_in_own_application(server_url: str, token: str, folder: Path, seed: 
     return CapturedJob(app_id, lines, topic_lines, folder / "events.txt", folder / "topics.csv", topic_totals(lines))
 
 
-CHAIN_READER = """
+READER = """
 import json, sys
 from operator import add
 import capture_agent
 from capture_agent import LineageContext
-from pyspark.sql import SparkSession
+from pyspark.sql import SparkSession, functions as F
 
 server, token, store, saved, spool = sys.argv[1:6]
 spark = (SparkSession.builder.master("local[2]").appName("lineage-tests-reader")
@@ -129,13 +129,19 @@ spark.sparkContext.setLogLevel("ERROR")
 agent = capture_agent.enable(spark, server_url=server, token=token, spool_dir=spool)
 try:
     lc = LineageContext(spark, store=store)
-    counts = dict(lc.textFile(saved).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add).collect())
+    answer = {JOB}
     agent.flush(30)
-    print(json.dumps({"app_id": spark.sparkContext.applicationId, "counts": counts}))
+    print(json.dumps({"app_id": spark.sparkContext.applicationId, **answer}))
 finally:
     capture_agent.disable()
     spark.stop()
 """
+# the reader of a text chain: word counts of the saved lines
+CHAIN_READER = READER.replace("{JOB}", '{"counts": dict(lc.textFile(saved).flatMap(str.split)'
+                                       '.map(lambda w: (w, 1)).reduceByKey(add).collect())}')
+# the reader of a Parquet chain: totals per customer of the written orders
+FRAME_CHAIN_READER = READER.replace("{JOB}", '{"totals": {r.customer_id: r.total for r in lc.read.parquet(saved)'
+                                             '.groupBy("customer_id").agg(F.sum("amount").alias("total")).collect()}}')
 
 
 def capture_chain(spark: Any, server_url: str, token: str, folder: Path, reader_token: str | None = None,
@@ -162,3 +168,34 @@ def capture_chain(spark: Any, server_url: str, token: str, folder: Path, reader_
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     first = CapturedJob(spark.sparkContext.applicationId, lines, topic_lines, text, topics, {})
     return first, answer["app_id"], answer["counts"]
+
+
+FRAME_ORDERS = [(i, f"c{i % 6}", float(i % 9)) for i in range(90)]
+
+
+def capture_frame_chain(spark: Any, server_url: str, token: str,
+                        folder: Path) -> tuple[str, str, str, dict[str, float]]:
+    """Two applications chained by Parquet: this session's captured DataFrame keeps the orders over
+    2 and writes them; a driver of its own reads them back captured and totals them per customer.
+    Returns the writer's and the reader's app ids, the orders folder and the totals."""
+    from pyspark.sql import functions as F
+
+    import capture_agent
+    from capture_agent import LineageContext
+
+    orders, cleaned = str(folder / "orders"), str(folder / "cleaned")
+    spark.createDataFrame(FRAME_ORDERS, "order_id long, customer_id string, amount double").repartition(2) \
+        .write.parquet(orders)
+    agent = capture_agent.enable(spark, server_url=server_url, token=token, spool_dir=str(folder / "spool"))
+    try:
+        lc = LineageContext(spark, store=str(folder / "store"))
+        lc.read.parquet(orders).where(F.col("amount") > 2).repartition(3).write.parquet(cleaned)
+        agent.flush(30)
+    finally:
+        capture_agent.disable()
+    done = subprocess.run([sys.executable, "-c", FRAME_CHAIN_READER, server_url, token, str(folder / "store"),
+                           cleaned, str(folder / "reader-spool")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    return spark.sparkContext.applicationId, answer["app_id"], orders, answer["totals"]

@@ -1,6 +1,7 @@
-"""Traces across applications (issue 14, section 2): one application saves text that another
-reads; a trace from the reader's output goes on into the writer's input, as one trace whose
-summary names both applications; an application of another team is never entered."""
+"""Traces across applications (issue 14, section 2): one application saves text (or writes Parquet
+from a captured DataFrame) that another reads; a trace from the reader's output goes on into the
+writer's input, as one trace whose summary names both applications, and the dataset graph shows
+the two applications chained; an application of another team is never entered."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from lineage_server.catalog.models import Application
 from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services import ask_trace, run_trace
-from tests.lineage_server.tracing.captured import TOPICS, capture_chain
+from tests.lineage_server.tracing.captured import FRAME_ORDERS, TOPICS, capture_chain, capture_frame_chain
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
@@ -64,3 +65,35 @@ def test_another_teams_application_is_not_entered(spark, live_server, agent_toke
     assert done.summary["applications"] == [reader]
     assert {r["file"].rsplit("/", 1)[-1].split("-")[0] for r in done.summary["first_page"]} == {"part"}
     assert analyst.pk
+
+
+def test_a_dataframe_trace_goes_on_through_parquet_into_the_writing_application(spark, live_server, agent_token,
+                                                                              make_member, tmp_path):
+    from lineage_server.catalog.selectors.pipeline import app_node_id, as_answer, pipeline_graph
+
+    analyst = make_member("andy", "analyst")
+    writer, reader, orders, totals = capture_frame_chain(spark, live_server.url, agent_token, tmp_path / "job")
+    assert totals["c4"] == sum(o[2] for o in FRAME_ORDERS if o[1] == "c4" and o[2] > 2)
+    app = Application.objects.get(app_id=reader)
+    trace = ask_trace(app, by=analyst, direction="backward", seeds=Trace.objects.all(),
+                      selection={"predicate": {"field": "customer_id", "op": "equals", "value": "c4"}})
+    done = run_trace(trace.pk)
+    assert done is not None and done.status == "succeeded", done and done.error
+    assert done.summary["applications"] == [reader, writer]
+    # the writer's source orders of c4 over 2, read from the orders folder, not the written parts
+    assert sorted(tuple(r["value"].values()) for r in _records(done)) == \
+        sorted(o for o in FRAME_ORDERS if o[1] == "c4" and o[2] > 2)
+    assert {r["file"].rsplit("/", 2)[-2] for r in done.summary["first_page"]} == {"orders"}
+    # the dataset graph: the writer wrote the folder the reader read
+    answer = as_answer(pipeline_graph(Application.objects.all(), application=app))
+    edges = {(e["source"], e["target"]) for e in answer["edges"]}
+    [cleaned] = [n["id"] for n in answer["nodes"] if n["kind"] == "dataset" and n["label"].endswith("cleaned")]
+    assert (app_node_id(writer), cleaned) in edges and (cleaned, app_node_id(reader)) in edges
+
+
+def _records(trace: Trace) -> list[Any]:
+    from capture_agent.record.query.results import iter_records
+    from capture_agent.record.storage.fs import StoreFS
+
+    store = StoreFS.resolve(trace.result_location)
+    return list(iter_records(store, store.root))

@@ -5,11 +5,14 @@
 | text | out_id, offset (uint32) | input lines; position = line number in its split, offset from the split's start |
 | values | out_id, value, text | parallelize input; pickled values kept |
 | rows | local_start, file, row_start, count | Parquet input; segments of (file, row index) |
+| file_rows | (none: the files are the table) | a captured DataFrame's Parquet source; id (file, row index) |
 
 Text inputs (and CSV read as text) record each split's file and start and each file's size and
 modification time: a trace over a file that changed since capture says so. A text input that
 reads the part files of an earlier ``saveAsTextFile`` of the same run has that output as its
-parent, and traces chain through it.
+parent, and traces chain through it; so does a ``file_rows`` source reading the Parquet part files
+a captured DataFrame wrote (a ``frame_write`` point), and ``storage.chains`` links both kinds
+across runs.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pyroaring import BitMap64
+from pyroaring import BitMap, BitMap64
 
 from capture_agent.record.errors import InputChangedError, ValuesNotAvailable
-from capture_agent.record.storage.fs import StoreFS
+from capture_agent.record.storage.fs import StoreFS, file_key
 from capture_agent.record.storage.ids import SHIFT, split_by_partition
 from capture_agent.record.storage.layouts.base import (
     CapturePoint,
@@ -161,20 +164,25 @@ class Text(InputLayout):
 
     # ------------------------------------------------------------------ chaining through saved text
     def backward(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> dict[str, BitMap64]:
-        """Input lines that an earlier saveAsTextFile wrote -> that output's records."""
+        """Input lines that an earlier saveAsTextFile wrote -> that output's records; lines of
+        other files stay here (under this point's id: they start here)."""
         result: dict[str, BitMap64] = {}
         for part, positions in split_by_partition(ids):
             file_index, start, _ = self.splits[part]
             uri = self.files[file_index]["path"]
+            saved = False
             for parent_id in point.parents:
                 save = ctx.point(parent_id)
                 prefix = _save_prefix(save)
                 name = uri[len(prefix):]
                 if uri.startswith(prefix) and name.startswith("part-"):
+                    saved = True
                     hi = int(name[5:].split(".")[0].split("-")[0]) << SHIFT
                     offsets = self.line_offsets(ctx.fs, point, part, list(positions))
                     records = BitMap64([hi | (start + o) for o in offsets])
                     result.setdefault(parent_id, BitMap64()).__ior__(records)
+            if not saved:
+                result.setdefault(point.capture_id, BitMap64()).update((part << SHIFT) | p for p in positions)
         return result
 
     def forward(self, ctx: StepContext, child: CapturePoint, parent_id: str, ids: BitMap64) -> BitMap64:
@@ -285,23 +293,14 @@ class Rows(InputLayout):
 
     def rows(self, store: StoreFS, point: CapturePoint, ids: BitMap64) -> list[tuple[int, Any]]:
         """(id, Row) of the records behind ids, read from their Parquet files, sorted by id."""
-        import pyarrow.parquet as pq
-        from pyspark.sql.types import _create_row
-
-        from capture_agent.record.storage.sources import open_source
-
         check_files(self.files)
         located: dict[str, list[tuple[int, int]]] = {}
         for record_id, file_uri, row in self._locate(store, point, ids):
             located.setdefault(file_uri, []).append((record_id, row))
         out: list[tuple[int, Any]] = []
         for file_uri, wanted in located.items():
-            with open_source(file_uri) as f:
-                table = take_rows(pq.ParquetFile(f), None, [r for _, r in wanted])
-            names = table.column_names
-            columns = [table.column(n).to_pylist() for n in names]
-            for k, (record_id, _) in enumerate(wanted):
-                out.append((record_id, _create_row(names, [column[k] for column in columns])))
+            values = parquet_rows_at(file_uri, [r for _, r in wanted])
+            out.extend((record_id, value) for (record_id, _), value in zip(wanted, values, strict=True))
         out.sort(key=lambda t: t[0])
         return out
 
@@ -336,23 +335,73 @@ class FileRows(InputLayout):
 
     def rows(self, ids: BitMap64) -> list[tuple[int, Any]]:
         """(id, Row) of the records behind ids, read from their Parquet files, sorted by id."""
-        import pyarrow.parquet as pq
-        from pyspark.sql.types import _create_row
-
-        from capture_agent.record.storage.sources import open_source
-
         out: list[tuple[int, Any]] = []
         for index, positions in split_by_partition(ids):
             check_files(self.files, {index})
             wanted = list(positions)
-            with open_source(self.files[index]["path"]) as f:
-                table = take_rows(pq.ParquetFile(f), None, wanted)
-            names = table.column_names
-            columns = [table.column(n).to_pylist() for n in names]
-            out.extend(((index << SHIFT) | row, _create_row(names, [column[k] for column in columns]))
-                       for k, row in enumerate(wanted))
+            out.extend(((index << SHIFT) | row, value)
+                       for row, value in zip(wanted, parquet_rows_at(self.files[index]["path"], wanted), strict=True))
         return out
 
     def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
         return [Position(self.files[index]["path"], row) for index, positions in split_by_partition(ids)
                 for row in positions]
+
+    # ------------------------------------------------------------------ chaining through written Parquet
+    def backward(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> dict[str, BitMap64]:
+        """Rows of part files an earlier captured write made -> that write's records; rows of other
+        files stay here (under this point's id: they start here)."""
+        writes = {parent_id: _written_files(ctx.point(parent_id)) for parent_id in point.parents}
+        result: dict[str, BitMap64] = {}
+        for index, rows in split_by_partition(ids):
+            key = file_key(self.files[index]["path"])
+            parent_id = next((p for p, written in writes.items() if key in written), None)
+            if parent_id is None:
+                result.setdefault(point.capture_id, BitMap64()).update((index << SHIFT) | r for r in rows)
+                continue
+            part_file = writes[parent_id][key]
+            hi, start = part_file["part"] << SHIFT, part_file["row_start"]
+            result.setdefault(parent_id, BitMap64()).update(hi | (start + r) for r in rows)
+        return result
+
+    def forward(self, ctx: StepContext, child: CapturePoint, parent_id: str, ids: BitMap64) -> BitMap64:
+        """Records of an earlier captured write -> the rows of this source that read them."""
+        mine = {file_key(info["path"]): index for index, info in enumerate(self.files)}
+        by_part: dict[int, list[tuple[int, int, int]]] = {}  # part -> (row_start, rows, index here)
+        for key, part_file in _written_files(ctx.point(parent_id)).items():
+            if key in mine:
+                by_part.setdefault(part_file["part"], []).append(
+                    (part_file["row_start"], part_file["rows"], mine[key]))
+        out = BitMap64()
+        for part, positions in split_by_partition(ids):
+            for start, rows, index in by_part.get(part, ()):
+                hi = index << SHIFT
+                within = positions & BitMap(range(start, start + rows)) if len(positions) > 64 else \
+                    [r for r in positions if start <= r < start + rows]
+                out |= BitMap64([hi | (r - start) for r in within])
+        return out
+
+
+def parquet_rows_at(uri: str, rows: list[int]) -> list[Any]:
+    """Rows (pyspark Rows) at the given row indexes of one Parquet file, in that order."""
+    import pyarrow.parquet as pq
+    from pyspark.sql.types import _create_row
+
+    from capture_agent.record.storage.sources import open_source
+
+    with open_source(uri) as f:
+        table = take_rows(pq.ParquetFile(f), None, rows)
+    names = table.column_names
+    columns = [table.column(n).to_pylist() for n in names]
+    return [_create_row(names, [column[k] for column in columns]) for k in range(len(rows))]
+
+
+def _written_files(write: CapturePoint) -> dict[str, dict[str, Any]]:
+    """A ``frame_write`` point's part files by ``file_key`` (other points: none)."""
+    return {file_key(f["path"]): f for f in getattr(write.layout, "files", ())}
+
+
+def reads_write(files: list[dict[str, Any]], write: CapturePoint) -> bool:
+    """Whether a ``file_rows`` source of these files reads part files a captured write made."""
+    written = _written_files(write)
+    return any(file_key(f["path"]) in written for f in files)

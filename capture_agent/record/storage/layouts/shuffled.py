@@ -6,13 +6,14 @@
 | list_global | out_id, in_ids (list<int64>) | combiner ids; a group's ids | combine, group (+); distinct (δ) |
 | set_global | out_id, in_ids (BitMap64) | a group's input ids (older runs) | group (+) |
 | sets | out_id, in_ids_0..n (BitMap64) | one set per parent | cogroup (+); intersection (δ·δ); DataFrame (+ or ·) |
+| frame_write | as sets | a DataFrame write: row i of partition p is row i of p's part files | as sets |
 | pair | out_id, left_id, right_id (nullable) | a pair's two inputs | join, cartesian (·); outer joins |
 """
 
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pyroaring import BitMap64
@@ -28,15 +29,21 @@ from capture_agent.record.storage.deletion import (
     Sum,
 )
 from capture_agent.record.storage.fs import StoreFS
-from capture_agent.record.storage.ids import union_all
+from capture_agent.record.storage.ids import SHIFT, split_by_partition, union_all
 from capture_agent.record.storage.layouts.base import (
+    CapturePoint,
     Layout,
+    Position,
+    Predicate,
+    StepContext,
     dense_out_ids,
+    filtered,
     i64_column,
     list_rows_meeting,
     write_sets,
 )
 from capture_agent.record.storage.layouts.counts import bitmap_lists, lists_of_one
+from capture_agent.record.storage.layouts.inputs import check_files, parquet_rows_at
 from capture_agent.record.storage.tables import TableSink, read_rows
 
 
@@ -182,6 +189,55 @@ class Sets(Layout):
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         name = f"in_ids_{slot}"
         return _rows_meeting(read_rows(store, path, [name]).column(name).to_pylist(), ids)
+
+
+@dataclass
+class FrameWrite(Sets):
+    """A captured DataFrame's write: ``sets`` rows, and where they went. Record (p, i) is row i of
+    partition p, which Spark wrote to the part files ``part-<p>-...`` (``c000``, ``c001``... when
+    ``maxRecordsPerFile`` splits them). ``files`` lists the Parquet part files this write made, each
+    {path, size, mtime, part, row_start, rows}; a captured read of them chains here
+    (``layouts.inputs.FileRows.backward``). Other formats keep only ``path``."""
+
+    name: ClassVar[str] = "frame_write"
+
+    path: str = ""  # the folder written, qualified (file:/..., s3://...)
+    format: str = ""
+    files: list[dict[str, Any]] = field(default_factory=list)
+
+    def _located(self, ids: BitMap64) -> dict[str, list[tuple[int, int]]]:
+        """Part file -> (record id, row in the file) of the records ``ids``."""
+        by_part: dict[int, list[dict[str, Any]]] = {}
+        for f in self.files:
+            by_part.setdefault(f["part"], []).append(f)
+        out: dict[str, list[tuple[int, int]]] = {}
+        for part, positions in split_by_partition(ids):
+            for i in positions:
+                for f in by_part.get(part, ()):
+                    if f["row_start"] <= i < f["row_start"] + f["rows"]:
+                        out.setdefault(f["path"], []).append(((part << SHIFT) | i, i - f["row_start"]))
+                        break
+        return out
+
+    def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
+               predicate: Predicate) -> list[tuple[int, Any]] | None:
+        """The written rows, read back from the part files (None when the write listed none)."""
+        if not self.files:
+            return None
+        check_files(self.files)
+        out: list[tuple[int, Any]] = []
+        for uri, located in self._located(ids).items():
+            rows = parquet_rows_at(uri, [row for _, row in located])
+            out.extend((record_id, row) for (record_id, _), row in zip(located, rows, strict=True))
+        out.sort(key=lambda t: t[0])
+        return filtered(out, predicate)
+
+    def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
+        if not self.files:
+            return None
+        located = sorted((record_id, Position(uri, row)) for uri, pairs in self._located(ids).items()
+                         for record_id, row in pairs)
+        return [position for _, position in located]
 
 
 def write_pair(target: TableSink, part: int, lefts: list[int | None], rights: list[int | None]) -> None:
