@@ -15,7 +15,8 @@
 
 DataFrames read through the context (``lc.read.parquet``, ``lc.createDataFrame``) are
 ``CapturedDataFrame``s: their rows carry their source rows' ids in hidden columns, computed in the
-JVM, and each action writes one output point (``capture/frames.py`` lists what is covered).
+JVM, and each action writes one output point (``capture/frames.py`` lists what is covered);
+``lc.sql`` over their temporary views is captured the same way (``capture/frame_sql.py``).
 
 Captured RDDs (``CapturedRDD``) have PySpark's methods and results. Lineage is captured at stage
 boundaries only; within a stage, a record carries the position of its stage input and nothing is

@@ -185,6 +185,15 @@ class LineageContext:
             return df
         return local_frame(self, df)
 
+    def sql(self, sqlQuery: str, args: Any = None) -> Any:
+        """A query over temporary views of captured DataFrames (``frame.createOrReplaceTempView``),
+        as a captured DataFrame (``capture/frame_sql.py``), like ``spark.sql``."""
+        if not self.enabled:
+            return self.spark.sql(sqlQuery, args)
+        from capture_agent.record.capture.frame_sql import captured_sql
+
+        return captured_sql(self, self.frames.views, sqlQuery, args)
+
     def union(self, rdds: list[CapturedRDD]) -> CapturedRDD:
         result = rdds[0]
         for rdd in rdds[1:]:

@@ -33,8 +33,9 @@ without records is not built (``ReplayNotPossible``).
 
 Window functions partitioned by columns are kept too: a windowed row traces to every row of its
 window partition. Every other DataFrame method raises ``UnsupportedOperation`` before anything
-runs: SQL (``lc.sql``, temporary views), pandas UDFs that map whole partitions (mapInPandas,
-applyInPandas), pivot, cube/rollup, observe, streaming. A projection is checked after analysis:
+runs: pandas UDFs that map whole partitions (mapInPandas, applyInPandas), pivot, cube/rollup,
+observe, streaming. SQL over temporary views of captured frames (``lc.sql``) is built again with
+these methods (``capture/frame_sql.py``). A projection is checked after analysis:
 a window partitioned by an expression is refused.
 
 A write's output point is a ``frame_write`` listing the Parquet part files it made: a captured
@@ -76,11 +77,12 @@ class Slot:
 
 
 class FrameState:
-    """Per LineageContext: fresh hidden column names and source folders."""
+    """Per LineageContext: fresh hidden column names, source folders, temporary views."""
 
     def __init__(self) -> None:
         self._columns = 0
         self._sources = 0
+        self.views: dict[str, CapturedDataFrame] = {}  # temporary views of captured frames, by lower-case name
 
     def fresh_column(self) -> str:
         self._columns += 1
@@ -549,10 +551,14 @@ class CapturedDataFrame:
         return frame_io.CapturedWriter(self)
 
     def createOrReplaceTempView(self, name: str) -> None:
-        raise UnsupportedOperation("DataFrame.createOrReplaceTempView", "SQL over captured DataFrames is not "
-                                   "captured yet; use the DataFrame methods")
+        """A temporary view of the visible columns, which ``lc.sql`` queries captured
+        (``capture/frame_sql.py``); ``spark.sql`` sees the same view, uncaptured."""
+        self.plain().createOrReplaceTempView(name)
+        self._lc.frames.views[name.lower()] = self
 
-    createTempView = createOrReplaceTempView
+    def createTempView(self, name: str) -> None:
+        self.plain().createTempView(name)  # raises as PySpark does when the view exists
+        self._lc.frames.views[name.lower()] = self
 
     @property
     def rdd(self) -> Any:

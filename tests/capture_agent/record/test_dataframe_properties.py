@@ -78,19 +78,63 @@ dims_st = st.lists(st.integers(0, 4), min_size=1, max_size=4).map(
     lambda keys: [(100 + i, k, f"d{i}") for i, k in enumerate(keys)])
 
 
-@settings(max_examples=int(os.environ.get("LINEAGE_PROPERTY_EXAMPLES", "20")) // 2, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(facts=facts_st, dims=dims_st, ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=3))
-@example(facts=[(0, 1, 5), (1, 1, 4)], dims=[(100, 1, "d0"), (101, 1, "d1")], ops=["join", "group"])
-@example(facts=[(0, 1, 2), (1, 2, 1)], dims=[(100, 1, "d0")], ops=["union", "distinct"])
-def test_random_pipelines_match_the_interpreter(lc: Any, facts: list[tuple[Any, ...]],
-                                                dims: list[tuple[Any, ...]], ops: list[str]) -> None:
-    expected, columns = interpret(facts, dims, ops)
-    frame = captured(lc, facts, dims, ops)
-    assert frame.columns == columns
+def pipelines(test: Any) -> Any:
+    """Hypothesis: random facts, dims and up to three operations, and two fixed examples."""
+    test = example(facts=[(0, 1, 2), (1, 2, 1)], dims=[(100, 1, "d0")], ops=["union", "distinct"])(test)
+    test = example(facts=[(0, 1, 5), (1, 1, 4)], dims=[(100, 1, "d0"), (101, 1, "d1")], ops=["join", "group"])(test)
+    test = given(facts=facts_st, dims=dims_st, ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=3))(test)
+    return settings(max_examples=int(os.environ.get("LINEAGE_PROPERTY_EXAMPLES", "20")) // 2, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])(test)
+
+
+def assert_traced(lc: Any, frame: Any, expected: list[Row], columns: list[str]) -> None:
+    """Each output row and the source rows traced back from it equal the interpreter's."""
     got = frame.collect()
     traced = []
     for i, row in enumerate(got):
         behind = lc.lineage(frame, [i]).goBackAll().collect()
         traced.append((tuple(row), frozenset(tuple(r) for r in behind)))
     assert Counter(traced) == Counter((tuple(v[c] for c in columns), src) for v, src in expected)
+
+
+@pipelines
+def test_random_pipelines_match_the_interpreter(lc: Any, facts: list[tuple[Any, ...]],
+                                                dims: list[tuple[Any, ...]], ops: list[str]) -> None:
+    expected, columns = interpret(facts, dims, ops)
+    frame = captured(lc, facts, dims, ops)
+    assert frame.columns == columns
+    assert_traced(lc, frame, expected, columns)
+
+
+def sql_query(columns: list[str], ops: list[str]) -> tuple[str, list[str]]:
+    """The same pipeline as one SQL query over the views facts and dims (each step a derived table)."""
+    query = "SELECT * FROM facts"
+    for op in ops:
+        if op == "filter" and "v" in columns:
+            query = f"SELECT * FROM ({query}) t WHERE v > 2"
+        elif op == "map" and "v" in columns:
+            query = f"SELECT {', '.join('v + 1 AS v' if c == 'v' else c for c in columns)} FROM ({query}) t"
+        elif op == "join" and "k" in columns and "name" not in columns:
+            query = (f"SELECT {', '.join('t.' + c for c in columns)}, d.did, d.name FROM ({query}) t "
+                     "JOIN dims d ON t.k = d.k")
+            columns = columns + ["did", "name"]
+        elif op == "group" and "k" in columns and "v" in columns:
+            query = f"SELECT k, sum(v) AS v FROM ({query}) t GROUP BY k"
+            columns = ["k", "v"]
+        elif op == "distinct":
+            query = f"SELECT DISTINCT * FROM ({query}) t"
+        elif op == "union" and columns == ["fid", "k", "v"]:
+            query = f"SELECT * FROM ({query}) t UNION ALL SELECT * FROM facts WHERE v < 3"
+    return query, columns
+
+
+@pipelines
+def test_random_sql_pipelines_match_the_interpreter(lc: Any, facts: list[tuple[Any, ...]],
+                                                    dims: list[tuple[Any, ...]], ops: list[str]) -> None:
+    expected, columns = interpret(facts, dims, ops)
+    lc.createDataFrame(facts, FACT_SCHEMA).createOrReplaceTempView("facts")
+    lc.createDataFrame(dims, DIM_SCHEMA).createOrReplaceTempView("dims")
+    query, named = sql_query(["fid", "k", "v"], ops)
+    frame = lc.sql(query)
+    assert frame.columns == columns == named
+    assert_traced(lc, frame, expected, columns)

@@ -305,8 +305,6 @@ def test_refused_before_running(lc: Any, frames: dict[str, Any], spark: Any) -> 
     orders = frames["orders"]
     with pytest.raises(UnsupportedOperation, match="window partitioned by an expression"):
         orders.withColumn("rank", F.rank().over(Window.partitionBy(F.col("order_id") % 2).orderBy("amount")))
-    with pytest.raises(UnsupportedOperation, match="createOrReplaceTempView"):
-        orders.createOrReplaceTempView("orders")
     with pytest.raises(UnsupportedOperation, match="read.orc"):
         lc.read.orc("x.orc")
     with pytest.raises(UnsupportedOperation, match="GroupedData.pivot"):
