@@ -39,7 +39,7 @@ from capture_agent.record.query.executors import check_executors, ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
 from capture_agent.record.query.recipes import READ, SC, Recipe
 from capture_agent.record.query.session import TraceSession
-from capture_agent.record.query.stored_job import WHOLE_JOB, StoredJob
+from capture_agent.record.query.stored_job import FRAME_QUERY, WHOLE_JOB, StoredJob
 from capture_agent.record.query.values import Predicate
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, split_by_partition
@@ -275,6 +275,9 @@ class LineageContext:
         run = self.outputs.get(target)
         if run is None:
             raise ReplayNotPossible(f"{target} is not the output of an action of this context")
+        if run.frame_redo is not None:
+            self._replay_report = {"how": FRAME_QUERY, "keys_replayed": {}, "stages_in_full": []}
+            return list(run.frame_redo(deleted))
         job = StoredJob(self.store, self.sc, self.kept.document()) if target in self.kept.outputs else None
         if job is not None and job.why_not(target) is None:
             job.values = self.lineage_session.values

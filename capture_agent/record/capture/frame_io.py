@@ -52,7 +52,7 @@ def record(frame: Any, op: str, values: list[Any], sets: list[list[bytes]]) -> C
     write_sets_per_parent(target, 0, sets)
     ids = list(range(len(values)))  # partition 0: ids are positions
     store_values(lc.store.fs, point, ids, values)
-    lc.outputs[point.capture_id] = OutputRun(point, values, ids)
+    lc.outputs[point.capture_id] = OutputRun(point, values, ids, frame_redo=lambda deleted: replayed(frame, deleted))
     frame._point = point.capture_id
     lc.after_action(point)
     return point
@@ -85,9 +85,77 @@ def written(frame: Any, write: Any, destination: Any) -> Any:
     finally:
         if not was_cached:
             full.unpersist()
+    lc.outputs[point.capture_id] = OutputRun(point, None, [], frame_redo=lambda deleted: replayed(frame, deleted))
     frame._point = point.capture_id
     lc.after_action(point)
     return result
+
+
+def replayed(frame: Any, deleted: dict[str, Any]) -> list[Any]:
+    """The frame's rows computed again without ``deleted`` ({source capture id: ids}): the frame's
+    own analyzed plan, with ``WHERE lineage_keep('<deleted ids>', id)`` put right above each
+    source where its ids are made (``java/lineage/sql/Kept.java``), run again. Captured queries
+    pay nothing for this; a cache the frame reads is not used where the plan changed.
+
+    Raises:
+        ReplayNotPossible: a deleted record is not a Parquet source's (text, CSV, JSON and RDD
+            records reach a frame through the RDD engine).
+    """
+    import base64
+
+    from pyspark.sql import DataFrame
+
+    from capture_agent.record.errors import ReplayNotPossible
+    from capture_agent.record.storage.layouts import FileRows
+
+    lc = frame._lc
+    filters: dict[str, str] = {}  # hidden column -> deleted ids (base64)
+    columns = {s.source: s.column for s in _source_slots(lc, frame)}
+    for source, ids in deleted.items():
+        if not ids:
+            continue
+        if not isinstance(lc.store.point(source).layout, FileRows) or source not in columns:
+            raise ReplayNotPossible(f"records of {source} cannot be left out of a DataFrame replay: only rows of "
+                                    "Parquet sources and createDataFrame the frame reads can")
+        ids.run_optimize()
+        filters[columns[source]] = base64.b64encode(bytes(ids.serialize())).decode("ascii")
+    jvm = lc.sc._jvm
+    plan = _filtered(jvm, frame._df._jdf.queryExecution().analyzed(), filters)
+    names = frame.columns
+    jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(lc.spark._jsparkSession, plan)
+    return list(DataFrame(jdf, lc.spark).select(*[f"`{n}`" for n in names]).collect())
+
+
+def _source_slots(lc: Any, frame: Any) -> list[Any]:
+    """The slots where the frame's sources made their ids (the sources' own frames' slots)."""
+    return [s for s in lc.frames.source_slots if s.source in {slot.source for slot in frame._slots}]
+
+
+def _filtered(jvm: Any, node: Any, filters: dict[str, str]) -> Any:
+    """``node`` with a ``lineage_keep`` filter above each Project that makes a hidden column of
+    ``filters``."""
+    logical = jvm.org.apache.spark.sql.catalyst.plans.logical
+    children = node.children()
+    if children.size():
+        rebuilt = jvm.java.util.ArrayList()
+        for i in range(children.size()):
+            rebuilt.add(_filtered(jvm, children.apply(i), filters))
+        node = node.withNewChildren(jvm.scala.jdk.javaapi.CollectionConverters.asScala(rebuilt).toSeq())
+    if node.getClass().getSimpleName() != "Project":
+        return node
+    made = node.projectList()
+    for i in range(made.size()):
+        expr = made.apply(i)
+        if expr.getClass().getSimpleName() == "Alias" and str(expr.name()) in filters:
+            args = jvm.java.util.ArrayList()
+            args.add(jvm.org.apache.spark.sql.catalyst.expressions.Literal.create(
+                filters[str(expr.name())], jvm.org.apache.spark.sql.types.DataTypes.StringType))
+            args.add(expr.toAttribute())
+            functions = getattr(getattr(jvm.org.apache.spark.sql.catalyst.analysis, "UnresolvedFunction$"), "MODULE$")
+            keep = functions.apply("lineage_keep", jvm.scala.jdk.javaapi.CollectionConverters.asScala(args).toSeq(),
+                                   False)
+            node = logical.Filter(keep, node)
+    return node
 
 
 def _qualified(lc: Any, path: Any) -> str | None:

@@ -72,8 +72,9 @@ def source_frame(lc: Any, df: Any, op: str, paths: list[str]) -> CapturedDataFra
     record_id = F.shiftleft(file_index.cast("long"), SHIFT) + F.col("_metadata.row_index")
     column = lc.frames.fresh_column()
     captured = df.select("*", record_id.alias(column))
-    return CapturedDataFrame(lc, captured, (Slot(point.capture_id, column, False),), "copy",
-                             point=point.capture_id)
+    slot = Slot(point.capture_id, column, False)
+    lc.frames.source_slots.append(slot)
+    return CapturedDataFrame(lc, captured, (slot,), "copy", point=point.capture_id)
 
 
 def local_frame(lc: Any, df: Any) -> CapturedDataFrame:

@@ -28,8 +28,10 @@ sources in one step; there are no intermediate capture points.
 
 What-ifs of DataFrame outputs give the fates lineage decides: the output's rule is ``·`` (a row
 dies with any of its source rows) when no aggregate, outer or semi join made it, else ``+`` (a
-row dies when all its source rows die; otherwise it is changed). Replaying a DataFrame job
-without records is not built (``ReplayNotPossible``).
+row dies when all its source rows die; otherwise it is changed). Exactly, in the process that ran
+it: the output's own plan runs again with a ``lineage_keep`` filter of the deleted ids above each
+source (``frame_io.replayed``, ``java/lineage/sql/Kept.java``); an aggregate's output pairs old
+and new rows by its group columns.
 
 Window functions partitioned by columns are kept too: a windowed row traces to every row of its
 window partition. Every other DataFrame method raises ``UnsupportedOperation`` before anything
@@ -83,6 +85,7 @@ class FrameState:
         self._columns = 0
         self._sources = 0
         self.views: dict[str, CapturedDataFrame] = {}  # temporary views of captured frames, by lower-case name
+        self.source_slots: list[Slot] = []  # where each source made its ids (what-if replays filter there)
 
     def fresh_column(self) -> str:
         self._columns += 1
@@ -144,6 +147,7 @@ class CapturedDataFrame:
         self._slots = slots
         self._rule = rule
         self._point = point  # the source's point, then the last action's output
+        self._keys: tuple[str, ...] | None = None  # the group's columns after an aggregate (what-if pairing)
 
     # ------------------------------------------------------------------ plumbing
     def _hidden(self) -> set[str]:
@@ -161,11 +165,14 @@ class CapturedDataFrame:
         outer or semi join made them, else +."""
         from capture_agent.record.storage.layouts import Sets
 
-        return Sets(mode="product" if self._rule in ("copy", "product") else "sum")
+        keys = list(self._keys) if self._keys is not None and set(self._keys) <= set(self.columns) else None
+        return Sets(mode="product" if self._rule in ("copy", "product") else "sum", keys=keys)
 
     def _with(self, df: Any, slots: tuple[Slot, ...] | None = None, rule: str | None = None) -> CapturedDataFrame:
-        return CapturedDataFrame(self._lc, df, self._slots if slots is None else slots,
-                                 self._rule if rule is None else rule)
+        out = CapturedDataFrame(self._lc, df, self._slots if slots is None else slots,
+                                self._rule if rule is None else rule)
+        out._keys = self._keys if slots is None else None  # rows 1:1 with this frame's keep their group
+        return out
 
     def _checked(self, df: Any, operation: str, aggregates: bool = True) -> None:
         """Raises UnsupportedOperation when ``df`` (this frame transformed by ``operation``) has a
@@ -603,7 +610,10 @@ class CapturedGroupedData:
             frame._df.groupBy(*self._cols).agg(F.count(F.lit(1))).drop("count(1)")
         frame._checked(df, "agg")
         slots = tuple(Slot(s.source, s.column, True) for s in frame._slots)
-        return frame._with(df, slots, "sum")
+        out = frame._with(df, slots, "sum")
+        if all(isinstance(c, str) for c in self._cols):
+            out._keys = tuple(self._cols)  # one row per value of these columns
+        return out
 
     def count(self) -> CapturedDataFrame:
         from pyspark.sql import functions as F

@@ -21,13 +21,15 @@ VALUES_FILE = "values.parquet"
 class OutputRun:
     """One action's output point and, when the action brought them to the driver, its values;
     ``node`` and ``redo`` say how to compute it again as plain PySpark (``capture.rerun``):
-    ``redo`` applies the action to the plain RDD of ``node`` and returns its result records."""
+    ``redo`` applies the action to the plain RDD of ``node`` and returns its result records;
+    a DataFrame's output has ``frame_redo`` instead."""
 
     point: CapturePoint
     values: list[Any] | None = None
     ids: list[int] = field(default_factory=list)
     node: Any = None
     redo: Redo | None = None
+    frame_redo: Any = None  # a DataFrame output: deleted ({source: ids}) -> its rows again (frame_io.replayed)
 
     def value_map(self) -> dict[int, Any] | None:
         if self.values is None:

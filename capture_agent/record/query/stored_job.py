@@ -60,6 +60,7 @@ RESTRICTED = ("the keys the deletion touches only, at each combine and each late
               "taken from the kept one")
 FROM_AGGREGATES = "the stages after each combine the deletion reaches, run on its kept aggregates"
 WHOLE_JOB = "the whole job again, on the input without the deleted records"
+FRAME_QUERY = "the DataFrame query again, its sources filtering out the deleted rows"
 
 
 class StoredJob:

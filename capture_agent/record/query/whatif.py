@@ -155,14 +155,16 @@ class Classes:
 
 
 def classify(old: list[tuple[int, Any]], dead: BitMap64, reached: BitMap64, new: list[Any],
-             single: bool = False) -> Classes:
+             single: bool = False, key_fields: list[str] | None = None) -> Classes:
     """Matches an output's records (``old``: (id, value)) with the output computed again
     (``new``). A record keeps its place when its value is still there (unreached records first,
     then ``reached``, then ``dead`` ones). What is left is paired by key ((key, value) records
     with hashable keys: changed), records lineage keeps first, then the ones it deletes (a group
     whose every record is deleted while other records move into its key has changed); a
-    one-result output (``single``) pairs its one record with the new one. Left over: deleted on
+    one-result output (``single``) pairs its one record with the new one; ``key_fields`` (a
+    DataFrame aggregate's group columns) pair Rows by those fields instead. Left over: deleted on
     the old side, appeared on the new."""
+    key_of = _key if key_fields is None else (lambda row: ("key", tuple(row[f] for f in key_fields)))
     pending: dict[Any, list[Any]] = {}
     for value in new:
         pending.setdefault(_canonical(value), []).append(value)
@@ -180,14 +182,14 @@ def classify(old: list[tuple[int, Any]], dead: BitMap64, reached: BitMap64, new:
     rest = [v for values in pending.values() for v in values]
     by_key: dict[Any, list[int]] = {}
     for n, value in enumerate(rest):
-        key = _key(value)
+        key = key_of(value)
         if key is not None:
             by_key.setdefault(key, []).append(n)
     changed: list[tuple[int, tuple[Any, Any]]] = []
     deleted: list[tuple[int, Any]] = []
     paired: set[int] = set()
     for record_id, value in left:
-        key = _key(value)
+        key = key_of(value)
         partners = by_key.get(key) if key is not None else None
         if partners:
             n = partners.pop()
@@ -268,7 +270,8 @@ class Impact:
             new = self.session.rerun(self.target, self.seeds, fates.deleted)
             self._replay = self.session.report() if self.session.report is not None else {}
             old = self.session.values.values(point, self.session.engine.all_ids(point))
-            self._classes = classify(old, fates.deleted, fates.changed, new, single=point.layout.keep_all_rows)
+            self._classes = classify(old, fates.deleted, fates.changed, new, single=point.layout.keep_all_rows,
+                                     key_fields=getattr(point.layout, "keys", None))
         return self._classes
 
     def replay(self) -> dict[str, Any]:

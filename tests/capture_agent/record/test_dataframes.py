@@ -296,6 +296,40 @@ def test_what_if_fates_from_lineage(frames: dict[str, Any]) -> None:
     assert [r.customer_id for r in impact.reached()] == ["c0"]
 
 
+def test_what_if_replays_the_query_without_the_deleted_rows(frames: dict[str, Any]) -> None:
+    from pyspark.sql import functions as F
+
+    from capture_agent.record.query.stored_job import FRAME_QUERY
+
+    per_customer = frames["orders"].where(F.col("amount") > 2).groupBy("customer_id") \
+        .agg(F.sum("amount").alias("total"), F.count("*").alias("n"))
+    per_customer.collect()
+
+    def totals(orders: list[tuple[Any, ...]]) -> dict[str, tuple[float, int]]:
+        out: dict[str, tuple[float, int]] = {}
+        for o in orders:
+            if o[2] > 2:
+                total, n = out.get(o[1], (0.0, 0))
+                out[o[1]] = (total + o[2], n + 1)
+        return out
+
+    gone = {o for o in ORDERS if o[1] == "c3" or o[0] in (4, 5, 7)}  # order 7 (7.0) of c0
+    before, after = totals(ORDERS), totals([o for o in ORDERS if o not in gone])
+    impact = frames["orders"].getLineage().filter(lambda r: tuple(r) in gone).whatIfDeleted(per_customer)
+    assert [r.customer_id for r in impact.deleted()] == ["c3"]
+    assert sorted((old.customer_id, (old.total, old.n), (new.total, new.n)) for old, new in impact.changed()) == \
+        sorted((c, before[c], after[c]) for c in after if after[c] != before[c])
+    assert sorted(r.customer_id for r in impact.unchanged()) == sorted(c for c in after if after[c] == before[c])
+    assert impact.appeared() == [] and impact.replay()["how"] == FRAME_QUERY
+    # a count: its one row changes; and the next collect runs without any deletion again
+    big = frames["orders"].where(F.col("amount") > 10)
+    n = big.count()
+    counted = frames["orders"].getLineage().filter(lambda r: r.order_id < 40).whatIfDeleted(big)
+    assert [(old[0], new[0]) for old, new in counted.changed()] == \
+        [(n, sum(1 for o in ORDERS if o[2] > 10 and o[0] >= 40))]
+    assert big.count() == n
+
+
 def test_refused_before_running(lc: Any, frames: dict[str, Any], spark: Any) -> None:
     from pyspark.sql import Window
     from pyspark.sql import functions as F

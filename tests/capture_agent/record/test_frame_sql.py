@@ -135,6 +135,18 @@ def test_global_and_distinct_aggregates_and_star(lc, spark, views):
     assert back(starred, where("customer_id", got[0].customer_id)) == rows([CUSTOMERS[int(got[0].customer_id[1:])]])
 
 
+def test_a_what_if_replays_the_sql_over_a_cached_view(lc, spark, views):
+    views["orders"].cache().createOrReplaceTempView("orders")  # the replay must not read the cache
+    totals, got = same(lc, spark, "SELECT c.country, sum(o.amount) AS total FROM orders o JOIN customers c "
+                                  "ON o.customer_id = c.customer_id GROUP BY c.country")
+    impact = views["customers"].getLineage().filter(where("customer_id", "c1")).whatIfDeleted(totals)
+    lost = sum(o[2] for o in ORDERS if o[1] == "c1")
+    assert [(old.country, old.total - lost) for old, new in impact.changed()] == \
+        [(new.country, new.total) for _, new in impact.changed()] == \
+        [("FR", next(r.total for r in got if r.country == "FR") - lost)]
+    assert sorted(r.country for r in impact.unchanged()) == ["JP", "US"] and impact.deleted() == []
+
+
 def test_refused_sql_names_what(lc, spark, views):
     from capture_agent.record import UnsupportedOperation
 

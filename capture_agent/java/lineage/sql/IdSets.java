@@ -32,7 +32,8 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  *   <li>lineage_ids(bigint) - aggregate: the set of the group's ids;</li>
  *   <li>lineage_union(binary) - aggregate: the union of the group's sets;</li>
  *   <li>lineage_set(bigint) - one id (null: none) as a set;</li>
- *   <li>lineage_or(binary, binary) - the union of two sets (null: none).</li>
+ *   <li>lineage_or(binary, binary) - the union of two sets (null: none);</li>
+ *   <li>lineage_keep(string, bigint) - whether an id is not in a deleted set (what-if replays, {@link Kept}).</li>
  * </ul>
  *
  * The aggregates keep a flat array of ids per group (most groups hold a handful of records) and
@@ -156,7 +157,7 @@ public final class IdSets {
         }
     }
 
-    /** Registers the four functions with a session (idempotent). */
+    /** Registers the five functions with a session (idempotent). */
     public void register(SparkSession spark) {
         spark.udf().register("lineage_ids", functions.udaf(new Collect(), Encoders.LONG()));
         spark.udf().register("lineage_union", functions.udaf(new Union(), Encoders.BINARY()));
@@ -173,5 +174,6 @@ public final class IdSets {
             ids.addSet(b);
             return ids.toSet();
         }, DataTypes.BinaryType);
+        spark.udf().register("lineage_keep", (UDF2<String, Long, Boolean>) Kept::keeps, DataTypes.BooleanType);
     }
 }

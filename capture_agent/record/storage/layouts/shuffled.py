@@ -166,6 +166,8 @@ class Sets(Layout):
     columns: ClassVar[tuple[str, ...]] = ("out_id", "in_ids_0", "in_ids_1")  # in_ids_N: one per parent
     id_sets: ClassVar[bool] = True
 
+    keys: list[str] | None = None  # a DataFrame aggregate's group columns, [] when global (what-ifs pair by them)
+
     write = staticmethod(write_sets_per_parent)
 
     def deletion(self, kind: str) -> DeletionRule:
