@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from django.db import connection, transaction
+from django.utils import timezone
 
 from lineage_server.accounts.models import AgentToken
 from lineage_server.accounts.services import record_audits
@@ -108,8 +109,9 @@ def _applications(app_ids: list[str], token: AgentToken) -> dict[str, _KnownAppl
     return apps
 
 
-# The reads of every ingest request are written in SQL: built by the ORM (an Exists annotation, model
-# instances) they cost over 1 ms of CPU more each, a third of what accepting a batch of OpenLineage events cost.
+# The queries every ingest request makes are written in SQL: built by the ORM (an Exists annotation, model
+# instances, bulk_create's per-field preparation) they cost 0.5-1.4 ms of CPU more each, together a third of
+# what accepting a batch of OpenLineage events cost.
 _APPLICATIONS = Application._meta.db_table
 _EVENTS = IngestedEvent._meta.db_table
 
@@ -126,23 +128,26 @@ def _read_applications(app_ids: list[str]) -> dict[str, _KnownApplication]:
 def _fresh_events(events: list[dict[str, Any]], app_pks: dict[str, int]) -> list[dict[str, Any]]:
     """The events their application does not have yet (the first of repeats in the batch), now recorded as had.
 
-    Called holding the applications' accept lock, so no other request records events of theirs meanwhile.
+    One insert that skips the ids already recorded and returns the others. Called holding the
+    applications' accept lock, so no other request records events of theirs meanwhile.
     """
-    if not events:
+    types: dict[tuple[int, str], str] = {}  # (app pk, event id) -> type, in the order sent
+    for event in events:
+        types.setdefault((app_pks[event["app_id"]], event["event_id"]), event["type"])
+    if not types:
         return []
-    pks, event_ids = sorted(set(app_pks.values())), sorted({event["event_id"] for event in events})
-    sql = (f"SELECT application_id, event_id FROM {_EVENTS} "
-           f"WHERE application_id IN ({_marks(pks)}) AND event_id IN ({_marks(event_ids)})")
-    stored = set(_rows(sql, [*pks, *event_ids]))
+    received_at = connection.ops.adapt_datetimefield_value(timezone.now())
+    sql = (f"INSERT INTO {_EVENTS} (application_id, event_id, type, received_at) VALUES "
+           + ", ".join(["(%s, %s, %s, %s)"] * len(types))
+           + " ON CONFLICT (application_id, event_id) DO NOTHING RETURNING application_id, event_id")
+    recorded = set(_rows(sql, [value for (pk, event_id), kind in types.items()
+                               for value in (pk, event_id, kind, received_at)]))
     fresh = []
     for event in events:
         key = (app_pks[event["app_id"]], event["event_id"])
-        if key not in stored:
-            stored.add(key)
+        if key in recorded:
+            recorded.remove(key)
             fresh.append(event)
-    IngestedEvent.objects.bulk_create(
-        [IngestedEvent(application_id=app_pks[e["app_id"]], event_id=e["event_id"], type=e["type"]) for e in fresh]
-    )
     return fresh
 
 
