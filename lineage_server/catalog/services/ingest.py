@@ -7,10 +7,10 @@ transaction, so the requests that arrive together share the cost of writing the 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any, NamedTuple
 
-from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db import connection, transaction
+from django.utils import timezone
 
 from lineage_server.accounts.models import AgentToken
 from lineage_server.accounts.services import record_audits
@@ -74,15 +74,23 @@ def _accept(events: list[dict[str, Any]], token: AgentToken) -> tuple[IngestResu
     apps = _applications(app_ids, token)
     fresh = _fresh_events(events, {app_id: app.pk for app_id, app in apps.items()})
     # An application none of whose events was accepted before (its query says): its capture starts now.
-    had_events = {app_id for app_id, app in apps.items() if cast(Any, app).has_events}
+    had_events = {app_id for app_id, app in apps.items() if app.has_events}
     record_audits("application.capture", actor=token, team=token.team,
                   targets=sorted({event["app_id"] for event in fresh} - had_events))
     batch = IngestBatch.objects.create(events=fresh, size=len(fresh)) if fresh else None
     return IngestResult(accepted=len(fresh), duplicates=len(events) - len(fresh)), batch.pk if batch else None
 
 
-def _applications(app_ids: list[str], token: AgentToken) -> dict[str, Application]:
-    """The batch's applications, those missing created for the token's team (one query each way).
+class _KnownApplication(NamedTuple):
+    """What accepting needs of an application: its row, its team, and whether any of its events was accepted."""
+
+    pk: int
+    team_id: int
+    has_events: bool
+
+
+def _applications(app_ids: list[str], token: AgentToken) -> dict[str, _KnownApplication]:
+    """The batch's applications, those missing created for the token's team (then read again).
 
     Raises:
         ForeignApplicationError: one of them belongs to another team.
@@ -94,35 +102,60 @@ def _applications(app_ids: list[str], token: AgentToken) -> dict[str, Applicatio
             [Application(app_id=app_id, team_id=token.team_id, agent_token=token) for app_id in missing],
             ignore_conflicts=True,
         )
-        apps = _read_applications(app_ids)
+        apps.update(_read_applications(missing))
     foreign = sorted(app_id for app_id, app in apps.items() if app.team_id != token.team_id)
     if foreign:
         raise ForeignApplicationError(foreign)
     return apps
 
 
-def _read_applications(app_ids: list[str]) -> dict[str, Application]:
-    has_events = Exists(IngestedEvent.objects.filter(application=OuterRef("pk")))
-    return {app.app_id: app for app in Application.objects.filter(app_id__in=app_ids).annotate(has_events=has_events)}
+# The queries every ingest request makes are written in SQL: built by the ORM (an Exists annotation, model
+# instances, bulk_create's per-field preparation) they cost 0.5-1.4 ms of CPU more each, together a third of
+# what accepting a batch of OpenLineage events cost.
+_APPLICATIONS = Application._meta.db_table
+_EVENTS = IngestedEvent._meta.db_table
+
+
+def _read_applications(app_ids: list[str]) -> dict[str, _KnownApplication]:
+    if not app_ids:
+        return {}
+    sql = (f"SELECT a.app_id, a.id, a.team_id, EXISTS (SELECT 1 FROM {_EVENTS} e WHERE e.application_id = a.id) "
+           f"FROM {_APPLICATIONS} a WHERE a.app_id IN ({_marks(app_ids)})")
+    return {app_id: _KnownApplication(pk, team_id, bool(has_events))
+            for app_id, pk, team_id, has_events in _rows(sql, app_ids)}
 
 
 def _fresh_events(events: list[dict[str, Any]], app_pks: dict[str, int]) -> list[dict[str, Any]]:
     """The events their application does not have yet (the first of repeats in the batch), now recorded as had.
 
-    Called holding the applications' accept lock, so no other request records events of theirs meanwhile.
+    One insert that skips the ids already recorded and returns the others. Called holding the
+    applications' accept lock, so no other request records events of theirs meanwhile.
     """
-    stored = set(
-        IngestedEvent.objects.filter(application_id__in=app_pks.values(),
-                                     event_id__in={event["event_id"] for event in events})
-        .values_list("application_id", "event_id")
-    )
+    types: dict[tuple[int, str], str] = {}  # (app pk, event id) -> type, in the order sent
+    for event in events:
+        types.setdefault((app_pks[event["app_id"]], event["event_id"]), event["type"])
+    if not types:
+        return []
+    received_at = connection.ops.adapt_datetimefield_value(timezone.now())
+    sql = (f"INSERT INTO {_EVENTS} (application_id, event_id, type, received_at) VALUES "
+           + ", ".join(["(%s, %s, %s, %s)"] * len(types))
+           + " ON CONFLICT (application_id, event_id) DO NOTHING RETURNING application_id, event_id")
+    recorded = set(_rows(sql, [value for (pk, event_id), kind in types.items()
+                               for value in (pk, event_id, kind, received_at)]))
     fresh = []
     for event in events:
         key = (app_pks[event["app_id"]], event["event_id"])
-        if key not in stored:
-            stored.add(key)
+        if key in recorded:
+            recorded.remove(key)
             fresh.append(event)
-    IngestedEvent.objects.bulk_create(
-        [IngestedEvent(application_id=app_pks[e["app_id"]], event_id=e["event_id"], type=e["type"]) for e in fresh]
-    )
     return fresh
+
+
+def _marks(values: list[Any]) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
