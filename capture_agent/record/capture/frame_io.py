@@ -38,10 +38,25 @@ def collected(frame: Any, op: str) -> list[Any]:
 
     names = frame.columns
     visible, hidden = frame._positions()
-    rows = frame._df.collect()
-    values = [_create_row(names, [row[i] for i in visible]) for row in rows]
-    record(frame, op, values, id_sets([[row[i] for i in hidden] for row in rows], [s.is_set for s in frame._slots]))
+    # a Row's own __getitem__ is Python; its tuple's, through itemgetter, is C
+    pick_visible, pick_hidden = _picker(visible), _picker(hidden)
+    values, ids = [], []
+    for row in frame._df.collect():
+        plain = tuple(row)
+        values.append(_create_row(names, pick_visible(plain)))
+        ids.append(pick_hidden(plain))
+    record(frame, op, values, id_sets(ids, [s.is_set for s in frame._slots]))
     return values
+
+
+def _picker(indexes: list[int]) -> Any:
+    """A function giving a tuple's items at ``indexes`` as a tuple (of one item too)."""
+    from operator import itemgetter
+
+    if len(indexes) == 1:
+        index = indexes[0]
+        return lambda t: (t[index],)
+    return itemgetter(*indexes) if indexes else (lambda t: ())
 
 
 def record(frame: Any, op: str, values: list[Any], sets: list[list[bytes]]) -> CapturePoint:
