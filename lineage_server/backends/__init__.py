@@ -1,1 +1,1 @@
-"""Database backends of the embedded (one-machine) install."""
+"""Database backends: Django's, each with a small change (see its module)."""

@@ -6,6 +6,8 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
+from django.utils import timezone
 
 from lineage_server.accounts.models import AgentToken, AuditEvent, Team
 
@@ -36,8 +38,18 @@ def record_audit(
 
 
 def record_audits(action: str, *, actor: AgentToken, team: Team, targets: list[str]) -> None:
-    """Append one event per target with one query (an ingest batch's new applications)."""
-    AuditEvent.objects.bulk_create([_audit_event(action, actor, team, target, {}) for target in targets])
+    """Append one event per target, without details, with one query (an ingest batch's new applications)."""
+    if not targets:
+        return
+    # In SQL: bulk_create's model instances and per-field preparation were 14% of the CPU of an OpenLineage
+    # request (about five new runs each; cProfile), this insert is 4%.
+    columns = "at, actor_id, actor_label, team_id, action, target, details"
+    sql = (f"INSERT INTO {AuditEvent._meta.db_table} ({columns}) VALUES "
+           + ", ".join(["(%s, %s, %s, %s, %s, %s, '{}')"] * len(targets)))
+    row = (connection.ops.adapt_datetimefield_value(timezone.now()), None, actor_label(actor)[:200],
+           team.pk, action)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for target in targets for value in (*row, target[:300])])
 
 
 def _audit_event(action: str, actor: AbstractBaseUser | AgentToken | str | None, team: Team | None, target: str,

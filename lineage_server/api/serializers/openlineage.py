@@ -24,7 +24,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from lineage_server.catalog.identities import openlineage_app_id
-from lineage_server.catalog.services import OPENLINEAGE_EVENT_TYPE
+from lineage_server.catalog.services import OPENLINEAGE_EVENT_TYPE, EncodedBody
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "openlineage_spec"
 MAX_NAME = 1024  # characters of a job's or dataset's namespace or name (the catalog's columns)
@@ -135,14 +135,15 @@ def _event_time(event: dict[str, Any]) -> dt.datetime:
 
 
 def as_ingest_event(event: dict[str, Any]) -> dict[str, Any]:
-    """A valid OpenLineage run event as an ingest event: id from its content, application from its run."""
+    """A valid OpenLineage run event as an ingest event: id from its content, application from its run (its
+    body keeps that content's JSON text, which the batch stores)."""
     canonical = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return {
         "event_id": "openlineage:" + hashlib.sha256(canonical.encode()).hexdigest(),
         "type": OPENLINEAGE_EVENT_TYPE,
         "app_id": openlineage_app_id(event["run"]["runId"]),
         "time": int(_event_time(event).timestamp() * 1000),
-        "body": event,
+        "body": EncodedBody(event, canonical),
     }
 
 
