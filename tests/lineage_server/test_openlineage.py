@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import random
 import uuid
 from typing import Any
@@ -30,7 +31,8 @@ def post_lineage(api_client: Any, agent_token: str) -> Any:
     def post(body: Any, token: str | None = agent_token, batch: bool = False) -> Any:
         headers = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
         url = "/api/v1/lineage/batch" if batch else "/api/v1/lineage"
-        return api_client.post(url, body, format="json", **headers)
+        # JSON as the HTTP transport sends it (json.dumps: ASCII, a lone surrogate as its \u escape)
+        return api_client.post(url, json.dumps(body), content_type="application/json", **headers)
 
     return post
 
@@ -178,6 +180,8 @@ _GOOD = spark_run(str(uuid.uuid4()))[1]
     ({"eventTime": "2026-11-21T00:00:00Z", "producer": "p", "schemaURL": "u",
       "dataset": {"namespace": "file", "name": "/x"}}, "run"),
     ([1, 2], "(event)"),
+    (_with(_GOOD, "orders \ud800", "outputs", 0, "name"), "outputs.0.name"),  # a lone surrogate
+    (_with(_GOOD, "a\u0000b", "job", "name"), "job.name"),  # PostgreSQL stores no NUL in text
 ])
 def test_a_bad_event_is_a_400_naming_the_field_and_stores_nothing(post_lineage, bad, field):
     before = _snapshot()

@@ -138,13 +138,35 @@ def as_ingest_event(event: dict[str, Any]) -> dict[str, Any]:
     """A valid OpenLineage run event as an ingest event: id from its content, application from its run (its
     body keeps that content's JSON text, which the batch stores)."""
     canonical = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        encoded = canonical.encode()
+    except UnicodeEncodeError:
+        encoded = b""
+    if not encoded or "\\u0000" in canonical:
+        raise serializers.ValidationError({_bad_text(event) or "(event)": [
+            "text holding a NUL character or a lone surrogate (\\ud800-\\udfff), which is not storable text"]})
     return {
-        "event_id": "openlineage:" + hashlib.sha256(canonical.encode()).hexdigest(),
+        "event_id": "openlineage:" + hashlib.sha256(encoded).hexdigest(),
         "type": OPENLINEAGE_EVENT_TYPE,
         "app_id": openlineage_app_id(event["run"]["runId"]),
         "time": int(_event_time(event).timestamp() * 1000),
         "body": EncodedBody(event, canonical),
     }
+
+
+def _bad_text(value: Any, path: str = "") -> str | None:
+    """The dotted path of the first key or string holding a NUL or a lone surrogate (None: none)."""
+    if isinstance(value, str):
+        return path if "\x00" in value or any("\ud800" <= c <= "\udfff" for c in value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        where = f"{path}.{key}" if path else str(key)
+        if isinstance(key, str) and _bad_text(key) is not None:
+            return where
+        found = _bad_text(item, where)
+        if found is not None:
+            return found
+    return None
 
 
 class OpenLineageEventSerializer(serializers.Serializer):
