@@ -33,12 +33,15 @@ it: the output's own plan runs again with a ``lineage_keep`` filter of the delet
 source (``frame_io.replayed``, ``java/lineage/sql/Kept.java``); an aggregate's output pairs old
 and new rows by its group columns.
 
-Window functions partitioned by columns are kept too: a windowed row traces to every row of its
-window partition. Every other DataFrame method raises ``UnsupportedOperation`` before anything
-runs: pandas UDFs that map whole partitions (mapInPandas, applyInPandas), pivot, cube/rollup,
-observe, streaming. SQL over temporary views of captured frames (``lc.sql``) is built again with
-these methods (``capture/frame_sql.py``). A projection is checked after analysis:
-a window partitioned by an expression is refused.
+Window functions partitioned and ordered by columns are kept too: a windowed row traces to
+itself and the rows of its frame as Spark resolved it (a running sum: the rows up to it; rank,
+row_number: the rows ordered before it; lag/lead: the row at the offset), or to its whole window
+partition where the value depends on it all (cume_dist, percent_rank, ntile, unbounded frames).
+Every other DataFrame method raises ``UnsupportedOperation`` before anything runs: pandas UDFs
+that map whole partitions (mapInPandas, applyInPandas), pivot, cube/rollup, observe, streaming.
+SQL over temporary views of captured frames (``lc.sql``) is built again with these methods
+(``capture/frame_sql.py``). A projection is checked after analysis: a window partitioned or
+ordered by an expression is refused.
 
 A write's output point is a ``frame_write`` listing the Parquet part files it made: a captured
 read of them, in this run or another, has it as its parent, so traces and what-ifs go on into
@@ -106,20 +109,91 @@ def _plan_nodes(df: Any) -> Counter[str]:
     return Counter(m.group(1) for m in re.finditer(r"^[\s:+\-|]*([A-Za-z]+)", tree, re.MULTILINE))
 
 
-def _window_specs(df: Any) -> Counter[tuple[str | None, ...]]:
-    """The partition columns (None: an expression) of each Window node of a DataFrame's analyzed plan."""
-    out: Counter[tuple[str | None, ...]] = Counter()
+# A window's lineage: its partition columns (None: an expression), then, for a frame narrower than
+# the partition, the order ((column or None, descending, nulls first), ...) and the frame (rows or
+# range, lower, upper; None: unbounded).
+WindowLineage = tuple[tuple[str | None, ...], tuple[tuple[str | None, bool, bool], ...],
+                      tuple[str, int | None, int | None] | None]
+WHOLE_PARTITION = ("CumeDist", "PercentRank", "NTile")  # values that depend on the partition's size
+
+
+def _window_specs(df: Any) -> Counter[WindowLineage]:
+    """The lineage of each window expression of a DataFrame's analyzed plan: the rows of its frame
+    as Spark resolved it (a running sum: the rows up to this one; rank, row_number: the rows
+    ordered before; lag and lead: the row at the offset), or of the whole partition (cume_dist,
+    percent_rank, ntile, frames unbounded both ways)."""
+    out: Counter[WindowLineage] = Counter()
     todo = [df._jdf.queryExecution().analyzed()]
     while todo:
         node = todo.pop()
         if node.getClass().getSimpleName() == "Window":
-            spec = node.partitionSpec()
-            exprs = [spec.apply(i) for i in range(spec.size())]
-            out[tuple(str(e.name()) if e.getClass().getSimpleName() == "AttributeReference" else None
-                      for e in exprs)] += 1
+            expressions = node.windowExpressions()
+            for i in range(expressions.size()):
+                window = expressions.apply(i)
+                while window.getClass().getSimpleName() == "Alias":
+                    window = window.child()
+                out[_window_lineage(window)] += 1
         children = node.children()
         todo.extend(children.apply(i) for i in range(children.size()))
     return out
+
+
+def _column_name(expr: Any) -> str | None:
+    return str(expr.name()) if expr.getClass().getSimpleName() == "AttributeReference" else None
+
+
+def _bound(expr: Any) -> int | None:
+    kind = expr.getClass().getSimpleName()
+    if kind.startswith("Unbounded"):
+        return None
+    if kind.startswith("CurrentRow"):
+        return 0
+    value = expr.eval(None) if expr.foldable() else None
+    if not isinstance(value, int):
+        raise UnsupportedOperation(f"a window frame bounded by {expr.toString()}", "bound frames by row counts")
+    return value
+
+
+def _window_lineage(window: Any) -> WindowLineage:
+    spec = window.windowSpec()
+    partition = spec.partitionSpec()
+    parts = tuple(_column_name(partition.apply(i)) for i in range(partition.size()))
+    frame = spec.frameSpecification()
+    if window.windowFunction().getClass().getSimpleName() in WHOLE_PARTITION or \
+            frame.getClass().getSimpleName() != "SpecifiedWindowFrame":
+        return parts, (), None
+    lower, upper = _bound(frame.lower()), _bound(frame.upper())
+    if lower is None and upper is None:
+        return parts, (), None
+    order = spec.orderSpec()
+    orders = tuple((_column_name(o.child()), str(o.direction().sql()) == "DESC",
+                    str(o.nullOrdering().sql()) == "NULLS FIRST")
+                   for o in (order.apply(i) for i in range(order.size())))
+    kind = "rows" if frame.frameType().getClass().getSimpleName().startswith("RowFrame") else "range"
+    return parts, orders, (kind, lower, upper)
+
+
+def _window(spec: WindowLineage) -> Any:
+    """The pyspark Window of a window's lineage."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    parts, orders, frame = spec
+    window = Window.partitionBy(*[F.col(f"`{c}`") for c in parts])
+    if frame is None:
+        return window
+    columns = []
+    for name, descending, nulls_first in orders:
+        column = F.col(f"`{name}`")
+        if descending:
+            columns.append(column.desc_nulls_first() if nulls_first else column.desc_nulls_last())
+        else:
+            columns.append(column.asc_nulls_first() if nulls_first else column.asc_nulls_last())
+    kind, lower, upper = frame
+    window = window.orderBy(*columns)
+    low = Window.unboundedPreceding if lower is None else lower
+    high = Window.unboundedFollowing if upper is None else upper
+    return window.rowsBetween(low, high) if kind == "rows" else window.rangeBetween(low, high)
 
 
 def _as_set(slot: Slot) -> Any:
@@ -265,25 +339,31 @@ class CapturedDataFrame:
         windows = _window_specs(df) - _window_specs(self._df)
         if windows and build is not None:
             known = set(self.columns)  # Spark names a partition expression _w0...: a column only
-            if any(c not in known for spec in windows for c in spec):
+            if any(c not in known for spec in windows for c in spec[0]):
                 raise UnsupportedOperation(f"DataFrame.{operation} with a window partitioned by an expression",
                                            "partition the window by columns")
-            over = self
-            for spec in windows:
-                over = over._over(spec)
+            if any(c not in known for spec in windows for c, _, _ in spec[1]):
+                raise UnsupportedOperation(f"DataFrame.{operation} with a window ordered by an expression",
+                                           "order the window by columns")
+            over = self._over(list(windows))
             return over._keep(build(over._df), operation, aggregates)
         missing = [s.column for s in self._slots if s.column not in df.columns]
         if missing:
             raise UnsupportedOperation(f"DataFrame.{operation} dropping the lineage columns")
         return self._with(df)
 
-    def _over(self, spec: tuple[str | None, ...]) -> CapturedDataFrame:
-        """This frame with each row's ids replaced by the ids of every row of its window partition."""
-        from pyspark.sql import Window
+    def _over(self, specs: list[WindowLineage]) -> CapturedDataFrame:
+        """This frame with each row's ids replaced by its own and those of every row of its
+        windows' frames (``_window_specs``), all gathered from the ids before."""
         from pyspark.sql import functions as F
 
-        window = Window.partitionBy(*[F.col(f"`{c}`") for c in spec])
-        df = self._df.withColumns({s.column: _set_aggregate(s, alias=False).over(window) for s in self._slots})
+        columns = {}
+        for s in self._slots:
+            ids = _as_set(s)
+            for spec in specs:
+                ids = F.call_function("lineage_or", ids, _set_aggregate(s, alias=False).over(_window(spec)))
+            columns[s.column] = ids
+        df = self._df.withColumns(columns)
         return self._with(df, tuple(Slot(s.source, s.column, True) for s in self._slots), "sum")
 
     def select(self, *cols: Any) -> CapturedDataFrame:

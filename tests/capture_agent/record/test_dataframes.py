@@ -208,6 +208,35 @@ def test_window_functions_trace_to_their_partition(frames: dict[str, Any], plain
     assert [r.customer_id for r in forward] == [ORDERS[12][1]]
 
 
+def test_window_frames_are_exact(frames: dict[str, Any], plain: dict[str, Any]) -> None:
+    """A row traces to itself and its frame: lag's row, a 3-row moving sum, the rows ranked before."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    by_order = Window.partitionBy("customer_id").orderBy("order_id")
+
+    def moving(t: dict[str, Any]) -> Any:
+        return (t["orders"].select("order_id", "customer_id", F.lag("amount").over(by_order).alias("before"),
+                                   F.sum("amount").over(by_order.rowsBetween(-2, 0)).alias("last3"))
+                .where(F.col("customer_id") == "c2"))
+
+    captured = moving(frames)
+    same_results(captured, moving(plain))
+    c2 = sorted(o for o in ORDERS if o[1] == "c2")
+    for k in (0, 1, 5):
+        assert back(captured, where("order_id", c2[k][0])) == rows(c2[max(0, k - 2):k + 1])
+
+    def ranked(t: dict[str, Any]) -> Any:
+        by_amount = Window.partitionBy("customer_id").orderBy(F.desc("amount"), "order_id")
+        return t["orders"].select("order_id", "customer_id", F.rank().over(by_amount).alias("rank"))
+
+    captured = ranked(frames)
+    same_results(captured, ranked(plain))
+    c3 = sorted((o for o in ORDERS if o[1] == "c3"), key=lambda o: (-o[2], o[0]))
+    third = c3[2]
+    assert back(captured, where("order_id", third[0])) == rows(c3[:3])  # the rows ranked before, and itself
+
+
 def test_rdd_of_a_frame_continues_the_lineage(frames: dict[str, Any]) -> None:
     from operator import add
 
