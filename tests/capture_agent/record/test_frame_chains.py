@@ -122,3 +122,14 @@ def test_a_what_if_goes_through_the_written_parquet(spark, tmp_path, lc, orders)
     impact = doomed.whatIfDeleted(totals)
     assert [r.customer_id for r in impact.dead()] == ["c3"]
     assert [r.customer_id for r in impact.reached()] == ["c4"]  # order 4 (c4, 4.0) is kept by the first job
+
+
+def test_reading_the_same_files_twice_starts_two_traces(lc, orders):
+    """Two captured reads of the same Parquet files in one run: neither is the other's parent (only
+    a captured write's part files chain), and each traces to the files' own rows."""
+    first, second = lc.read.parquet(orders), lc.read.parquet(orders)
+    assert first._point != second._point and lc.store.point(second._point).parents == []
+    totals = _totals(second)
+    totals.collect()
+    behind = _rows(totals.getLineage().filter(lambda r: r.customer_id == "c2").goBackAll().collect())
+    assert behind == _rows([o for o in ORDERS if o[1] == "c2"])

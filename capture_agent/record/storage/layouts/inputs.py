@@ -397,7 +397,10 @@ def parquet_rows_at(uri: str, rows: list[int]) -> list[Any]:
 
 
 def _written_files(write: CapturePoint) -> dict[str, dict[str, Any]]:
-    """A ``frame_write`` point's part files by ``file_key`` (other points: none)."""
+    """A ``frame_write`` point's part files by ``file_key`` (other points, reads of the same files
+    among them: none)."""
+    if write.layout.name != "frame_write":
+        return {}
     return {file_key(f["path"]): f for f in getattr(write.layout, "files", ())}
 
 
