@@ -22,6 +22,8 @@ from capture_agent.record.storage.layouts.shuffled import write_sets_per_parent
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.worker.frames import id_sets, lineage_writer
 
+TAPS_OFF = "lineage.taps.off"  # Tap.OFF: a job's aggregates write no tables (a replay)
+
 # ``frame``: a ``frames.CapturedDataFrame`` (its plain frame ``_df``, its ``_slots`` of hidden
 # columns, its ``_layout()``); typed Any so that this module does not import that one.
 
@@ -138,12 +140,18 @@ def replayed(frame: Any, deleted: dict[str, Any]) -> list[Any]:
     plan = _filtered(jvm, frame._df._jdf.queryExecution().analyzed(), filters)
     names = frame.columns
     jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(lc.spark._jsparkSession, plan)
-    return list(DataFrame(jdf, lc.spark).select(*[f"`{n}`" for n in names]).collect())
+    lc.sc.setLocalProperty(TAPS_OFF, "true")  # the aggregates' taps run without writing their tables
+    try:
+        return list(DataFrame(jdf, lc.spark).select(*[f"`{n}`" for n in names]).collect())
+    finally:
+        lc.sc.setLocalProperty(TAPS_OFF, None)
 
 
 def _source_slots(lc: Any, frame: Any) -> list[Any]:
-    """The slots where the frame's sources made their ids (the sources' own frames' slots)."""
-    return [s for s in lc.frames.source_slots if s.source in {slot.source for slot in frame._slots}]
+    """The slots where the frame's sources made their ids (the sources' own frames' slots),
+    through the aggregates' points between."""
+    read = set().union(*[lc.store.ancestors(slot.source) for slot in frame._slots])
+    return [s for s in lc.frames.source_slots if s.source in read]
 
 
 def _filtered(jvm: Any, node: Any, filters: dict[str, str]) -> Any:

@@ -11,44 +11,21 @@ Text, CSV and JSON Lines are read as lines by the RDD engine's text input (ids a
 (file, byte offset) of the lines, stable whatever the split size), then parsed in the JVM; a
 captured RDD's records become a DataFrame at a stage point (``rdd_frame``), so traces of either
 continue through the other. The first source of a session registers the JVM functions that
-build id sets (``java/lineage/sql/IdSets.java``) and ships the agent's jar to the executors.
+build id sets and ships the agent's jar to the executors (``capture/frame_jvm.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from capture_agent.record.capture.frame_jvm import functions_registered
 from capture_agent.record.capture.frames import CapturedDataFrame, Slot
-from capture_agent.record.errors import LineageError, UnsupportedOperation
+from capture_agent.record.errors import UnsupportedOperation
 from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.layouts import FileRows
 from capture_agent.record.storage.layouts.inputs import reads_write
 from capture_agent.record.storage.sources import parquet_rows
 from capture_agent.record.worker.frames import one_field, with_ids
-
-ID_SETS_CLASS = "lineage.sql.IdSets"
-
-
-def _functions_registered(lc: Any) -> None:
-    """Registers the JVM id-set functions (``lineage.sql.IdSets``) with the session, once, and
-    ships the jar to the executors."""
-    from capture_agent.listener import ensure_jar, jvm_class
-
-    spark = lc.spark
-    registered = spark.__dict__.setdefault("_lineage_id_sets", False)
-    if registered:
-        return
-    jar = ensure_jar(lc.settings)
-    if jar is None:
-        raise LineageError("DataFrame capture needs the agent's jar: run python -m capture_agent.build_jar "
-                           "(a JDK's javac builds it)")
-    sc, gateway = lc.sc, lc.sc._gateway
-    cls = jvm_class(sc, jar, ID_SETS_CLASS)
-    instance = cls.getDeclaredConstructor(gateway.new_array(sc._jvm.java.lang.Class, 0)) \
-        .newInstance(gateway.new_array(sc._jvm.java.lang.Object, 0))
-    sc._jsc.sc().addJar(str(jar))
-    instance.register(spark._jsparkSession)
-    spark.__dict__["_lineage_id_sets"] = True
 
 
 def source_frame(lc: Any, df: Any, op: str, paths: list[str]) -> CapturedDataFrame:
@@ -57,7 +34,7 @@ def source_frame(lc: Any, df: Any, op: str, paths: list[str]) -> CapturedDataFra
 
     from capture_agent.record.capture.inputs import file_status
 
-    _functions_registered(lc)
+    functions_registered(lc)
     files = []
     for uri in sorted(df.inputFiles()):
         size, mtime = file_status(lc.sc, uri)
@@ -160,7 +137,7 @@ def rdd_frame(lc: Any, rdd: Any, schema: Any = None, samplingRatio: float | None
     from capture_agent.record.storage.layouts import OneLocal
     from capture_agent.record.worker.boundary import stage_capture_agent
 
-    _functions_registered(lc)
+    functions_registered(lc)
     spark = lc.spark
     fields = spark.createDataFrame(rdd.plain(), schema, samplingRatio).schema  # PySpark's own inference
     names = [f.name for f in fields.fields]

@@ -6,16 +6,22 @@
     totals.getLineage().filter(lambda r: r.country == "JP").goBackAll().collect()   # input Rows
 
 A captured DataFrame is a plain DataFrame with one hidden column per source it reads (``Slot``):
-a row's record id there (bigint) until an aggregate, then the set of ids of every row it was
-computed from (a Roaring bitmap, built in the JVM by ``lineage_ids``/``lineage_union``, see
-``java/lineage/sql/IdSets.java``). Each method applies PySpark's own to that DataFrame and keeps
-the hidden columns through it:
+a row's record id there (bigint). An aggregate over at most three sources' ids stays Spark's own
+(a code-generated hash aggregate): below it, ``lineage_tap_<n>`` (``java/lineage/sql/Tap.java``)
+passes each row through and remembers which ids went into which group, and each map task writes
+that as a table of a ``combiner`` point (``storage/layouts/groups.py``); the aggregate brings out
+the group's 63-bit hash (xxhash64 of its columns), which is then the row's id at that point, so
+the point is a source like any other for what follows (another aggregate taps it in turn).
+Elsewhere (a window, a source on both sides of a join, an aggregate over more sources) a row
+holds the set of ids of every row it was computed from (a Roaring bitmap, built in the JVM by
+``lineage_ids``/``lineage_union``, see ``java/lineage/sql/IdSets.java``). Each method applies
+PySpark's own to that DataFrame and keeps the hidden columns through it:
 
 | methods | hidden columns |
 |---|---|
 | select(Expr), withColumn(s), with(Columns)Renamed, drop, toDF, filter/where, explode | kept |
 | sample, orderBy/sort, sortWithinPartitions, limit, repartition, coalesce, cache, hint | kept |
-| groupBy(...).agg/count/sum/avg/min/max, agg, distinct, dropDuplicates | per source, the group's ids |
+| groupBy(...).agg/count/sum/avg/min/max, agg, distinct, dropDuplicates | its group's (or per source: the group's ids) |
 | join: inner, cross, outer (broadcast through ``hint``) | both sides' (a source on both: their union) |
 | join: semi / anti | left's, and the matching right rows' / left's |
 | union, unionAll, unionByName | aligned by source (a missing source: none) |
@@ -23,8 +29,9 @@ the hidden columns through it:
 
 Spark runs the query as it would (adaptive execution on); lineage is a function of each row, so
 it is exact whatever partitions Spark coalesces or splits. An action writes an ``output`` point
-(``capture/frame_io.py``): row i <- per source, its id set. A trace goes from there to the
-sources in one step; there are no intermediate capture points.
+(``capture/frame_io.py``): row i <- per slot, its id set. A trace goes from there through the
+aggregates' combiner points to the sources. Two groups whose hashes collide (odds about n^2/2^64
+for n groups) would share their inputs.
 
 What-ifs of DataFrame outputs give the fates lineage decides: the output's rule is ``·`` (a row
 dies with any of its source rows) when no aggregate, outer or semi join made it, else ``+`` (a
@@ -87,6 +94,7 @@ class FrameState:
     def __init__(self) -> None:
         self._columns = 0
         self._sources = 0
+        self._taps = 0
         self.views: dict[str, CapturedDataFrame] = {}  # temporary views of captured frames, by lower-case name
         self.source_slots: list[Slot] = []  # where each source made its ids (what-if replays filter there)
 
@@ -97,6 +105,10 @@ class FrameState:
     def next_source(self) -> int:
         self._sources += 1
         return self._sources
+
+    def next_tap(self) -> int:
+        self._taps += 1
+        return self._taps
 
 
 def _weakest(*rules: str) -> str:
@@ -114,6 +126,8 @@ def _plan_nodes(df: Any) -> Counter[str]:
 # range, lower, upper; None: unbounded).
 WindowLineage = tuple[tuple[str | None, ...], tuple[tuple[str | None, bool, bool], ...],
                       tuple[str, int | None, int | None] | None]
+TAPPED_SOURCES = 3  # an aggregate over at most this many sources' ids keeps Spark's own aggregate (``_tapped``)
+GROUP_MASK = (1 << 63) - 1  # a group's id: its columns' xxhash64, non-negative
 WHOLE_PARTITION = ("CumeDist", "PercentRank", "NTile")  # values that depend on the partition's size
 
 
@@ -685,12 +699,39 @@ class CapturedGroupedData:
         frame = self._frame
         if len(exprs) == 1 and isinstance(exprs[0], dict):
             exprs = tuple(F.expr(f"{fn}(`{c}`)").alias(f"{fn}({c})") for c, fn in exprs[0].items())
+        if 0 < len(frame._slots) <= TAPPED_SOURCES and not any(s.is_set for s in frame._slots):
+            return self._tapped(exprs)
         sets = [_set_aggregate(s) for s in frame._slots]
         df = frame._df.groupBy(*self._cols).agg(*exprs, *sets) if (exprs or sets) else \
             frame._df.groupBy(*self._cols).agg(F.count(F.lit(1))).drop("count(1)")
         frame._checked(df, "agg")
         slots = tuple(Slot(s.source, s.column, True) for s in frame._slots)
         out = frame._with(df, slots, "sum")
+        if all(isinstance(c, str) for c in self._cols):
+            out._keys = tuple(self._cols)  # one row per value of these columns
+        return out
+
+    def _tapped(self, exprs: tuple[Any, ...]) -> CapturedDataFrame:
+        """The aggregate as Spark's own, which also brings out a 63-bit hash of the group columns, with
+        a ``combiner`` point of the ``frame_groups`` layout below it: each map task writes which
+        ids of each source went into which group (``lineage_tap_<n>``, ``java/lineage/sql/Tap.java``),
+        and each output row carries its group's hash as its id there."""
+        from pyspark.sql import functions as F
+
+        from capture_agent.record.capture.frame_jvm import tap_function
+        from capture_agent.record.storage.layouts import FrameGroups
+
+        frame, lc = self._frame, self._frame._lc
+        parents = [lc.store.point(s.source) for s in frame._slots]
+        point = lc.store.new_point("combiner", "agg", FrameGroups(), parents, 1)
+        tap = tap_function(lc, point.location, len(frame._slots))
+        group = lc.frames.fresh_column()
+        hashed = F.xxhash64(*self._cols).bitwiseAND(F.lit(GROUP_MASK)) if self._cols else F.lit(0).cast("long")
+        df = frame._df.withColumn(group, F.call_function(tap, hashed, *[F.col(s.column) for s in frame._slots]))
+        # every row of a group has its hash: max() brings it out (no input: none) in Spark's own aggregate
+        df = df.groupBy(*self._cols).agg(*exprs, F.max(group).alias(group))
+        frame._checked(df, "agg")
+        out = frame._with(df, (Slot(point.capture_id, group, False),), "sum")
         if all(isinstance(c, str) for c in self._cols):
             out._keys = tuple(self._cols)  # one row per value of these columns
         return out

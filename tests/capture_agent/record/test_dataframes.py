@@ -350,6 +350,8 @@ def test_what_if_replays_the_query_without_the_deleted_rows(frames: dict[str, An
         sorted((c, before[c], after[c]) for c in after if after[c] != before[c])
     assert sorted(r.customer_id for r in impact.unchanged()) == sorted(c for c in after if after[c] == before[c])
     assert impact.appeared() == [] and impact.replay()["how"] == FRAME_QUERY
+    # the replay's aggregate wrote no tables over the capture's: the lineage is still the whole one
+    assert back(per_customer, where("customer_id", "c3")) == rows([o for o in ORDERS if o[1] == "c3" and o[2] > 2])
     # a count: its one row changes; and the next collect runs without any deletion again
     big = frames["orders"].where(F.col("amount") > 10)
     n = big.count()
@@ -357,6 +359,33 @@ def test_what_if_replays_the_query_without_the_deleted_rows(frames: dict[str, An
     assert [(old[0], new[0]) for old, new in counted.changed()] == \
         [(n, sum(1 for o in ORDERS if o[2] > 10 and o[0] >= 40))]
     assert big.count() == n
+
+
+def test_aggregates_are_capture_points_of_their_own(lc: Any, frames: dict[str, Any],
+                                                     plain: dict[str, Any]) -> None:
+    """An aggregate of two sources, then an aggregate of its rows: each aggregate's map side is a
+    ``combiner`` point whose tables its tasks wrote, and traces cross both, both ways."""
+    from pyspark.sql import functions as F
+
+    def job(t: dict[str, Any]) -> Any:
+        per_customer = t["orders"].join(t["customers"], "customer_id").groupBy("customer_id", "country") \
+            .agg(F.sum("amount").alias("total"))
+        return per_customer.groupBy("country").agg(F.count("*").alias("customers"), F.max("total").alias("top"))
+
+    per_country = job(frames)
+    same_results(per_country, job(plain))
+    store = lc.store
+    output = store.point(per_country._point)
+    (outer,) = [store.point(p) for p in output.parents]
+    (inner,) = [store.point(p) for p in outer.parents]
+    assert (outer.kind, outer.layout.name, inner.kind) == ("combiner", "frame_groups", "combiner")
+    assert sorted(store.point(p).kind for p in inner.parents) == ["input", "input"]
+    assert inner.rows > 0 and inner.bytes > 0 and outer.rows > 0
+    japanese = {c[0] for c in CUSTOMERS if c[1] == "JP"}
+    assert back(per_country, where("country", "JP")) == \
+        rows([o for o in ORDERS if o[1] in japanese] + [c for c in CUSTOMERS if c[0] in japanese])
+    reached = frames["orders"].getLineage().filter(where("order_id", 10)).goNextAll().collect()
+    assert [r.country for r in reached] == [next(c[1] for c in CUSTOMERS if c[0] == ORDERS[10][1])]
 
 
 def test_refused_before_running(lc: Any, frames: dict[str, Any], spark: Any) -> None:

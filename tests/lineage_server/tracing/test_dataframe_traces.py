@@ -58,7 +58,10 @@ def test_backward_and_forward_through_the_server(job: tuple[str, list[Any]], mak
     app = Application.objects.get(app_id=app_id)
     points = {p.capture_id: p for p in CapturePoint.objects.filter(application=app)}
     output = next(p for p in points.values() if p.kind == "output" and p.capture_id.endswith("-collect"))
-    assert sorted(points[c].kind for c in output.parent_capture_ids) == ["input", "input"]
+    # the aggregate's map side is a capture point of its own, registered with its parents
+    assert [points[c].kind for c in output.parent_capture_ids] == ["combiner"]
+    combiner = points[output.parent_capture_ids[0]]
+    assert sorted(points[c].kind for c in combiner.parent_capture_ids) == ["input", "input"]
     assert [r.country for r in result] and {r.country for r in result} == {"JP", "FR"}
 
     trace = ask_trace(app, by=analyst, direction="backward", capture_point=output.capture_id,
@@ -72,9 +75,9 @@ def test_backward_and_forward_through_the_server(job: tuple[str, list[Any]], mak
     assert done.result_count == len(expected_orders) + len(expected_customers)
     values = sorted((tuple(r["value"].values()) for r in _records(done)), key=repr)
     assert values == sorted([*expected_orders, *expected_customers], key=repr)
-    assert sorted(p["kind"] for p in done.summary["points"]) == ["input", "input", "output"]
+    assert sorted(p["kind"] for p in done.summary["points"]) == ["combiner", "input", "input", "output"]
 
-    source = next(c for c in output.parent_capture_ids if points[c].capture_id.endswith("read.parquet"))
+    source = next(c for c in combiner.parent_capture_ids if points[c].capture_id.endswith("read.parquet"))
     forward = ask_trace(app, by=analyst, direction="forward", capture_point=source,
                         selection={"predicate": {"field": "order_id", "op": "in", "value": [6, 7]}},
                         seeds=Trace.objects.all())

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from capture_agent.record.storage.layouts.base import CapturePoint, Layout, MissingTable, Position, StepContext
+from capture_agent.record.storage.layouts.groups import FrameGroups
 from capture_agent.record.storage.layouts.inputs import FileRows, Rows, Text, Values, check_files
 from capture_agent.record.storage.layouts.local import ListLocal, OneLocal, Save, SetLocal, SetPartition, Single
 from capture_agent.record.storage.layouts.shuffled import FrameWrite, ListGlobal, OneGlobal, Pair, SetGlobal, Sets
@@ -16,7 +17,7 @@ from capture_agent.record.storage.layouts.union import Union
 LAYOUTS: dict[str, type[Layout]] = {
     cls.name: cls
     for cls in (Text, Values, Rows, OneLocal, ListLocal, SetLocal, Single, SetPartition, Save, OneGlobal, ListGlobal,
-                SetGlobal, Sets, Pair, Union, FileRows, FrameWrite)
+                SetGlobal, Sets, Pair, Union, FileRows, FrameWrite, FrameGroups)
 }
 
 
@@ -33,6 +34,7 @@ __all__ = [
     "LAYOUTS",
     "CapturePoint",
     "FileRows",
+    "FrameGroups",
     "FrameWrite",
     "Layout",
     "ListGlobal",

@@ -167,6 +167,17 @@ def serialize_all(bitmaps: list[BitMap64]) -> list[bytes]:
     return [bytes(bm.serialize()) for bm in bitmaps]
 
 
+def per_parent(point: CapturePoint, outputs: list[list[bytes]]) -> dict[str, BitMap64]:
+    """Backward units' outputs (per unit, one serialized id set per parent slot) as ids per parent."""
+    result: dict[str, BitMap64] = {}
+    for slots in outputs:
+        for slot, blob in enumerate(slots):
+            bm = BitMap64.deserialize(blob)
+            if bm:
+                result.setdefault(point.parents[slot], BitMap64()).__ior__(bm)
+    return result
+
+
 def require(store: StoreFS, path: str) -> None:
     if not store.exists(path):
         raise MissingTable(f"lineage table {path} is missing: its task did not write it (see the job's log)")
@@ -222,14 +233,7 @@ class Layout:
         """Ids at each parent of ``point`` that the records ``ids`` at ``point`` came from."""
         parts = self.backward_parts(point, ids)
         units = [(ctx.fs, point.table_path(p), p, blob, len(point.parents)) for p, blob in parts]
-        outputs = ctx.run_units(self.backward_table, units, self.backward_cost(ctx.fs, point, units))
-        result: dict[str, BitMap64] = {}
-        for slots in outputs:
-            for slot, blob in enumerate(slots):
-                bm = BitMap64.deserialize(blob)
-                if bm:
-                    result.setdefault(point.parents[slot], BitMap64()).__ior__(bm)
-        return result
+        return per_parent(point, ctx.run_units(self.backward_table, units, self.backward_cost(ctx.fs, point, units)))
 
     def backward_parts(self, point: CapturePoint, ids: BitMap64) -> list[tuple[int, bytes | None]]:
         """(partition, serialized wanted positions or None for all rows) of the tables to read."""
