@@ -5,6 +5,8 @@ Workloads on generated TPC-H-like Parquet tables (written once under --data-dir 
   q3  customer (one segment) x orders (before a date) x lineitem (shipped after it), revenue per
       order, the top 10 by revenue
   groupby  lineitem's quantity per part key (200,000 keys), collected
+  csv  lineitem as CSV (with a header, the schema given): the lines of small quantity, their price
+       per part key (200,000 keys)
 
 Each workload runs plain and captured alternately, --runs times each after one warm-up of both, in
 one Spark application; the ratio is median(captured) / median(plain) of the wall-clock time. Then,
@@ -13,7 +15,7 @@ combiner points it reads; sources write nothing) as a share of the input's bytes
 a one-row backward trace (to the source ids) and of reading the source rows of one output row.
 
     .venv/bin/python bench/dataframe_capture.py                        # 2M lineitem rows, quick
-    .venv/bin/python bench/dataframe_capture.py --lineitem 16000000    # about 1 GB of Parquet
+    .venv/bin/python bench/dataframe_capture.py --lineitem 16000000    # 0.4 GB of Parquet, 1.5 GB of CSV
 """
 
 from __future__ import annotations
@@ -34,12 +36,16 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 def generate(spark: Any, folder: str, lineitem: int) -> dict[str, str]:
-    """The three tables (orders: lineitem / 4 rows, customers: orders / 10), written once."""
+    """The three tables (orders: lineitem / 4 rows, customers: orders / 10) and lineitem as CSV,
+    written once."""
     from pyspark.sql import functions as F
 
     paths = {name: os.path.join(folder, f"{name}-{lineitem}") for name in ("lineitem", "orders", "customer")}
+    csv_path = os.path.join(folder, f"lineitem-csv-{lineitem}")
     if all(os.path.exists(p) for p in paths.values()):
-        return paths
+        if not os.path.exists(csv_path):
+            spark.read.parquet(paths["lineitem"]).write.csv(csv_path, header=True)
+        return {**paths, "lineitem_csv": csv_path}
     orders, customers = max(1, lineitem // 4), max(1, lineitem // 40)
     h = F.xxhash64
     (spark.range(lineitem).select(
@@ -65,7 +71,8 @@ def generate(spark: Any, folder: str, lineitem: int) -> dict[str, str]:
         F.element_at(F.array(*[F.lit(s) for s in ("AUTOMOBILE", "BUILDING", "FURNITURE", "HOUSEHOLD", "MACHINERY")]),
                      (F.abs(h("id", F.lit(12))) % 5 + 1).cast("int")).alias("c_mktsegment"))
      .write.parquet(paths["customer"]))
-    return paths
+    spark.read.parquet(paths["lineitem"]).write.csv(csv_path, header=True)
+    return {**paths, "lineitem_csv": csv_path}
 
 
 def q1(t: dict[str, Any]) -> Any:
@@ -99,7 +106,22 @@ def groupby(t: dict[str, Any]) -> Any:
     return t["lineitem"].groupBy("l_partkey").agg(F.sum("l_quantity").alias("qty"))
 
 
-WORKLOADS: dict[str, Callable[[dict[str, Any]], Any]] = {"q1": q1, "q3": q3, "groupby": groupby}
+def csv(t: dict[str, Any]) -> Any:
+    from pyspark.sql import functions as F
+
+    return (t["lineitem_csv"].where(F.col("l_quantity") < 10).groupBy("l_partkey")
+            .agg(F.sum("l_extendedprice").alias("price")))
+
+
+WORKLOADS: dict[str, Callable[[dict[str, Any]], Any]] = {"q1": q1, "q3": q3, "groupby": groupby, "csv": csv}
+USES = {"q1": ["lineitem"], "groupby": ["lineitem"], "q3": ["lineitem", "orders", "customer"],
+        "csv": ["lineitem_csv"]}
+
+
+def tables(reader: Any, paths: dict[str, str], names: list[str], schema: Any) -> dict[str, Any]:
+    """The workload's tables through ``reader`` (``spark.read`` or ``lc.read``)."""
+    return {name: reader.csv(paths[name], header=True, schema=schema) if name.endswith("_csv")
+            else reader.parquet(paths[name]) for name in names}
 
 
 def folder_bytes(path: str) -> int:
@@ -126,21 +148,23 @@ def main() -> None:
     paths = generate(spark, args.data_dir, args.lineitem)
     store = tempfile.mkdtemp(prefix="lineage-bench-store-")
     lc = LineageContext(spark, store=store)
-    print(f"lineitem {args.lineitem:,} rows; input {sum(folder_bytes(p) for p in paths.values()) / 1e6:.0f} MB "
-          f"(Parquet); runs {args.runs}, {args.master}")
+    schema = spark.read.parquet(paths["lineitem"]).schema
+    print(f"lineitem {args.lineitem:,} rows; input "
+          f"{sum(folder_bytes(p) for k, p in paths.items() if k != 'lineitem_csv') / 1e6:.0f} MB of Parquet, "
+          f"{folder_bytes(paths['lineitem_csv']) / 1e6:.0f} MB of CSV; runs {args.runs}, {args.master}")
     try:
         for name in args.workloads.split(","):
             job = WORKLOADS[name]
-            used = {"q1": ["lineitem"], "groupby": ["lineitem"]}.get(name, list(paths))
+            used = USES[name]
             input_bytes = sum(folder_bytes(paths[u]) for u in used)
             plain_times, captured_times = [], []
             frame = None
             for run in range(args.runs + 1):
                 start = time.perf_counter()
-                plain_rows = job({k: spark.read.parquet(p) for k, p in paths.items()}).collect()
+                plain_rows = job(tables(spark.read, paths, used, schema)).collect()
                 plain_s = time.perf_counter() - start
                 start = time.perf_counter()
-                frame = job({k: lc.read.parquet(p) for k, p in paths.items()})
+                frame = job(tables(lc.read, paths, used, schema))
                 rows = frame.collect()
                 captured_s = time.perf_counter() - start
                 if sorted(map(tuple, rows)) != sorted(map(tuple, plain_rows)):

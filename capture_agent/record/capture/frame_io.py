@@ -115,15 +115,16 @@ def replayed(frame: Any, deleted: dict[str, Any]) -> list[Any]:
     pay nothing for this; a cache the frame reads is not used where the plan changed.
 
     Raises:
-        ReplayNotPossible: a deleted record is not a Parquet source's (text, CSV, JSON and RDD
-            records reach a frame through the RDD engine).
+        ReplayNotPossible: a deleted record is not one of a source the frame reads (Parquet,
+            text, CSV, JSON Lines, createDataFrame of local data): RDD records reach a frame
+            through the RDD engine.
     """
     import base64
 
     from pyspark.sql import DataFrame
 
     from capture_agent.record.errors import ReplayNotPossible
-    from capture_agent.record.storage.layouts import FileRows
+    from capture_agent.record.storage.layouts import FileLines, FileRows
 
     lc = frame._lc
     filters: dict[str, str] = {}  # hidden column -> deleted ids (base64)
@@ -131,9 +132,9 @@ def replayed(frame: Any, deleted: dict[str, Any]) -> list[Any]:
     for source, ids in deleted.items():
         if not ids:
             continue
-        if not isinstance(lc.store.point(source).layout, FileRows) or source not in columns:
+        if not isinstance(lc.store.point(source).layout, (FileRows, FileLines)) or source not in columns:
             raise ReplayNotPossible(f"records of {source} cannot be left out of a DataFrame replay: only rows of "
-                                    "Parquet sources and createDataFrame the frame reads can")
+                                    "the file sources and createDataFrame the frame reads can")
         ids.run_optimize()
         filters[columns[source]] = base64.b64encode(bytes(ids.serialize())).decode("ascii")
     jvm = lc.sc._jvm

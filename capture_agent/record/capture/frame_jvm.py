@@ -1,6 +1,7 @@
 """The agent's JVM functions for captured DataFrames (``java/lineage/sql``), registered with the
 session: the id-set functions once (``IdSets``: lineage_ids, lineage_union, lineage_set,
-lineage_or, lineage_keep), and one ``lineage_tap_<n>`` per captured aggregate (``Tap``)."""
+lineage_or, lineage_keep), one ``lineage_tap_<n>`` per captured aggregate (``Tap``), and the
+reader of text lines with their ids (``Lines``)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,27 @@ def tap_function(lc: Any, location: str, sources: int) -> str:
     name = f"lineage_tap_{lc.frames.next_tap()}"
     lc.spark._jsparkSession.udf().register(name, tap.function(), sc._jvm.org.apache.spark.sql.types.DataTypes.LongType)
     return name
+
+
+LINES_CLASS = "lineage.sql.Lines"
+
+
+def lines_frame(lc: Any, raw: Any, file_of: list[int], file_start: list[bool], skip_blank: bool,
+                header: bool) -> Any:
+    """A DataFrame (id, value) of the lines of a HadoopRDD of TextInputFormat, read in the JVM
+    (``java/lineage/sql/Lines.java``): id (file index ``file_of[partition]``, byte offset)."""
+    from pyspark.sql import DataFrame
+
+    from capture_agent.listener import ensure_jar, jvm_class
+
+    functions_registered(lc)  # the jar is there, and on the executors
+    sc, gateway = lc.sc, lc.sc._gateway
+    jar = ensure_jar(lc.settings)
+    assert jar is not None
+    lines = jvm_class(sc, jar, LINES_CLASS).getDeclaredConstructor(gateway.new_array(sc._jvm.java.lang.Class, 0)) \
+        .newInstance(gateway.new_array(sc._jvm.java.lang.Object, 0))
+    files = gateway.new_array(sc._jvm.int, len(file_of))
+    starts = gateway.new_array(sc._jvm.boolean, len(file_start))
+    for p, (index, start) in enumerate(zip(file_of, file_start, strict=True)):
+        files[p], starts[p] = index, start
+    return DataFrame(lines.frame(lc.spark._jsparkSession, raw, files, starts, skip_blank, header), lc.spark)

@@ -7,8 +7,12 @@ files into partitions, and nothing is written at capture; a source reading part 
 earlier captured write of the run made has that write as its parent, and traces chain through
 it (other runs: ``storage.chains``). Local data given to
 ``createDataFrame`` is written once to Parquet in the run's folder and read from there.
-Text, CSV and JSON Lines are read as lines by the RDD engine's text input (ids and positions
-(file, byte offset) of the lines, stable whatever the split size), then parsed in the JVM; a
+Text, CSV and JSON Lines are ``input`` points of the ``file_lines`` layout: the lines are read in
+the JVM (``java/lineage/sql/Lines.java``, Hadoop's TextInputFormat as Spark's own readers use it)
+with ids (file index, byte offset), stable whatever the split size, and parsed there by
+``from_csv`` / ``from_json`` with the schema Spark's reader gives the files; nothing is written at
+capture. Files of 4 GiB or more, and part files an earlier ``saveAsTextFile`` of the run wrote
+(traces chain through it), are read as lines by the RDD engine's text input instead. A
 captured RDD's records become a DataFrame at a stage point (``rdd_frame``), so traces of either
 continue through the other. The first source of a session registers the JVM functions that
 build id sets and ships the agent's jar to the executors (``capture/frame_jvm.py``).
@@ -16,14 +20,15 @@ build id sets and ships the agent's jar to the executors (``capture/frame_jvm.py
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from capture_agent.record.capture.frame_jvm import functions_registered
+from capture_agent.record.capture.frame_jvm import functions_registered, lines_frame
 from capture_agent.record.capture.frames import CapturedDataFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
 from capture_agent.record.storage.ids import SHIFT
-from capture_agent.record.storage.layouts import FileRows
-from capture_agent.record.storage.layouts.inputs import reads_write
+from capture_agent.record.storage.layouts import FileLines, FileRows, Save
+from capture_agent.record.storage.layouts.inputs import reads_save, reads_write
 from capture_agent.record.storage.sources import parquet_rows
 from capture_agent.record.worker.frames import one_field, with_ids
 
@@ -63,6 +68,32 @@ def local_frame(lc: Any, df: Any) -> CapturedDataFrame:
     return source_frame(lc, lc.spark.read.parquet(uri), "createDataFrame", [uri])
 
 
+def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any], list[Any]], header: bool = False,
+                sep: str = ",", quote: str = '"', fields: list[str] | None = None) -> CapturedDataFrame | None:
+    """A captured DataFrame of the columns ``parse`` makes of the ``value`` column of the lines of
+    the files (text: every line; CSV, JSON: the lines Spark's readers make rows of), read in the JVM
+    with ids (file index, byte offset); None when the RDD engine's text input must read them (see
+    the module docstring)."""
+    from pyspark.sql import functions as F
+
+    from capture_agent.record.capture.inputs import TextInput
+
+    source = TextInput(lc.sc, path, None, True)
+    saves = [p for p in lc.store.points.values() if isinstance(p.layout, Save) and reads_save(source.files, p)]
+    if saves or any(info["size"] >= 1 << SHIFT for info in source.files):
+        return None
+    layout = FileLines(format=fmt, source=path, files=source.files, header=header, sep=sep, quote=quote,
+                       fields=list(fields or []))
+    point = lc.store.new_point("input", f"read.{fmt}", layout, [], max(1, len(source.files)))
+    df = lines_frame(lc, source.raw, [s[0] for s in source.splits], [s[1] == 0 for s in source.splits],
+                     fmt != "text", header)
+    column = lc.frames.fresh_column()
+    slot = Slot(point.capture_id, column, False)
+    lc.frames.source_slots.append(slot)
+    return CapturedDataFrame(lc, df.select(*parse(F.col("value")), F.col("id").alias(column)), (slot,), "copy",
+                             point=point.capture_id)
+
+
 class CapturedReader:
     """``lc.read``: Parquet files, Parquet tables of the catalog, text, CSV and JSON Lines, captured."""
 
@@ -90,20 +121,32 @@ class CapturedReader:
         return source_frame(self._lc, df, "read.table", [name])
 
     def text(self, path: str) -> Any:
-        """Lines as rows of one ``value`` column; ids and positions (file, byte offset) of the
-        lines, as ``lc.textFile`` gives them."""
-        return rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string")
+        """Lines as rows of one ``value`` column; ids and positions (file, byte offset) of the lines."""
+        lines = line_source(self._lc, path, "text", lambda value: [value])
+        if lines is None:
+            return rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string")
+        return lines
 
     def csv(self, path: str, schema: Any = None, header: bool = False, sep: str = ",", quote: str = '"',
             inferSchema: bool = False) -> Any:
-        """CSV lines parsed as Spark's reader parses them (fields as strings, then cast to the
-        given or inferred schema); ids and positions of the lines."""
+        """CSV lines parsed as Spark's reader parses them, with the given or inferred schema (the
+        header's names, string fields otherwise); ids and positions of the lines."""
         from pyspark.sql import functions as F
 
         shape = self._lc.spark.read.csv(path, schema=schema, header=header, sep=sep, quote=quote,
                                         inferSchema=inferSchema).schema
+        names = [f.name for f in shape.fields]
+        ddl = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in shape.fields)
+
+        def parse(value: Any) -> list[Any]:
+            row = F.from_csv(value, ddl, {"sep": sep, "quote": quote})
+            return [row.getField(n).alias(n) for n in names]
+
+        lines = line_source(self._lc, path, "csv", parse, header=header, sep=sep, quote=quote, fields=names)
+        if lines is not None:
+            return lines
         strings = rdd_frame(self._lc, self._lc.csv(path, header, sep, quote).map(tuple),
-                            ", ".join(f"`{f.name}` string" for f in shape.fields))
+                            ", ".join(f"`{n}` string" for n in names))
         return strings.select(*[F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in shape.fields])
 
     def json(self, path: str, schema: Any = None) -> Any:
@@ -112,12 +155,17 @@ class CapturedReader:
         from pyspark.sql import functions as F
 
         shape = schema if schema is not None else self._lc.spark.read.json(path).schema
-        lines = self.text(path)
-        parsed = lines.select(F.from_json("value", shape).alias("__row"))
         names = shape.fieldNames() if hasattr(shape, "fieldNames") else None
         if names is None:
             raise UnsupportedOperation("read.json with a DDL string schema", "give a StructType")
-        return parsed.select(*[F.col("__row").getField(n).alias(n) for n in names])
+        def parse(value: Any) -> list[Any]:
+            row = F.from_json(value, shape)
+            return [row.getField(n).alias(n) for n in names]
+
+        lines = line_source(self._lc, path, "json", parse)
+        if lines is not None:
+            return lines
+        return self.text(path).select(*parse(F.col("value")))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

@@ -74,6 +74,11 @@ class TextInput:
     def num_partitions(self) -> int:
         return len(self.splits)
 
+    @property
+    def raw(self) -> Any:
+        """The JVM HadoopRDD of (byte offset, line) pairs, one partition per split."""
+        return self._raw
+
     def pairs_rdd(self) -> RDD:
         jvm = self.sc._jvm
         conf = jvm.org.apache.spark.util.SerializableConfiguration(self.sc._jsc.hadoopConfiguration())

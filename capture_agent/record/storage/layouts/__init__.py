@@ -9,7 +9,7 @@ from typing import Any
 
 from capture_agent.record.storage.layouts.base import CapturePoint, Layout, MissingTable, Position, StepContext
 from capture_agent.record.storage.layouts.groups import FrameGroups
-from capture_agent.record.storage.layouts.inputs import FileRows, Rows, Text, Values, check_files
+from capture_agent.record.storage.layouts.inputs import FileLines, FileRows, Rows, Text, Values, check_files
 from capture_agent.record.storage.layouts.local import ListLocal, OneLocal, Save, SetLocal, SetPartition, Single
 from capture_agent.record.storage.layouts.shuffled import FrameWrite, ListGlobal, OneGlobal, Pair, SetGlobal, Sets
 from capture_agent.record.storage.layouts.union import Union
@@ -17,7 +17,7 @@ from capture_agent.record.storage.layouts.union import Union
 LAYOUTS: dict[str, type[Layout]] = {
     cls.name: cls
     for cls in (Text, Values, Rows, OneLocal, ListLocal, SetLocal, Single, SetPartition, Save, OneGlobal, ListGlobal,
-                SetGlobal, Sets, Pair, Union, FileRows, FrameWrite, FrameGroups)
+                SetGlobal, Sets, Pair, Union, FileRows, FileLines, FrameWrite, FrameGroups)
 }
 
 
@@ -33,6 +33,7 @@ def layout_from(name: str, details: dict[str, Any]) -> Layout:
 __all__ = [
     "LAYOUTS",
     "CapturePoint",
+    "FileLines",
     "FileRows",
     "FrameGroups",
     "FrameWrite",

@@ -6,6 +6,7 @@
 | values | out_id, value, text | parallelize input; pickled values kept |
 | rows | local_start, file, row_start, count | Parquet input; segments of (file, row index) |
 | file_rows | (none: the files are the table) | a captured DataFrame's Parquet source; id (file, row index) |
+| file_lines | (none: the files are the table) | a captured DataFrame's text, CSV, JSON source; id (file, offset) |
 
 Text inputs (and CSV read as text) record each split's file and start and each file's size and
 modification time: a trace over a file that changed since capture says so. A text input that
@@ -39,7 +40,7 @@ from capture_agent.record.storage.layouts.base import (
     i64_column,
     u32_column,
 )
-from capture_agent.record.storage.sources import csv_parser, source_status, text_unit
+from capture_agent.record.storage.sources import csv_parser, line_starts, source_status, text_unit
 from capture_agent.record.storage.tables import (
     TableTarget,
     partial_rows,
@@ -380,6 +381,57 @@ class FileRows(InputLayout):
                     [r for r in positions if start <= r < start + rows]
                 out |= BitMap64([hi | (r - start) for r in within])
         return out
+
+
+@dataclass
+class FileLines(InputLayout):
+    """Lines of text files a captured DataFrame read in the JVM (``lc.read.text``, ``csv``,
+    ``json``; ``java/lineage/sql/Lines.java``): id (file index, the line's byte offset in the file).
+    Nothing is written at capture: the files are the table. CSV and JSON Lines have no ids for blank
+    lines, nor CSV with a header for each file's first line, as Spark's readers give no rows for them.
+    A trace shows a line as it is (text, JSON) or parsed into string fields (CSV)."""
+
+    name: ClassVar[str] = "file_lines"
+    columns: ClassVar[tuple[str, ...]] = ()
+
+    format: str = "text"  # or "csv", "json"
+    source: str = ""  # the path(s) given to the reader
+    files: list[dict[str, Any]] = field(default_factory=list)  # {path, size, mtime}
+    header: bool = False
+    sep: str = ","
+    quote: str = '"'
+    fields: list[str] = field(default_factory=list)  # CSV column names
+
+    def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:
+        check_files(self.files)
+        out = BitMap64()
+        for index, info in enumerate(self.files):
+            hi = index << SHIFT
+            out.update(hi | s for s in line_starts(info["path"], self.format != "text", self.header))
+        return out
+
+    def text_units(self, store: StoreFS, point: CapturePoint, ids: BitMap64,
+                   predicate: Predicate) -> list[tuple[Any, ...]]:
+        """One ``text_unit`` per file holding ids: (file, ids, byte offsets, parser, predicate)."""
+        parts = list(split_by_partition(ids))
+        check_files(self.files, {index for index, _ in parts})
+        parse = csv_parser(self.fields, self.sep, self.quote) if self.format == "csv" else None
+        return [(self.files[index]["path"], [(index << SHIFT) | o for o in offsets], list(offsets), parse, predicate)
+                for index, offsets in parts]
+
+    def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
+               predicate: Predicate) -> list[tuple[int, Any]] | None:
+        units = self.text_units(ctx.fs, point, ids, predicate)
+        cost = sum(min(len(u[1]) * TEXT_UNIT_COST, self.files[index]["size"])
+                   for u, (index, _) in zip(units, split_by_partition(ids), strict=True))
+        out: list[tuple[int, Any]] = []
+        for chunk in ctx.run_units(text_unit, units, cost):
+            out.extend(chunk)
+        return out
+
+    def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
+        return [Position(self.files[index]["path"], offset) for index, offsets in split_by_partition(ids)
+                for offset in offsets]
 
 
 def parquet_rows_at(uri: str, rows: list[int]) -> list[Any]:

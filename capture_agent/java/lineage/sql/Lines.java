@@ -1,0 +1,104 @@
+package lineage.sql;
+
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+
+import org.apache.hadoop.io.LongWritable;
+import org.apache.hadoop.io.Text;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
+
+import scala.Tuple2;
+
+/**
+ * Lines of text files as a DataFrame of (id, value) rows, read in the JVM from the (byte offset,
+ * line) pairs of Hadoop's TextInputFormat: id = (index of the line's file &lt;&lt; 32) | the line's
+ * byte offset in the file, so ids do not depend on how the files are split. The record engine's
+ * {@code file_lines} layout reads the lines back from these ids. CSV and JSON Lines leave out the
+ * lines Spark's readers leave out: blank lines (only characters up to U+0020) and, for CSV with a
+ * header, the first non-blank line of each file.
+ */
+public final class Lines {
+    private static final int SHIFT = 32;
+
+    /** Made through reflection: the class lives in the agent's own class loader. */
+    public Lines() {
+    }
+
+    /**
+     * {@code raw}: a HadoopRDD of TextInputFormat; {@code fileOf[p]}: the index of partition p's
+     * file, {@code fileStart[p]}: whether its split starts the file.
+     */
+    public Dataset<Row> frame(SparkSession spark, RDD<Tuple2<LongWritable, Text>> raw, int[] fileOf,
+                                     boolean[] fileStart, boolean skipBlank, boolean header) {
+        JavaRDD<InternalRow> rows = raw.toJavaRDD().mapPartitionsWithIndex(
+            (Integer p, Iterator<Tuple2<LongWritable, Text>> pairs) ->
+                new LineRows(pairs, (long) fileOf[p] << SHIFT, skipBlank, header && fileStart[p]), false);
+        StructType schema = new StructType().add("id", DataTypes.LongType, false)
+            .add("value", DataTypes.StringType, false);
+        return spark.internalCreateDataFrame(rows.rdd(), schema, false);
+    }
+
+    static boolean blank(Text line) {
+        byte[] bytes = line.getBytes();
+        for (int i = 0, n = line.getLength(); i < n; i++) {
+            if ((bytes[i] & 0xff) > 0x20) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The rows of one split: the line's bytes are copied (the record reader reuses its buffer). */
+    private static final class LineRows implements Iterator<InternalRow> {
+        private final Iterator<Tuple2<LongWritable, Text>> pairs;
+        private final long high;
+        private final boolean skipBlank;
+        private boolean headerLeft;
+        private InternalRow next;
+
+        LineRows(Iterator<Tuple2<LongWritable, Text>> pairs, long high, boolean skipBlank, boolean header) {
+            this.pairs = pairs;
+            this.high = high;
+            this.skipBlank = skipBlank;
+            this.headerLeft = header;
+        }
+
+        @Override
+        public boolean hasNext() {
+            while (next == null && pairs.hasNext()) {
+                Tuple2<LongWritable, Text> pair = pairs.next();
+                Text line = pair._2();
+                if (skipBlank && blank(line)) {
+                    continue;
+                }
+                if (headerLeft) {
+                    headerLeft = false;
+                    continue;
+                }
+                byte[] copy = Arrays.copyOf(line.getBytes(), line.getLength());
+                next = new GenericInternalRow(new Object[] {high | pair._1().get(), UTF8String.fromBytes(copy)});
+            }
+            return next != null;
+        }
+
+        @Override
+        public InternalRow next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            InternalRow row = next;
+            next = null;
+            return row;
+        }
+    }
+}
