@@ -68,17 +68,18 @@ def local_frame(lc: Any, df: Any) -> CapturedDataFrame:
     return source_frame(lc, lc.spark.read.parquet(uri), "createDataFrame", [uri])
 
 
-def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any], list[Any]], header: bool = False,
+def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any], header: bool = False,
                 sep: str = ",", quote: str = '"', fields: list[str] | None = None) -> CapturedDataFrame | None:
-    """A captured DataFrame of the columns ``parse`` makes of the ``value`` column of the lines of
-    the files (text: every line; CSV, JSON: the lines Spark's readers make rows of), read in the JVM
-    with ids (file index, byte offset); None when the RDD engine's text input must read them (see
-    the module docstring)."""
+    """A captured DataFrame of what ``parse(lines, hidden)`` makes of the lines of the files (text:
+    every line; CSV, JSON: the lines Spark's readers make rows of), read in the JVM: a DataFrame of
+    columns ``value`` and ``hidden``, the lines' ids (file index, byte offset), which it keeps. None
+    when the RDD engine's text input must read them (see the module docstring)."""
     from pyspark.sql import functions as F
 
     from capture_agent.record.capture.inputs import TextInput
 
-    source = TextInput(lc.sc, path, None, True)
+    split, splits = sql_splits(lc.spark, path)
+    source = TextInput(lc.sc, path, splits, True, split)
     saves = [p for p in lc.store.points.values() if isinstance(p.layout, Save) and reads_save(source.files, p)]
     if saves or any(info["size"] >= 1 << SHIFT for info in source.files):
         return None
@@ -90,8 +91,29 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any], list[Any]],
     column = lc.frames.fresh_column()
     slot = Slot(point.capture_id, column, False)
     lc.frames.source_slots.append(slot)
-    return CapturedDataFrame(lc, df.select(*parse(F.col("value")), F.col("id").alias(column)), (slot,), "copy",
-                             point=point.capture_id)
+    parsed = parse(df.select("value", F.col("id").alias(column)), column)
+    return CapturedDataFrame(lc, parsed, (slot,), "copy", point=point.capture_id)
+
+
+def sql_splits(spark: Any, path: str) -> tuple[int, int]:
+    """(split size, how many splits) as Spark's file sources would split these files
+    (``maxSplitBytes``: spark.sql.files.maxPartitionBytes, or less where that leaves cores idle),
+    so that a captured read of lines makes about as many tasks as a plain one."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    size = jvm.org.apache.spark.network.util.JavaUtils.byteStringAsBytes
+    most = size(spark.conf.get("spark.sql.files.maxPartitionBytes"))
+    open_cost = size(spark.conf.get("spark.sql.files.openCostInBytes"))
+    total = 0
+    for pattern in path.split(","):
+        glob = jvm.org.apache.hadoop.fs.Path(pattern)
+        fs = glob.getFileSystem(conf)
+        for status in fs.globStatus(glob) or []:
+            summary = fs.getContentSummary(status.getPath())
+            total += summary.getLength() + summary.getFileCount() * open_cost
+    cores = int(spark.conf.get("spark.sql.files.minPartitionNum", None) or spark.sparkContext.defaultParallelism)
+    split = int(min(most, max(open_cost, total // max(1, cores))))
+    return split, max(1, -(-total // split))
 
 
 class CapturedReader:
@@ -122,7 +144,7 @@ class CapturedReader:
 
     def text(self, path: str) -> Any:
         """Lines as rows of one ``value`` column; ids and positions (file, byte offset) of the lines."""
-        lines = line_source(self._lc, path, "text", lambda value: [value])
+        lines = line_source(self._lc, path, "text", lambda lines, hidden: lines)
         if lines is None:
             return rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string")
         return lines
@@ -138,9 +160,14 @@ class CapturedReader:
         names = [f.name for f in shape.fields]
         ddl = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in shape.fields)
 
-        def parse(value: Any) -> list[Any]:
-            row = F.from_csv(value, ddl, {"sep": sep, "quote": quote})
-            return [row.getField(n).alias(n) for n in names]
+        def parse(lines: Any, hidden: str) -> Any:
+            # Spark prunes from_csv to the fields a query reads (OptimizeCsvJsonExprs), if it has no
+            # options; with options, the line is parsed once into a struct, all fields
+            if (sep, quote) == (",", '"'):
+                row = F.from_csv("value", ddl)
+                return lines.select(*[row.getField(n).alias(n) for n in names], hidden)
+            parsed = lines.select(F.from_csv("value", ddl, {"sep": sep, "quote": quote}).alias(hidden + "_row"), hidden)
+            return parsed.select(*[F.col(hidden + "_row").getField(n).alias(n) for n in names], hidden)
 
         lines = line_source(self._lc, path, "csv", parse, header=header, sep=sep, quote=quote, fields=names)
         if lines is not None:
@@ -158,14 +185,15 @@ class CapturedReader:
         names = shape.fieldNames() if hasattr(shape, "fieldNames") else None
         if names is None:
             raise UnsupportedOperation("read.json with a DDL string schema", "give a StructType")
-        def parse(value: Any) -> list[Any]:
-            row = F.from_json(value, shape)
-            return [row.getField(n).alias(n) for n in names]
+
+        def parse(lines: Any, *hidden: str) -> Any:
+            row = F.from_json("value", shape)  # pruned to the fields a query reads, as from_csv
+            return lines.select(*[row.getField(n).alias(n) for n in names], *hidden)
 
         lines = line_source(self._lc, path, "json", parse)
         if lines is not None:
             return lines
-        return self.text(path).select(*parse(F.col("value")))
+        return parse(self.text(path))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

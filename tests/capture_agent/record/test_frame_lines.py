@@ -36,13 +36,24 @@ def csv_files(folder: Path) -> list[tuple[str, int, tuple[Any, ...]]]:
     return lines_of
 
 
-def test_csv_rows_traces_and_positions(lc: Any, spark: Any, tmp_path: Path) -> None:
+@pytest.fixture
+def small_splits(spark: Any) -> Any:
+    """Splits of 500 bytes, so that each file has several (and a header is in the first only)."""
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "500")
+    spark.conf.set("spark.sql.files.openCostInBytes", "1")
+    yield
+    spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    spark.conf.unset("spark.sql.files.openCostInBytes")
+
+
+def test_csv_rows_traces_and_positions(lc: Any, spark: Any, tmp_path: Path, small_splits: Any) -> None:
     from pyspark.sql import functions as F
 
     oracle = csv_files(tmp_path / "people")
     folder = str(tmp_path / "people")
     plain = spark.read.csv(folder, header=True, inferSchema=True)
     alone = lc.read.csv(folder, header=True, inferSchema=True)
+    assert alone.rdd.getNumPartitions() >= 6
     assert alone.dtypes == plain.dtypes == [("name", "string"), ("age", "int"), ("city", "string"), ("score", "double")]
     assert Counter(map(tuple, alone.collect())) == Counter(map(tuple, plain.collect())) == Counter(PEOPLE)
     every = alone.getLineage().goBackAll().positions()
@@ -99,3 +110,18 @@ def test_text_and_json_lines(lc: Any, spark: Any, tmp_path: Path) -> None:
         map(tuple, spark.read.json(str(events)).groupBy("user").agg(F.count("*").alias("n")).collect()))
     user2 = per_user.getLineage().filter(lambda r: r.user == 2).goBackAll().collect()
     assert sorted(user2) == sorted(json.dumps(r) for r in records if r["user"] == 2)
+
+
+def test_csv_with_its_own_separator_and_an_id_column(lc: Any, spark: Any, tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    path = tmp_path / "items.csv"
+    items = [(i, f"item;{i}" if i % 4 == 0 else f"item {i}", i % 5) for i in range(30)]
+    path.write_text("".join(f"{i};'{name}';{k}\n" for i, name, k in items))
+    frame = lc.read.csv(str(path), sep=";", quote="'", inferSchema=True).toDF("id", "name", "kind")
+    plain = spark.read.csv(str(path), sep=";", quote="'", inferSchema=True).toDF("id", "name", "kind")
+    per_kind = frame.groupBy("kind").agg(F.sum("id").alias("ids"))
+    assert Counter(map(tuple, per_kind.collect())) == Counter(
+        map(tuple, plain.groupBy("kind").agg(F.sum("id").alias("ids")).collect()))
+    behind = per_kind.getLineage().filter(lambda r: r.kind == 0).goBackAll().collect()
+    assert sorted((int(r[0]), r[1]) for r in behind) == [(i, name) for i, name, k in items if k == 0]
