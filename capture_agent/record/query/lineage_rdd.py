@@ -157,7 +157,18 @@ class LineageRDD:
         return [v for _, v in self.items()]
 
     def take(self, num: int) -> list[Any]:
-        return self.collect()[:num]
+        """The values of the first ``num`` records (by capture point, then id): only those are read."""
+        out: list[Any] = []
+        frontier = self.frontier()
+        for cid in self.points():
+            need = num - len(out)
+            if need <= 0:
+                break
+            ids = frontier[cid]
+            if len(ids) > need:
+                ids = BitMap64([ids[i] for i in range(need)])
+            out.extend(v for _, v in self._lc.values.values(self._lc.store.point(cid), ids))
+        return out[:num]
 
     def first(self) -> Any:
         values = self.take(1)

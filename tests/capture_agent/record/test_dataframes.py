@@ -75,6 +75,8 @@ def test_join_filter_aggregate_both_ways(frames: dict[str, Any], plain: dict[str
         expected = [o for o in ORDERS if o[1] in ids and o[2] > 10]
         behind = [c for c in CUSTOMERS if c[0] in {o[1] for o in expected}]
         assert back(per_country, where("country", row.country)) == rows(expected + behind)
+        trace = per_country.getLineage().filter(where("country", row.country)).goBackAll()
+        assert trace.take(len(expected) + 1) == trace.collect()[:len(expected) + 1]  # both sources
     # forward: the French customers reach exactly the French total
     forward = frames["customers"].getLineage().filter(lambda r: r.country == "FR").goNextAll().collect()
     assert [tuple(r) for r in forward] == [tuple(r) for r in got if r.country == "FR"]

@@ -72,6 +72,7 @@ def test_csv_rows_traces_and_positions(lc: Any, spark: Any, tmp_path: Path, smal
         assert sorted((local_path(p.source), p.offset) for p in trace.positions()) == expected
         assert sorted(trace.collect()) == sorted((p[0], str(p[1]), p[2], str(p[3]))
                                                  for p in PEOPLE if p[2] == row.city and p[1] > 30)
+        assert trace.take(3) == trace.collect()[:3]
 
     # forward from the source: the Kyoto people aged over 30 reach the Kyoto total only
     kyoto = people.getLineage().filter(lambda r: r.city == "Kyoto, JP").goNextAll().collect()
