@@ -408,3 +408,34 @@ def test_refused_before_running(lc: Any, frames: dict[str, Any], spark: Any) -> 
     with pytest.raises(UnsupportedOperation, match="DataFrame.mapInPandas"):
         orders.mapInPandas(lambda it: it, orders.schema)
     assert orders.columns == ["order_id", "customer_id", "amount", "day"]
+
+
+def test_parquet_files_of_the_same_size_and_of_many_sizes(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A row's file is found by its size when sizes differ (a tree of comparisons), by its path
+    when two files have the same size: ids, traces and positions exact both ways."""
+    from pyspark.sql import functions as F
+
+    twins, many = str(tmp_path / "twins"), str(tmp_path / "many")
+    rows_ = [(i, f"k{i % 3}") for i in range(40)]
+    for _ in range(2):  # the same rows twice: two part files of the same size
+        spark.createDataFrame(rows_, "n long, k string").coalesce(1).write.mode("append").parquet(twins)
+    various = [(i, f"k{i % 3}") for i in range(sum(range(12, 150, 25)))]
+    start = 0
+    for count in range(12, 150, 25):  # six files of different sizes
+        spark.createDataFrame(various[start:start + count], "n long, k string").coalesce(1).write.mode("append") \
+            .parquet(many)
+        start += count
+    for folder, expected in ((twins, rows_ + rows_), (many, various)):
+        frame = lc.read.parquet(folder)
+        sizes = [p.stat().st_size for p in Path(folder).glob("part-*.parquet")]
+        assert (len(sizes), len(set(sizes))) == ((2, 1) if folder == twins else (6, 6))
+        per_key = frame.where(F.col("n") % 2 == 0).groupBy("k").agg(F.sum("n").alias("total"))
+        assert sorted(map(tuple, per_key.collect())) == sorted(
+            (k, sum(n for n, kk in expected if kk == k and n % 2 == 0)) for k in {"k0", "k1", "k2"})
+        trace = per_key.getLineage().filter(where("k", "k1")).goBackAll()
+        assert rows(trace.collect()) == rows([r for r in expected if r[1] == "k1" and r[0] % 2 == 0])
+        # each position's row, read from its file by pyarrow, is the row the trace gave
+        import pyarrow.parquet as pq
+        for position, row in zip(trace.positions(), trace.collect(), strict=True):
+            table = pq.read_table(position.source.removeprefix("file:"))
+            assert (table["n"][position.offset].as_py(), table["k"][position.offset].as_py()) == tuple(row)
