@@ -214,7 +214,7 @@ class CapturedReader:
         lines = line_source(self._lc, path, "json", parse)
         if lines is not None:
             return lines
-        return parse(self.text(path))
+        return parse(rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string"))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

@@ -74,6 +74,18 @@ class InputLayout(Layout):
         return [BitMap64()]
 
 
+def read_text_units(ctx: StepContext, units: list[tuple[Any, ...]], files: list[dict[str, Any]],
+                    ) -> list[tuple[int, Any]]:
+    """(id, line or row) of ``text_unit``s over ``files``, in Spark tasks when they cost enough (a
+    sparse line about a page read, at most its whole file)."""
+    sizes = {info["path"]: info["size"] for info in files}
+    cost = sum(min(len(u[1]) * TEXT_UNIT_COST, sizes[u[0]]) for u in units)
+    out: list[tuple[int, Any]] = []
+    for chunk in ctx.run_units(text_unit, units, cost):
+        out.extend(chunk)
+    return out
+
+
 def write_text_input(target: TableTarget, part: int, offsets: array, complete: bool, base: int = 0) -> None:
     """Line number -> byte offset from the split's start. ``offsets`` are array('q') file
     offsets (minus ``base``, the split's start) or array('I') relative offsets. A split read
@@ -147,13 +159,7 @@ class Text(InputLayout):
 
     def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
                predicate: Predicate) -> list[tuple[int, Any]] | None:
-        units = self.text_units(ctx.fs, point, ids, predicate)
-        out: list[tuple[int, Any]] = []
-        cost = sum(min(len(u[1]) * TEXT_UNIT_COST, self.files[self.splits[p][0]]["size"])
-                   for u, (p, _) in zip(units, split_by_partition(ids), strict=True))
-        for chunk in ctx.run_units(text_unit, units, cost):
-            out.extend(chunk)
-        return out
+        return read_text_units(ctx, self.text_units(ctx.fs, point, ids, predicate), self.files)
 
     def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
         out: list[Position] = []
@@ -421,13 +427,7 @@ class FileLines(InputLayout):
 
     def values(self, ctx: StepContext, point: CapturePoint, ids: BitMap64,
                predicate: Predicate) -> list[tuple[int, Any]] | None:
-        units = self.text_units(ctx.fs, point, ids, predicate)
-        cost = sum(min(len(u[1]) * TEXT_UNIT_COST, self.files[index]["size"])
-                   for u, (index, _) in zip(units, split_by_partition(ids), strict=True))
-        out: list[tuple[int, Any]] = []
-        for chunk in ctx.run_units(text_unit, units, cost):
-            out.extend(chunk)
-        return out
+        return read_text_units(ctx, self.text_units(ctx.fs, point, ids, predicate), self.files)
 
     def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
         return [Position(self.files[index]["path"], offset) for index, offsets in split_by_partition(ids)
