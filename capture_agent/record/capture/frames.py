@@ -686,6 +686,30 @@ class CapturedDataFrame:
         return LineageRDD.at_point(self._lc.lineage_session, self._point)
 
 
+def _group_id(df: Any, cols: tuple[Any, ...]) -> Any:
+    """A group's id: the 63-bit xxhash64 of its columns. Spark's hash skips null values, so (null,
+    x) and (x, null) would hash the same: with two nullable columns or more, a mask of which
+    columns are null is hashed too; a struct or array column is hashed as its JSON text (nulls
+    inside it hold their place there)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, StructType
+
+    if not cols:
+        return F.lit(0).cast("long")
+    fields = df.select(*cols).schema.fields
+    keys = [F.col(c) if isinstance(c, str) else c for c in cols]
+    keys = [F.to_json(k) if isinstance(f.dataType, (ArrayType, StructType)) else k
+            for k, f in zip(keys, fields, strict=True)]
+    nullable = [k for k, f in zip(keys, fields, strict=True) if f.nullable]
+    if len(nullable) > 1:
+        for start in range(0, len(nullable), 62):  # a long mask per 62 columns
+            mask = F.lit(0).cast("long")
+            for bit, key in enumerate(nullable[start:start + 62]):
+                mask = mask.bitwiseOR(F.when(key.isNull(), F.lit(1 << bit)).otherwise(F.lit(0)))
+            keys.append(mask)
+    return F.xxhash64(*keys).bitwiseAND(F.lit(GROUP_MASK))
+
+
 class CapturedGroupedData:
     """``groupBy(...)``: aggregates that also gather each source's ids of every group."""
 
@@ -726,7 +750,7 @@ class CapturedGroupedData:
         point = lc.store.new_point("combiner", "agg", FrameGroups(), parents, 1)
         tap = tap_function(lc, point.location, len(frame._slots))
         group = lc.frames.fresh_column()
-        hashed = F.xxhash64(*self._cols).bitwiseAND(F.lit(GROUP_MASK)) if self._cols else F.lit(0).cast("long")
+        hashed = _group_id(frame._df, self._cols)
         df = frame._df.withColumn(group, F.call_function(tap, hashed, *[F.col(s.column) for s in frame._slots]))
         # every row of a group has its hash: max() brings it out (no input: none) in Spark's own aggregate
         df = df.groupBy(*self._cols).agg(*exprs, F.max(group).alias(group))

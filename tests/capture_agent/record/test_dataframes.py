@@ -439,3 +439,28 @@ def test_parquet_files_of_the_same_size_and_of_many_sizes(lc: Any, spark: Any, t
         for position, row in zip(trace.positions(), trace.collect(), strict=True):
             table = pq.read_table(position.source.removeprefix("file:"))
             assert (table["n"][position.offset].as_py(), table["k"][position.offset].as_py()) == tuple(row)
+
+
+def test_groups_that_differ_only_by_where_their_nulls_are(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """Groups (null, x) and (x, null), and (null, null) against no key at all, are different
+    groups: Spark's hash of a row skips its nulls, so the group's id must tell where they are."""
+    from pyspark.sql import functions as F
+
+    data = [(None, "x", 1), ("x", None, 2), (None, None, 3), ("x", "x", 4), (None, "x", 5), (None, None, 6)]
+    path = str(tmp_path / "nulls")
+    spark.createDataFrame(data, "a string, b string, n long").coalesce(1).write.parquet(path)
+    frame = lc.read.parquet(path)
+    per_pair = frame.groupBy("a", "b").agg(F.sum("n").alias("total"))
+    same_results(per_pair, spark.read.parquet(path).groupBy("a", "b").agg(F.sum("n").alias("total")))
+    def pair(key: tuple[Any, ...]) -> Callable[[Any], bool]:
+        return lambda r: (r.a, r.b) == key
+
+    for key in {(a, b) for a, b, _ in data}:
+        assert back(per_pair, pair(key)) == rows([d for d in data if d[:2] == key]), key
+    reached = frame.getLineage().filter(where("n", 2)).goNextAll().collect()
+    assert [(r.a, r.b, r.total) for r in reached] == [("x", None, 2)]
+    per_struct = frame.groupBy(F.struct("a", "b").alias("s")).agg(F.sum("n").alias("total"))
+    assert rows(per_struct.collect()) == rows(frame.plain().groupBy(F.struct("a", "b").alias("s"))
+                                              .agg(F.sum("n").alias("total")).collect())
+    traced = back(per_struct, lambda r: (r.s.a, r.s.b) == (None, "x"))
+    assert traced == rows([d for d in data if d[:2] == (None, "x")])
