@@ -464,3 +464,60 @@ def test_groups_that_differ_only_by_where_their_nulls_are(lc: Any, spark: Any, t
                                               .agg(F.sum("n").alias("total")).collect())
     traced = back(per_struct, lambda r: (r.s.a, r.s.b) == (None, "x"))
     assert traced == rows([d for d in data if d[:2] == (None, "x")])
+
+
+def test_large_groups_store_their_ids_as_bitmaps(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A task whose groups hold 1024 rows or more on average writes each group's ids as a bitmap
+    (``Tap.SET_IDS``); traces both ways and a what-if's fates read them as they read lists, a group
+    with no row of one source included."""
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    sales = [(i, ["a", "b", "c", "d"][i % 4], i % 5) for i in range(6000)]
+    shops = [(s, f"shop{s}") for s in range(4)]  # sales of shop 4 have no shop row
+    for name, data, schema in (("sales", sales, "n long, k string, shop long"),
+                               ("shops", shops, "shop long, name string")):
+        spark.createDataFrame(data, schema).coalesce(1).write.parquet(str(tmp_path / name))
+    sales_frame, shops_frame = lc.read.parquet(str(tmp_path / "sales")), lc.read.parquet(str(tmp_path / "shops"))
+    joined = sales_frame.where((F.col("k") != "d") | (F.col("shop") == 4)).join(shops_frame, "shop", "left")
+    frame = joined.coalesce(1).groupBy("k").agg(F.sum("n").alias("total"), F.count("name").alias("named"))
+    kept = [s for s in sales if s[1] != "d" or s[2] == 4]
+    assert sorted((r.k, r.total, r.named) for r in frame.collect()) == sorted(
+        (k, sum(s[0] for s in kept if s[1] == k), sum(1 for s in kept if s[1] == k and s[2] != 4)) for k in "abcd")
+    (groups,) = lc.store.point(frame._point).parents
+    point = lc.store.point(groups)
+    tables = [pq.read_table(point.table_path(p).removeprefix("file:")) for p in point.partition_rows(lc.store.fs)]
+    assert tables and all(str(t.schema.field(c).type) == "binary" for t in tables for c in ("in_ids_0", "in_ids_1"))
+    assert back(frame, where("k", "b")) == rows([s for s in kept if s[1] == "b"] + shops)
+    assert back(frame, where("k", "d")) == rows([s for s in kept if s[1] == "d"])  # no shop row: a null set
+    assert sorted(r.k for r in sales_frame.getLineage().filter(lambda r: r.n in (7, 8, 19)).goNextAll().collect()) == \
+        ["a", "d"]
+    assert sorted(r.k for r in shops_frame.getLineage().filter(where("shop", 1)).goNextAll().collect()) == \
+        ["a", "b", "c"]
+    impact = sales_frame.getLineage().filter(lambda r: r.k == "d").whatIfDeleted()
+    assert [r.k for r in impact.dead()] == ["d"] and impact.reached() == []
+
+
+def test_many_groups_and_unordered_ids_in_one_task(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A task keeps its first 256 groups apart as rows come, then appends rows and sorts them
+    (``Tap.FEW``): past 256 groups, and when a join hands a group its ids out of order, the tables
+    hold the same lineage."""
+    from pyspark.sql import functions as F
+
+    data = [(i, i % 600, i % 7) for i in range(6000)]  # the join: 1285 rows a group, bitmaps
+    path = str(tmp_path / "many")
+    spark.createDataFrame(data, "n long, g long, c long").repartition(2).write.parquet(path)  # two files
+    frame = lc.read.parquet(path).coalesce(1).groupBy("g").agg(F.sum("n").alias("total"))
+    assert sorted(map(tuple, frame.collect())) == sorted((g, sum(d[0] for d in data if d[1] == g)) for g in range(600))
+    for g in (3, 300, 599):
+        assert back(frame, where("g", g)) == rows([d for d in data if d[1] == g])
+    colours = [(c, f"colour{c}") for c in range(7)]
+    cpath = str(tmp_path / "colours")
+    spark.createDataFrame(colours, "c long, name string").coalesce(1).write.parquet(cpath)
+    source = lc.read.parquet(path)
+    joined = source.where(F.col("c") < 3).join(lc.read.parquet(cpath).hint("merge"), "c").coalesce(1) \
+        .groupBy((F.col("n") % 2).alias("odd")).agg(F.count("*").alias("rows"))  # rows come sorted by c
+    assert sorted(map(tuple, joined.collect())) == [(p, sum(1 for d in data if d[0] % 2 == p and d[2] < 3))
+                                                     for p in (0, 1)]
+    assert back(joined, where("odd", 1)) == rows([d for d in data if d[0] % 2 == 1 and d[2] < 3] + colours[:3])
+    assert [r.odd for r in source.getLineage().filter(where("n", 9)).goNextAll().collect()] == [1]

@@ -1,10 +1,14 @@
 package lineage.sql;
 
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -13,6 +17,7 @@ import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.ParquetWriter;
 import org.apache.parquet.hadoop.api.WriteSupport;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.io.api.RecordConsumer;
 import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.MessageTypeParser;
@@ -20,16 +25,22 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.sql.api.java.UDF2;
 import org.apache.spark.sql.api.java.UDF3;
 import org.apache.spark.sql.api.java.UDF4;
+import org.roaringbitmap.RoaringBitmap;
+import org.roaringbitmap.RoaringBitmapWriter;
 
 /**
  * The map side of a captured DataFrame aggregate. {@code lineage_tap_N(group, id...)} returns
  * {@code group} (a 63-bit hash of the row's group columns, which the aggregate brings out with
- * max()) and remembers, per task, which record ids of each source went into which group: a row
- * costs two appends to flat arrays (no lookup, which a task of many groups would pay in cache
- * misses), sorted by group once, at the end (a stable radix sort). When the task ends well it writes
+ * max()) and remembers, per task, which record ids of each source went into which group: while
+ * the task has seen few groups, and ids in order, an append to the group's own list; past that, a
+ * row costs two appends to flat arrays (no lookup, which a task of many groups would pay in cache
+ * misses), sorted by group once, at the end (a stable radix sort) ({@link Pairs}). When the task ends well it writes
  * them as one Parquet table, {@code <dir>/part-<partition>.parquet}: rows
- * (out_id: the group, in_ids_0, in_ids_1...: the ids of each source, sorted), sorted by group (the
- * ``frame_groups`` layout of the record engine). The aggregate itself stays Spark's own, a
+ * (out_id: the group, in_ids_0, in_ids_1...: the ids of each source), sorted by group (the
+ * ``frame_groups`` layout of the record engine). A source's ids are a list (sorted) when the task's
+ * groups hold fewer than {@link #SET_IDS} rows each on average, else a Roaring bitmap (portable
+ * 64-bit format, as {@link IdSets} writes): a few large groups, as in a report by flag or by month,
+ * build a bitmap for a few nanoseconds an id where Parquet's list writer costs ten times that. The aggregate itself stays Spark's own, a
  * code-generated hash aggregate; the tap's result is the only thing that refers to the hash, so it
  * runs once for every row that reaches the aggregate (filters the optimizer pushes below it
  * included, a query that does not need the hash column leaves it out).
@@ -40,6 +51,10 @@ import org.apache.spark.sql.api.java.UDF4;
 public final class Tap implements Serializable {
     private static final long serialVersionUID = 1L;
     private static final int ROW_GROUP = 1 << 22;
+    /** Rows per group (the task's average) from which a group's ids are written as bitmaps. */
+    static final int SET_IDS = 1024;
+    /** Groups a task keeps apart as rows come (see {@link Pairs}). */
+    static final int FEW = 256;
     /** A job with this local property "true" (a what-if replay) runs the taps without writing. */
     public static final String OFF = "lineage.taps.off";
 
@@ -95,10 +110,17 @@ public final class Tap implements Serializable {
         return pairs;
     }
 
-    /** A task's rows: the group and each source's id (-1: none), appended in the order they came. */
+    /**
+     * A task's rows. While the task has seen at most {@link #FEW} groups, each group keeps its own
+     * list of each source's ids ({@link Few}): nothing to sort by group at the end, and a group's
+     * ids from a scan of files came in order (the sort of its list at the end finds them sorted).
+     * Past that, the rows are appended as they come: the group and each source's id (-1: none),
+     * sorted by group when the task ends.
+     */
     static final class Pairs {
         private final int sources;
         boolean off;
+        private Few few;
         private int size;
         private long[] groups = new long[1024];
         private final long[][] ids;
@@ -106,9 +128,24 @@ public final class Tap implements Serializable {
         Pairs(int sources) {
             this.sources = sources;
             ids = new long[sources][1024];
+            few = new Few(sources);
         }
 
         void add(long group, Long a, Long b, Long c) {
+            long ia = a == null ? -1L : a;
+            long ib = b == null ? -1L : b;
+            long ic = c == null ? -1L : c;
+            if (few != null) {
+                if (few.add(group, ia, ib, ic)) {
+                    return;
+                }
+                few.appendTo(this);
+                few = null;
+            }
+            append(group, ia, ib, ic);
+        }
+
+        void append(long group, long a, long b, long c) {
             if (size == groups.length) {
                 int grown = size + (size >> 1);
                 groups = Arrays.copyOf(groups, grown);
@@ -117,12 +154,12 @@ public final class Tap implements Serializable {
                 }
             }
             groups[size] = group;
-            ids[0][size] = a == null ? -1L : a;
+            ids[0][size] = a;
             if (sources > 1) {
-                ids[1][size] = b == null ? -1L : b;
+                ids[1][size] = b;
             }
             if (sources > 2) {
-                ids[2][size] = c == null ? -1L : c;
+                ids[2][size] = c;
             }
             size++;
         }
@@ -167,58 +204,197 @@ public final class Tap implements Serializable {
             System.arraycopy(from, 0, ids, 0, sources);
         }
 
-        void write(Path path) {
+        /** The table's rows, in group order: each source's ids of a group are list[from, to), sorted
+         * (ids below 0, none, first; an id twice: a row read twice). */
+        List<Group> rows() {
+            List<Group> rows = new ArrayList<>();
+            if (few != null) {
+                Integer[] order = new Integer[few.count];
+                for (int g = 0; g < few.count; g++) {
+                    order[g] = g;
+                }
+                Arrays.sort(order, (x, y) -> Long.compare(few.keys[x], few.keys[y]));
+                for (int g : order) {
+                    for (int s = 0; s < sources; s++) {
+                        Arrays.sort(few.lists[g][s], 0, few.sizes[g][s]);
+                    }
+                    rows.add(new Group(few.keys[g], few.lists[g], new int[sources], few.sizes[g]));
+                }
+                return rows;
+            }
             sort();
+            int start = 0;
+            while (start < size) {
+                int end = start + 1;
+                while (end < size && groups[end] == groups[start]) {
+                    end++;
+                }
+                int[] from = new int[sources];
+                int[] to = new int[sources];
+                for (int s = 0; s < sources; s++) {
+                    Arrays.sort(ids[s], start, end);
+                    from[s] = start;
+                    to[s] = end;
+                }
+                rows.add(new Group(groups[start], ids, from, to));
+                start = end;
+            }
+            return rows;
+        }
+
+        void write(Path path) {
+            long seen = few != null ? few.rows : size;
+            List<Group> rows = rows();
+            boolean sets = seen >= (long) SET_IDS * rows.size();
             StringBuilder schema = new StringBuilder("message groups { required int64 out_id;");
             for (int s = 0; s < sources; s++) {
-                schema.append(" repeated int64 in_ids_").append(s).append(';');
+                schema.append(sets ? " optional binary in_ids_" : " repeated int64 in_ids_").append(s).append(';');
             }
             MessageType type = MessageTypeParser.parseMessageType(schema.append(" }").toString());
-            try (ParquetWriter<int[]> writer = new Builder(path, type, this)
+            Builder builder = new Builder(path, type, sources, sets);
+            for (int s = 0; s < sources; s++) {  // out_id's statistics skip row groups; the ids' are not read
+                builder.withStatisticsEnabled("in_ids_" + s, false);
+            }
+            try (ParquetWriter<Group> writer = builder
                     .withConf(new Configuration()).withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
                     .withCompressionCodec(CompressionCodecName.ZSTD)
                     .withWriterVersion(ParquetProperties.WriterVersion.PARQUET_2_0).withDictionaryEncoding(false)
+                    .withSizeStatisticsEnabled(false).withPageWriteChecksumEnabled(false)
                     .withRowGroupSize(ROW_GROUP).build()) {
-                int[] run = new int[2];
-                int start = 0;
-                while (start < size) {
-                    int end = start + 1;
-                    while (end < size && groups[end] == groups[start]) {
-                        end++;
-                    }
-                    for (int s = 0; s < sources; s++) {
-                        Arrays.sort(ids[s], start, end);  // -1 (none) first
-                    }
-                    run[0] = start;
-                    run[1] = end;
-                    writer.write(run);
-                    start = end;
+                for (Group row : rows) {
+                    writer.write(row);
                 }
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
         }
+    }
 
-        /** One group's row: rows [run[0], run[1]) of the sorted arrays. */
-        void writeRow(RecordConsumer out, int[] run) {
+    /** A task's first {@link #FEW} groups, each with a list per source of its ids, in the order
+     * they came; {@link #add} says no (and changes nothing) to a new group past them. */
+    static final class Few {
+        private static final int SLOTS = 2 * FEW;  // an open-addressing table of group -> index + 1
+        final long[] keys = new long[FEW];
+        final long[][][] lists = new long[FEW][][];
+        final int[][] sizes = new int[FEW][];
+        int count;
+        long rows;
+        private final int[] table = new int[SLOTS];
+        private final int sources;
+        private int last = -1;
+
+        Few(int sources) {
+            this.sources = sources;
+        }
+
+        boolean add(long group, long a, long b, long c) {
+            int g = last;
+            if (g < 0 || keys[g] != group) {
+                g = find(group);
+                if (g < 0) {
+                    return false;
+                }
+                last = g;
+            }
+            put(g, 0, a);
+            if (sources > 1) {
+                put(g, 1, b);
+            }
+            if (sources > 2) {
+                put(g, 2, c);
+            }
+            rows++;
+            return true;
+        }
+
+        private void put(int g, int s, long id) {
+            int n = sizes[g][s];
+            if (id < 0 || (n > 0 && lists[g][s][n - 1] == id)) {
+                return;
+            }
+            if (n == lists[g][s].length) {
+                lists[g][s] = Arrays.copyOf(lists[g][s], n + (n >> 1) + 16);
+            }
+            lists[g][s][n] = id;
+            sizes[g][s] = n + 1;
+        }
+
+        /** The group's index, a new one if there is room (else -1). */
+        private int find(long group) {
+            int slot = (int) ((group ^ (group >>> 29)) * 0x9E3779B97F4A7C15L >>> 40) & (SLOTS - 1);
+            while (table[slot] != 0) {
+                int g = table[slot] - 1;
+                if (keys[g] == group) {
+                    return g;
+                }
+                slot = (slot + 1) & (SLOTS - 1);
+            }
+            if (count == FEW) {
+                return -1;
+            }
+            int g = count++;
+            keys[g] = group;
+            lists[g] = new long[sources][16];
+            sizes[g] = new int[sources];
+            table[slot] = g + 1;
+            return g;
+        }
+
+        /** Its rows as rows of {@code pairs} (a group's ids of each source one per row). */
+        void appendTo(Pairs pairs) {
+            for (int g = 0; g < count; g++) {
+                boolean none = true;
+                for (int s = 0; s < sources; s++) {
+                    for (int k = 0; k < sizes[g][s]; k++) {
+                        long id = lists[g][s][k];
+                        pairs.append(keys[g], s == 0 ? id : -1L, s == 1 ? id : -1L, s == 2 ? id : -1L);
+                        none = false;
+                    }
+                }
+                if (none) {  // a group whose rows had no id: still a group of the table
+                    pairs.append(keys[g], -1L, -1L, -1L);
+                }
+            }
+        }
+    }
+
+    /** A row of the table: the group, and each source's ids, {@code lists[s][from[s], to[s])}. */
+    static final class Group {
+        final long group;
+        final long[][] lists;
+        final int[] from;
+        final int[] to;
+
+        Group(long group, long[][] lists, int[] from, int[] to) {
+            this.group = group;
+            this.lists = lists;
+            this.from = from;
+            this.to = to;
+        }
+
+        void write(RecordConsumer out, int sources, boolean sets) {
             out.startMessage();
             out.startField("out_id", 0);
-            out.addLong(groups[run[0]]);
+            out.addLong(group);
             out.endField("out_id", 0);
             for (int s = 0; s < sources; s++) {
-                long[] list = ids[s];
-                int k = run[0];
-                while (k < run[1] && list[k] < 0) {
+                long[] list = lists[s];
+                int k = from[s];
+                while (k < to[s] && list[k] < 0) {
                     k++;
                 }
-                if (k < run[1]) {
+                if (k < to[s]) {
                     String name = "in_ids_" + s;
                     out.startField(name, s + 1);
-                    long last = -1;
-                    for (; k < run[1]; k++) {
-                        if (list[k] != last) {  // an id twice in one group (a row read twice): once
-                            out.addLong(list[k]);
-                            last = list[k];
+                    if (sets) {
+                        out.addBinary(Binary.fromConstantByteArray(bitmap(list, k, to[s])));
+                    } else {
+                        long last = -1;
+                        for (; k < to[s]; k++) {
+                            if (list[k] != last) {  // an id twice in one group (a row read twice): once
+                                out.addLong(list[k]);
+                                last = list[k];
+                            }
                         }
                     }
                     out.endField(name, s + 1);
@@ -228,14 +404,54 @@ public final class Tap implements Serializable {
         }
     }
 
-    private static final class Builder extends ParquetWriter.Builder<int[], Builder> {
-        private final MessageType type;
-        private final Pairs pairs;
+    /**
+     * The sorted ids {@code list[from, to)} as a Roaring bitmap in the portable 64-bit format (the
+     * count of 32-bit bitmaps, then each one's high 32 bits and its portable serialization), built
+     * by a 32-bit writer per high part: a sorted append costs a few nanoseconds where
+     * Roaring64NavigableMap.addLong looks up the high part each time.
+     */
+    static byte[] bitmap(long[] list, int from, int to) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        DataOutputStream out = new DataOutputStream(bytes);
+        try {
+            int parts = 0;
+            for (int k = from; k < to; k++) {
+                if (k == from || (list[k] >>> 32) != (list[k - 1] >>> 32)) {
+                    parts++;
+                }
+            }
+            out.writeLong(Long.reverseBytes(parts));
+            int k = from;
+            while (k < to) {
+                long high = list[k] >>> 32;
+                RoaringBitmapWriter<RoaringBitmap> part = RoaringBitmapWriter.writer().get();
+                for (; k < to && (list[k] >>> 32) == high; k++) {
+                    if (k == from || list[k] != list[k - 1]) {  // an id twice: once
+                        part.add((int) list[k]);
+                    }
+                }
+                RoaringBitmap set = part.get();
+                set.runOptimize();
+                out.writeInt(Integer.reverseBytes((int) high));
+                set.serialize(out);
+            }
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
 
-        Builder(Path path, MessageType type, Pairs pairs) {
+    private static final class Builder extends ParquetWriter.Builder<Group, Builder> {
+        private final MessageType type;
+        private final int sources;
+        private final boolean sets;
+
+        Builder(Path path, MessageType type, int sources, boolean sets) {
             super(path);
             this.type = type;
-            this.pairs = pairs;
+            this.sources = sources;
+            this.sets = sets;
         }
 
         @Override
@@ -244,8 +460,8 @@ public final class Tap implements Serializable {
         }
 
         @Override
-        protected WriteSupport<int[]> getWriteSupport(Configuration conf) {
-            return new WriteSupport<int[]>() {
+        protected WriteSupport<Group> getWriteSupport(Configuration conf) {
+            return new WriteSupport<Group>() {
                 private RecordConsumer out;
 
                 @Override
@@ -259,8 +475,8 @@ public final class Tap implements Serializable {
                 }
 
                 @Override
-                public void write(int[] run) {
-                    pairs.writeRow(out, run);
+                public void write(Group row) {
+                    row.write(out, sources, sets);
                 }
             };
         }

@@ -137,6 +137,12 @@ def list_rows_meeting(column: Any, wanted: Any) -> list[int]:
     return sorted(set(pc.list_parent_indices(column).filter(hits).to_pylist()))
 
 
+def set_rows_meeting(blobs: list[bytes | None], ids: bytes) -> list[int]:
+    """Rows of a column of serialized BitMap64s (None: no ids) that hold any of ``ids`` (serialized)."""
+    wanted = BitMap64.deserialize(ids)
+    return [i for i, blob in enumerate(blobs) if blob is not None and BitMap64.deserialize(blob).intersect(wanted)]
+
+
 def bitmap_bytes(positions: Any) -> bytes:
     bm = BitMap(positions)
     bm.run_optimize()

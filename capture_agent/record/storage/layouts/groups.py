@@ -2,13 +2,15 @@
 
 | layout | columns | meaning | deletion |
 |---|---|---|---|
-| frame_groups | out_id (int64: a group), in_ids_0..n (list<int64>) | ids per parent in the group, one task | + |
+| frame_groups | out_id (int64: a group), in_ids_0..n (list<int64>, or BitMap64) | ids per parent, one task | + |
 
 A DataFrame aggregate's records are its groups, named by a 63-bit hash of the group's columns
 (which the aggregate also groups by, so its output rows carry it). Each map task writes one table
 (``java/lineage/sql/Tap.java``): a row per group the task saw, sorted by group. A group's inputs
 are the union over every table, so a step reads them all (each skipping the row groups that cannot
-hold the wanted groups), and deletion counts add up per group over the tables.
+hold the wanted groups), and deletion counts add up per group over the tables. A task whose
+groups are large (1024 rows or more on average) writes each group's ids as a serialized BitMap64
+(binary) rather than a list: reading either gives the same ids.
 """
 
 from __future__ import annotations
@@ -21,8 +23,15 @@ from pyroaring import BitMap64
 from capture_agent.record.storage.deletion import DeletionRule, Sum
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import union_all
-from capture_agent.record.storage.layouts.base import CapturePoint, Layout, StepContext, list_rows_meeting, per_parent
-from capture_agent.record.storage.layouts.counts import RowCounts, row_counts
+from capture_agent.record.storage.layouts.base import (
+    CapturePoint,
+    Layout,
+    StepContext,
+    list_rows_meeting,
+    per_parent,
+    set_rows_meeting,
+)
+from capture_agent.record.storage.layouts.counts import RowCounts, bitmap_lists, row_counts
 from capture_agent.record.storage.tables import parquet_file
 
 
@@ -55,12 +64,26 @@ def _rows_of(store: StoreFS, path: str, columns: list[str], groups: bytes | None
     return table.filter(pc.is_in(table.column("out_id"), value_set=_int64s(wanted)))
 
 
+def _sets(column: Any) -> bool:
+    """Whether a table's ids column holds bitmaps (else lists)."""
+    import pyarrow as pa
+
+    return bool(pa.types.is_binary(column.type))
+
+
 def _ids(column: Any) -> BitMap64:
     import pyarrow.compute as pc
 
     if not len(column):
         return BitMap64()
+    if _sets(column):
+        return union_all(BitMap64.deserialize(b) for b in column.to_pylist() if b is not None)
     return BitMap64(pc.list_flatten(column.combine_chunks()).to_numpy())
+
+
+def _lists(column: Any) -> Any:
+    """The column's ids as a ListArray of int64 (a list per group)."""
+    return bitmap_lists(column.to_pylist(), None) if _sets(column) else column.combine_chunks()
 
 
 @dataclass
@@ -80,7 +103,7 @@ class FrameGroups(Layout):
         return [f"in_ids_{i}" for i in range(nparents)]
 
     def row_inputs(self, table: Any, part: int, nparents: int) -> list[Any]:
-        return [table.column(f"in_ids_{i}").combine_chunks() for i in range(nparents)]
+        return [_lists(table.column(f"in_ids_{i}")) for i in range(nparents)]
 
     def _tables(self, store: StoreFS, point: CapturePoint) -> list[str]:
         return [point.table_path(p) for p in sorted(point.partition_rows(store))]
@@ -119,7 +142,11 @@ class FrameGroups(Layout):
 
         name = f"in_ids_{slot}"
         table = parquet_file(store, path).read(columns=["out_id", name])
-        rows = list_rows_meeting(table.column(name), pa.array(list(BitMap64.deserialize(ids)), pa.int64()))
+        column = table.column(name)
+        if _sets(column):
+            rows = set_rows_meeting(column.to_pylist(), ids)
+        else:
+            rows = list_rows_meeting(column, pa.array(list(BitMap64.deserialize(ids)), pa.int64()))
         if not rows:
             return bytes(BitMap64().serialize())
         groups = table.column("out_id").combine_chunks().take(pa.array(rows, pa.int64()))

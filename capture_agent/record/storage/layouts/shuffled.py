@@ -40,6 +40,7 @@ from capture_agent.record.storage.layouts.base import (
     filtered,
     i64_column,
     list_rows_meeting,
+    set_rows_meeting,
     write_sets,
 )
 from capture_agent.record.storage.layouts.counts import bitmap_lists, lists_of_one
@@ -53,11 +54,6 @@ def _rows_in(column: Any, ids: bytes) -> list[int]:
 
     wanted = pa.array(list(BitMap64.deserialize(ids)), pa.int64())
     return list(pc.indices_nonzero(pc.fill_null(pc.is_in(column, value_set=wanted), False)).to_pylist())
-
-
-def _rows_meeting(blobs: list[bytes], ids: bytes) -> list[int]:
-    wanted = BitMap64.deserialize(ids)
-    return [i for i, blob in enumerate(blobs) if BitMap64.deserialize(blob).intersect(wanted)]
 
 
 def write_one_global(target: TableSink, part: int, ids: array) -> None:
@@ -146,7 +142,7 @@ class SetGlobal(Layout):
         return [bitmap_lists(table.column("in_ids").to_pylist(), None)]
 
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
-        return _rows_meeting(read_rows(store, path, ["in_ids"]).column("in_ids").to_pylist(), ids)
+        return set_rows_meeting(read_rows(store, path, ["in_ids"]).column("in_ids").to_pylist(), ids)
 
 
 def write_sets_per_parent(target: TableSink, part: int, per_side: list[list[bytes]]) -> None:
@@ -190,7 +186,7 @@ class Sets(Layout):
 
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         name = f"in_ids_{slot}"
-        return _rows_meeting(read_rows(store, path, [name]).column(name).to_pylist(), ids)
+        return set_rows_meeting(read_rows(store, path, [name]).column(name).to_pylist(), ids)
 
 
 @dataclass
