@@ -521,3 +521,33 @@ def test_many_groups_and_unordered_ids_in_one_task(lc: Any, spark: Any, tmp_path
                                                      for p in (0, 1)]
     assert back(joined, where("odd", 1)) == rows([d for d in data if d[0] % 2 == 1 and d[2] < 3] + colours[:3])
     assert [r.odd for r in source.getLineage().filter(where("n", 9)).goNextAll().collect()] == [1]
+
+
+def test_collect_gives_pyspark_rows_of_every_type(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A captured collect makes each row once from PySpark's own stream (``frame_io.split_collect``):
+    its rows equal PySpark's, field names and nested rows included, with dates, timestamps,
+    decimals, arrays of structs, maps and nulls."""
+    import datetime
+    import decimal
+
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "typed")
+    spark.createDataFrame(
+        [(1, datetime.date(2026, 1, 2), datetime.datetime(2026, 1, 2, 3, 4, 5), decimal.Decimal("1.50"),
+          [("a", 1)], {"k": 2}, ("x", None)),
+         (2, None, None, None, None, None, None)],
+        "n long, d date, t timestamp, m decimal(10,2), xs array<struct<s:string,i:int>>, mp map<string,int>, "
+        "st struct<a:string,b:string>").write.parquet(path)
+
+    def job(df: Any) -> Any:
+        return df.withColumn("n2", F.col("n") * 2)
+
+    got = job(lc.read.parquet(path)).collect()
+    want = job(spark.read.parquet(path)).collect()
+    assert [r.asDict(recursive=True) for r in got] == [r.asDict(recursive=True) for r in want]
+    assert [r.__fields__ for r in got] == [r.__fields__ for r in want]
+    assert got[0].st.a == "x" and got[0].xs[0].s == "a"
+    per_n = job(lc.read.parquet(path)).groupBy("st").agg(F.count("*").alias("c"))
+    assert sorted(repr((r.st and r.st.asDict(), r.c)) for r in per_n.collect()) == \
+        sorted([repr(({"a": "x", "b": None}, 1)), repr((None, 1))])
