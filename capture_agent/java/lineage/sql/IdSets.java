@@ -17,6 +17,8 @@ import org.apache.spark.sql.api.java.UDF2;
 import org.apache.spark.sql.expressions.Aggregator;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
+import org.roaringbitmap.RoaringBitmap;
+import org.roaringbitmap.RoaringBitmapWriter;
 import org.roaringbitmap.longlong.LongIterator;
 import org.roaringbitmap.longlong.Roaring64NavigableMap;
 
@@ -74,12 +76,47 @@ public final class IdSets {
 
         byte[] toSet() {
             Arrays.sort(ids, 0, size);
-            Roaring64NavigableMap bitmap = new Roaring64NavigableMap();
-            for (int i = 0; i < size; i++) {
-                bitmap.addLong(ids[i]);
-            }
-            return write(bitmap);
+            return sorted(ids, 0, size);
         }
+    }
+
+    /**
+     * The sorted ids {@code list[from, to)} (none below 0) as a Roaring bitmap in the portable
+     * 64-bit format (the count of 32-bit bitmaps, then each one's high 32 bits and its portable
+     * serialization), built by a 32-bit writer per high part: a sorted append costs a few
+     * nanoseconds where Roaring64NavigableMap.addLong looks up the high part each time. The bytes
+     * are those of {@link #write} of the same ids.
+     */
+    static byte[] sorted(long[] list, int from, int to) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        DataOutputStream out = new DataOutputStream(bytes);
+        try {
+            int parts = 0;
+            for (int k = from; k < to; k++) {
+                if (k == from || (list[k] >>> 32) != (list[k - 1] >>> 32)) {
+                    parts++;
+                }
+            }
+            out.writeLong(Long.reverseBytes(parts));
+            int k = from;
+            while (k < to) {
+                long high = list[k] >>> 32;
+                RoaringBitmapWriter<RoaringBitmap> part = RoaringBitmapWriter.writer().get();
+                for (; k < to && (list[k] >>> 32) == high; k++) {
+                    if (k == from || list[k] != list[k - 1]) {  // an id twice: once
+                        part.add((int) list[k]);
+                    }
+                }
+                RoaringBitmap set = part.get();
+                set.runOptimize();
+                out.writeInt(Integer.reverseBytes((int) high));
+                set.serialize(out);
+            }
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
     }
 
     static Roaring64NavigableMap read(byte[] set) {

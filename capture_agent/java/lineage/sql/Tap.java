@@ -1,7 +1,5 @@
 package lineage.sql;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
@@ -25,22 +23,21 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.sql.api.java.UDF2;
 import org.apache.spark.sql.api.java.UDF3;
 import org.apache.spark.sql.api.java.UDF4;
-import org.roaringbitmap.RoaringBitmap;
-import org.roaringbitmap.RoaringBitmapWriter;
 
 /**
  * The map side of a captured DataFrame aggregate. {@code lineage_tap_N(group, id...)} returns
  * {@code group} (a 63-bit hash of the row's group columns, which the aggregate brings out with
  * max()) and remembers, per task, which record ids of each source went into which group: while
- * the task has seen few groups, and ids in order, an append to the group's own list; past that, a
+ * the task has seen at most {@link #FEW} groups, an append to the group's own list; past that, a
  * row costs two appends to flat arrays (no lookup, which a task of many groups would pay in cache
- * misses), sorted by group once, at the end (a stable radix sort) ({@link Pairs}). When the task ends well it writes
- * them as one Parquet table, {@code <dir>/part-<partition>.parquet}: rows
+ * misses), sorted by group once, at the end (a stable radix sort) ({@link Pairs}). When the task
+ * ends well it writes them as one Parquet table, {@code <dir>/part-<partition>.parquet}: rows
  * (out_id: the group, in_ids_0, in_ids_1...: the ids of each source), sorted by group (the
  * ``frame_groups`` layout of the record engine). A source's ids are a list (sorted) when the task's
  * groups hold fewer than {@link #SET_IDS} rows each on average, else a Roaring bitmap (portable
- * 64-bit format, as {@link IdSets} writes): a few large groups, as in a report by flag or by month,
- * build a bitmap for a few nanoseconds an id where Parquet's list writer costs ten times that. The aggregate itself stays Spark's own, a
+ * 64-bit format, {@link IdSets#sorted}): a few large groups, as in a report by flag or by month,
+ * build a bitmap for a few nanoseconds an id where Parquet's list writer costs ten times that. The
+ * aggregate itself stays Spark's own, a
  * code-generated hash aggregate; the tap's result is the only thing that refers to the hash, so it
  * runs once for every row that reaches the aggregate (filters the optimizer pushes below it
  * included, a query that does not need the hash column leaves it out).
@@ -387,7 +384,7 @@ public final class Tap implements Serializable {
                     String name = "in_ids_" + s;
                     out.startField(name, s + 1);
                     if (sets) {
-                        out.addBinary(Binary.fromConstantByteArray(bitmap(list, k, to[s])));
+                        out.addBinary(Binary.fromConstantByteArray(IdSets.sorted(list, k, to[s])));
                     } else {
                         long last = -1;
                         for (; k < to[s]; k++) {
@@ -402,44 +399,6 @@ public final class Tap implements Serializable {
             }
             out.endMessage();
         }
-    }
-
-    /**
-     * The sorted ids {@code list[from, to)} as a Roaring bitmap in the portable 64-bit format (the
-     * count of 32-bit bitmaps, then each one's high 32 bits and its portable serialization), built
-     * by a 32-bit writer per high part: a sorted append costs a few nanoseconds where
-     * Roaring64NavigableMap.addLong looks up the high part each time.
-     */
-    static byte[] bitmap(long[] list, int from, int to) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        DataOutputStream out = new DataOutputStream(bytes);
-        try {
-            int parts = 0;
-            for (int k = from; k < to; k++) {
-                if (k == from || (list[k] >>> 32) != (list[k - 1] >>> 32)) {
-                    parts++;
-                }
-            }
-            out.writeLong(Long.reverseBytes(parts));
-            int k = from;
-            while (k < to) {
-                long high = list[k] >>> 32;
-                RoaringBitmapWriter<RoaringBitmap> part = RoaringBitmapWriter.writer().get();
-                for (; k < to && (list[k] >>> 32) == high; k++) {
-                    if (k == from || list[k] != list[k - 1]) {  // an id twice: once
-                        part.add((int) list[k]);
-                    }
-                }
-                RoaringBitmap set = part.get();
-                set.runOptimize();
-                out.writeInt(Integer.reverseBytes((int) high));
-                set.serialize(out);
-            }
-            out.flush();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return bytes.toByteArray();
     }
 
     private static final class Builder extends ParquetWriter.Builder<Group, Builder> {
