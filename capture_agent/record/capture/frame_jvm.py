@@ -1,6 +1,6 @@
 """The agent's JVM functions for captured DataFrames (``java/lineage/sql``), registered with the
 session: the id-set functions once (``IdSets``: lineage_ids, lineage_union, lineage_set,
-lineage_or, lineage_keep), one ``lineage_tap_<n>`` per captured aggregate (``Tap``), and the
+lineage_or, lineage_keep), the tap of each captured aggregate (``Tap``), and the
 reader of text lines with their ids (``Lines``)."""
 
 from __future__ import annotations
@@ -49,16 +49,20 @@ def _new(lc: Any, name: str, *args: tuple[Any, Any]) -> Any:
 TAP_CLASS = "lineage.sql.Tap"
 
 
-def tap_function(lc: Any, location: str, sources: int) -> str:
-    """A new SQL function ``lineage_tap_<n>(group, id...)`` over ``sources`` id columns (1 to 3)
-    that writes a ``frame_groups`` table per task under ``location`` (``java/lineage/sql/Tap.java``)."""
+def tap_column(lc: Any, location: str, hashed: Any, ids: list[Any]) -> Any:
+    """The column ``tap(hashed, ids...)`` (1 to 3 id columns): ``hashed``, the tap writing a
+    ``frame_groups`` table per task under ``location`` of which ids went into which group
+    (``java/lineage/sql/Tap.java``: Spark's own Invoke of the tap, called with primitive longs)."""
+    from pyspark.sql import Column
+
     functions_registered(lc)  # the jar is there
-    jvm = lc.sc._jvm
+    jvm, gateway = lc.sc._jvm, lc.sc._gateway
     tap = _new(lc, TAP_CLASS, (jvm.java.lang.Class.forName("java.lang.String"), lc.store.fs.uri(location)),
-               (jvm.java.lang.Integer.TYPE, sources))
-    name = f"lineage_tap_{lc.frames.next_tap()}"
-    lc.spark._jsparkSession.udf().register(name, tap.function(), jvm.org.apache.spark.sql.types.DataTypes.LongType)
-    return name
+               (jvm.java.lang.Integer.TYPE, len(ids)))
+    columns = gateway.new_array(jvm.org.apache.spark.sql.Column, len(ids))
+    for i, column in enumerate(ids):
+        columns[i] = column._jc
+    return Column(tap.column(hashed._jc, columns))
 
 
 LINES_CLASS = "lineage.sql.Lines"

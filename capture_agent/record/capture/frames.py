@@ -7,11 +7,12 @@
 
 A captured DataFrame is a plain DataFrame with one hidden column per source it reads (``Slot``):
 a row's record id there (bigint). An aggregate over at most three sources' ids stays Spark's own
-(a code-generated hash aggregate): below it, ``lineage_tap_<n>`` (``java/lineage/sql/Tap.java``)
-passes each row through and remembers which ids went into which group, and each map task writes
-that as a table of a ``combiner`` point (``storage/layouts/groups.py``); the aggregate brings out
-the group's 63-bit hash (xxhash64 of its columns), which is then the row's id at that point, so
-the point is a source like any other for what follows (another aggregate taps it in turn).
+(a code-generated hash aggregate): below it, a tap (``java/lineage/sql/Tap.java``, which Spark's
+generated code calls with primitive longs) passes each row through and remembers which ids went
+into which group, and each map task writes that as a table of a ``combiner`` point
+(``storage/layouts/groups.py``); the aggregate brings out the group's 63-bit hash (xxhash64 of
+its columns), which is then the row's id at that point, so the point is a source like any other
+for what follows (another aggregate taps it in turn).
 Elsewhere (a window, a source on both sides of a join, an aggregate over more sources) a row
 holds the set of ids of every row it was computed from (a Roaring bitmap, built in the JVM by
 ``lineage_ids``/``lineage_union``, see ``java/lineage/sql/IdSets.java``). Each method applies
@@ -94,7 +95,6 @@ class FrameState:
     def __init__(self) -> None:
         self._columns = 0
         self._sources = 0
-        self._taps = 0
         self.views: dict[str, CapturedDataFrame] = {}  # temporary views of captured frames, by lower-case name
         self.source_slots: list[Slot] = []  # where each source made its ids (what-if replays filter there)
 
@@ -105,10 +105,6 @@ class FrameState:
     def next_source(self) -> int:
         self._sources += 1
         return self._sources
-
-    def next_tap(self) -> int:
-        self._taps += 1
-        return self._taps
 
 
 def _weakest(*rules: str) -> str:
@@ -738,20 +734,19 @@ class CapturedGroupedData:
     def _tapped(self, exprs: tuple[Any, ...]) -> CapturedDataFrame:
         """The aggregate as Spark's own, which also brings out a 63-bit hash of the group columns, with
         a ``combiner`` point of the ``frame_groups`` layout below it: each map task writes which
-        ids of each source went into which group (``lineage_tap_<n>``, ``java/lineage/sql/Tap.java``),
+        ids of each source went into which group (``frame_jvm.tap_column``, ``java/lineage/sql/Tap.java``),
         and each output row carries its group's hash as its id there."""
         from pyspark.sql import functions as F
 
-        from capture_agent.record.capture.frame_jvm import tap_function
+        from capture_agent.record.capture.frame_jvm import tap_column
         from capture_agent.record.storage.layouts import FrameGroups
 
         frame, lc = self._frame, self._frame._lc
         parents = [lc.store.point(s.source) for s in frame._slots]
         point = lc.store.new_point("combiner", "agg", FrameGroups(), parents, 1)
-        tap = tap_function(lc, point.location, len(frame._slots))
         group = lc.frames.fresh_column()
-        hashed = _group_id(frame._df, self._cols)
-        df = frame._df.withColumn(group, F.call_function(tap, hashed, *[F.col(s.column) for s in frame._slots]))
+        tap = tap_column(lc, point.location, _group_id(frame._df, self._cols), [F.col(s.column) for s in frame._slots])
+        df = frame._df.withColumn(group, tap)
         # every row of a group has its hash: max() brings it out (no input: none) in Spark's own aggregate
         df = df.groupBy(*self._cols).agg(*exprs, F.max(group).alias(group))
         frame._checked(df, "agg")

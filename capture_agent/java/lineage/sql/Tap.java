@@ -19,18 +19,27 @@ import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.io.api.RecordConsumer;
 import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.MessageTypeParser;
+import java.util.function.LongBinaryOperator;
+
 import org.apache.spark.TaskContext;
-import org.apache.spark.sql.api.java.UDF2;
-import org.apache.spark.sql.api.java.UDF3;
-import org.apache.spark.sql.api.java.UDF4;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.objects.Invoke;
+import org.apache.spark.sql.classic.ExpressionUtils;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.ObjectType;
+
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * The map side of a captured DataFrame aggregate. {@code lineage_tap_N(group, id...)} returns
- * {@code group} (a 63-bit hash of the row's group columns, which the aggregate brings out with
- * max()) and remembers, per task, which record ids of each source went into which group: while
- * the task has seen at most {@link #FEW} groups, an append to the group's own list; past that, a
- * row costs two appends to flat arrays (no lookup, which a task of many groups would pay in cache
- * misses), sorted by group once, at the end (a stable radix sort) ({@link Pairs}). When the task
+ * The map side of a captured DataFrame aggregate. The column {@code tap(group, id...)} ({@link
+ * #column}) is {@code group} (a 63-bit hash of the row's group columns, which the aggregate brings
+ * out with max()); the tap remembers, per task, which record ids of each source went into which
+ * group: while the task has seen at most {@link #FEW} groups, an append to the group's own list;
+ * past that, a row costs two appends to flat arrays (no lookup, which a task of many groups would
+ * pay in cache misses), sorted by group once, at the end (a stable radix sort) ({@link Pairs}). When the task
  * ends well it writes them as one Parquet table, {@code <dir>/part-<partition>.parquet}: rows
  * (out_id: the group, in_ids_0, in_ids_1...: the ids of each source), sorted by group (the
  * ``frame_groups`` layout of the record engine). A source's ids are a list (sorted) when the task's
@@ -58,33 +67,82 @@ public final class Tap implements Serializable {
     private final String dir;
     private final int slots;
     private transient Pairs pairs;
+    /** The ids of the row the tap is at, of the sources before the last. */
+    private final long[] held = new long[3];
 
     public Tap(String dir, int slots) {
         this.dir = dir;
         this.slots = slots;
     }
 
-    /** The SQL function of a tap over {@code slots} sources (1 to 3). */
-    public Object function() {
-        switch (slots) {
-            case 1:
-                return (UDF2<Long, Long, Long>) (group, a) -> add(group, a, null, null);
-            case 2:
-                return (UDF3<Long, Long, Long, Long>) (group, a, b) -> add(group, a, b, null);
-            case 3:
-                return (UDF4<Long, Long, Long, Long, Long>) (group, a, b, c) -> add(group, a, b, c);
-            default:
-                throw new IllegalArgumentException("a tap reads 1 to 3 sources, not " + slots);
+    /**
+     * The column {@code tap(group, ids...)} over {@code slots} id columns (1 to 3): {@code group},
+     * the tap remembering the row's ids. It is Spark's own {@code Invoke} of {@link Link}s, one per
+     * source, nested (the innermost first): generated code calls each with primitive longs, nothing
+     * boxed; the calls go through {@link LongBinaryOperator} (a JDK type) because the code is
+     * compiled where this jar's classes are not seen (the driver checks a stage's code). A null
+     * group is 0, a null id -1 (none: an outer join's missing side).
+     */
+    public Column column(Column group, Column[] ids) {
+        if (ids.length != slots) {
+            throw new IllegalArgumentException("a tap of " + slots + " sources given " + ids.length + " ids");
+        }
+        Expression call = ExpressionUtils.expression(functions.coalesce(group, functions.lit(0L)));
+        for (int s = 0; s < slots; s++) {
+            Expression id = ExpressionUtils.expression(functions.coalesce(ids[s], functions.lit(-1L)));
+            Literal link = new Literal(new Link(this, s), new ObjectType(LongBinaryOperator.class));
+            call = new Invoke(link, "applyAsLong", DataTypes.LongType,
+                    CollectionConverters.asScala(List.of(call, id)).toSeq(),
+                    CollectionConverters.asScala(List.<org.apache.spark.sql.types.AbstractDataType>of()).toSeq(),
+                    false, false, true);
+        }
+        return ExpressionUtils.column(call);
+    }
+
+    /**
+     * Source {@code s}'s call of the tap: {@code applyAsLong(group, id)} returns the group; the last
+     * source's call adds the row (the ids the earlier calls of the row kept in {@link #held}).
+     */
+    static final class Link implements LongBinaryOperator, Serializable {
+        private static final long serialVersionUID = 1L;
+        private final Tap tap;
+        private final int source;
+
+        Link(Tap tap, int source) {
+            this.tap = tap;
+            this.source = source;
+        }
+
+        @Override
+        public long applyAsLong(long group, long id) {
+            Tap t = tap;
+            if (source + 1 < t.slots) {
+                t.held[source] = id;
+                return group;
+            }
+            switch (source) {
+                case 0:
+                    return t.add(group, id, -1L, -1L);
+                case 1:
+                    return t.add(group, t.held[0], id, -1L);
+                default:
+                    return t.add(group, t.held[0], t.held[1], id);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "lineage_tap(" + tap.dir + ", source " + source + ")";
         }
     }
 
-    Long add(Long group, Long a, Long b, Long c) {
+    long add(long group, long a, long b, long c) {
         Pairs p = pairs;
         if (p == null) {
             p = start();
         }
         if (!p.off) {
-            p.add(group == null ? 0L : group, a, b, c);
+            p.add(group, a, b, c);
         }
         return group;
     }
@@ -128,10 +186,7 @@ public final class Tap implements Serializable {
             few = new Few(sources);
         }
 
-        void add(long group, Long a, Long b, Long c) {
-            long ia = a == null ? -1L : a;
-            long ib = b == null ? -1L : b;
-            long ic = c == null ? -1L : c;
+        void add(long group, long ia, long ib, long ic) {
             if (few != null) {
                 if (few.add(group, ia, ib, ic)) {
                     return;
