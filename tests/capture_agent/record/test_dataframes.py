@@ -61,7 +61,24 @@ def same_results(captured: Any, plain: Any) -> list[Any]:
     return got
 
 
-def test_join_filter_aggregate_both_ways(frames: dict[str, Any], plain: dict[str, Any]) -> None:
+@pytest.fixture(params=["generated", "interpreted"])
+def codegen(request: pytest.FixtureRequest, spark: Any) -> Any:
+    """Spark's generated code (its default), or its interpreted expressions (a stage too wide to
+    generate runs so): an aggregate's tap is called either way."""
+    settings = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+    before = {key: spark.conf.get(key, None) for key in settings}
+    if request.param == "interpreted":
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+    yield request.param
+    for key, value in before.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+
+def test_join_filter_aggregate_both_ways(frames: dict[str, Any], plain: dict[str, Any], codegen: str) -> None:
     from pyspark.sql import functions as F
 
     def job(t: dict[str, Any]) -> Any:
