@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
+import java.util.function.LongBinaryOperator;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -19,8 +20,6 @@ import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.io.api.RecordConsumer;
 import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.MessageTypeParser;
-import java.util.function.LongBinaryOperator;
-
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -28,6 +27,7 @@ import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.objects.Invoke;
 import org.apache.spark.sql.classic.ExpressionUtils;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.ObjectType;
 
@@ -39,17 +39,17 @@ import scala.jdk.javaapi.CollectionConverters;
  * out with max()); the tap remembers, per task, which record ids of each source went into which
  * group: while the task has seen at most {@link #FEW} groups, an append to the group's own list;
  * past that, a row costs two appends to flat arrays (no lookup, which a task of many groups would
- * pay in cache misses), sorted by group once, at the end (a stable radix sort) ({@link Pairs}). When the task
- * ends well it writes them as one Parquet table, {@code <dir>/part-<partition>.parquet}: rows
- * (out_id: the group, in_ids_0, in_ids_1...: the ids of each source), sorted by group (the
- * ``frame_groups`` layout of the record engine). A source's ids are a list (sorted) when the task's
- * groups hold fewer than {@link #SET_IDS} rows each on average, else a Roaring bitmap (portable
- * 64-bit format, {@link IdSets#sorted}): a few large groups, as in a report by flag or by month,
- * build a bitmap for a few nanoseconds an id where Parquet's list writer costs ten times that. The
- * aggregate itself stays Spark's own, a
- * code-generated hash aggregate; the tap's result is the only thing that refers to the hash, so it
- * runs once for every row that reaches the aggregate (filters the optimizer pushes below it
- * included, a query that does not need the hash column leaves it out).
+ * pay in cache misses), sorted by group once, at the end (a stable radix sort) ({@link Pairs}).
+ * When the task ends well it writes them as one Parquet table, {@code
+ * <dir>/part-<partition>.parquet}: rows (out_id: the group, in_ids_0, in_ids_1...: the ids of each
+ * source), sorted by group (the ``frame_groups`` layout of the record engine). A source's ids are a
+ * list (sorted) when the task's groups hold fewer than {@link #SET_IDS} rows each on average, else
+ * a Roaring bitmap (portable 64-bit format, {@link IdSets#sorted}): a few large groups, as in a
+ * report by flag or by month, build a bitmap for a few nanoseconds an id where Parquet's list
+ * writer costs ten times that. The aggregate itself stays Spark's own, a code-generated hash
+ * aggregate; the tap's result is the only thing that refers to the hash, so it runs once for every
+ * row that reaches the aggregate (filters the optimizer pushes below it included, a query that does
+ * not need the hash column leaves it out).
  *
  * <p>A task that fails writes nothing; a task run again (a retry, a recomputed stage, a second
  * action over the same frame) writes its partition's table again over the first, with the same rows.
@@ -93,7 +93,7 @@ public final class Tap implements Serializable {
             Literal link = new Literal(new Link(this, s), new ObjectType(LongBinaryOperator.class));
             call = new Invoke(link, "applyAsLong", DataTypes.LongType,
                     CollectionConverters.asScala(List.of(call, id)).toSeq(),
-                    CollectionConverters.asScala(List.<org.apache.spark.sql.types.AbstractDataType>of()).toSeq(),
+                    CollectionConverters.asScala(List.<AbstractDataType>of()).toSeq(),
                     false, false, true);
         }
         return ExpressionUtils.column(call);
