@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 from pyroaring import BitMap64
 
 from capture_agent.record.storage.ids import SHIFT
@@ -20,15 +21,35 @@ def id_sets(rows: Sequence[Sequence[Any]], sets: Sequence[bool]) -> list[list[by
     id (bigint) or, where ``sets`` says so, an id set (serialized already); None is no id."""
     out: list[list[bytes]] = []
     for k, is_set in enumerate(sets):
-        column = []
-        for row in rows:
-            value = row[k]
-            if value is None:
-                column.append(EMPTY)
-            else:  # an id column holding nulls reaches pandas as floats: ids are ints
-                column.append(bytes(value) if is_set else bytes(BitMap64([int(value)]).serialize()))
-        out.append(column)
+        if is_set:
+            out.append([EMPTY if row[k] is None else bytes(row[k]) for row in rows])
+            continue
+        # an id column holding nulls reaches pandas as floats: ids are ints
+        ids = [None if row[k] is None else int(row[k]) for row in rows]
+        serialized = iter(single_sets([i for i in ids if i is not None]))
+        out.append([EMPTY if i is None else next(serialized) for i in ids])
     return out
+
+
+# BitMap64([id]).serialize(), field by field (Roaring's portable 64-bit format): one 32-bit bucket
+# (count, high half), then a 32-bit bitmap of one array container (cookie, count, key and
+# cardinality - 1, offset of its data, the low 16 bits)
+_ONE_ID = np.dtype([("buckets", "<u8"), ("high", "<u4"), ("cookie", "<u4"), ("containers", "<u4"),
+                    ("key", "<u2"), ("cardinality", "<u2"), ("offset", "<u4"), ("low", "<u2")])
+_COOKIE = 12346  # SERIAL_COOKIE_NO_RUNCONTAINER
+
+
+def single_sets(ids: Sequence[int]) -> list[bytes]:
+    """``bytes(BitMap64([i]).serialize())`` of each of ``ids`` (ids are not negative), all at once:
+    a 200,000-row collect of an aggregate made each in a microsecond, a quarter of a second."""
+    values = np.fromiter(ids, dtype=np.uint64, count=len(ids))
+    table = np.zeros(len(ids), _ONE_ID)
+    table["buckets"], table["containers"], table["cookie"], table["offset"] = 1, 1, _COOKIE, 16
+    table["high"] = values >> np.uint64(32)
+    table["key"] = (values >> np.uint64(16)) & np.uint64(0xFFFF)
+    table["low"] = values & np.uint64(0xFFFF)
+    data, size = table.tobytes(), _ONE_ID.itemsize
+    return [data[i:i + size] for i in range(0, len(data), size)]
 
 
 def lineage_writer(target: TableTarget, sets: list[bool]) -> Any:

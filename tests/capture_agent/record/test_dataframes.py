@@ -540,6 +540,23 @@ def test_many_groups_and_unordered_ids_in_one_task(lc: Any, spark: Any, tmp_path
     assert [r.odd for r in source.getLineage().filter(where("n", 9)).goNextAll().collect()] == [1]
 
 
+def test_a_task_of_many_rows_and_fewer_groups_than_buckets(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """Past 256 groups a task sorts its rows by group in buckets of about 512 rows (``Tap.Pairs``):
+    with 300 groups over 200,000 rows most buckets hold one group, a few hold two or more."""
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "range")
+    spark.range(200_000).select(F.col("id").alias("n"), (F.col("id") * 7919 % 300).alias("g")) \
+        .coalesce(1).write.parquet(path)
+    frame = lc.read.parquet(path).groupBy("g").agg(F.count("*").alias("c"))
+    assert sorted(map(tuple, frame.collect())) == sorted(
+        (g, sum(1 for n in range(200_000) if n * 7919 % 300 == g)) for g in range(300))
+    for g in (0, 7, 299):
+        assert back(frame, where("g", g)) == rows([(n, g) for n in range(200_000) if n * 7919 % 300 == g])
+    assert [r.g for r in lc.read.parquet(path).getLineage().filter(where("n", 12345)).goNextAll().collect()] \
+        == [12345 * 7919 % 300]
+
+
 def test_collect_gives_pyspark_rows_of_every_type(lc: Any, spark: Any, tmp_path: Path) -> None:
     """A captured collect makes each row once from PySpark's own stream (``frame_io.split_collect``):
     its rows equal PySpark's, field names and nested rows included, with dates, timestamps,

@@ -28,3 +28,15 @@ def test_split_by_partition_of_the_extremes():
     edges = BitMap64([0, LOW_MASK, 1 << SHIFT, (5 << SHIFT) | LOW_MASK])
     assert [(part, list(bm)) for part, bm in split_by_partition(edges)] == [(0, [0, LOW_MASK]), (1, [0]),
                                                                             (5, [LOW_MASK])]
+
+
+@given(st.lists(st.one_of(st.integers(0, (1 << 63) - 1), st.integers(0, 1 << 20), st.none()), max_size=200),
+       st.booleans())
+def test_a_frames_single_ids_serialize_as_one_id_bitmaps(values, as_float):
+    """The hidden id columns of a collected frame (``worker.frames.id_sets``, built for all rows at
+    once) give what pyroaring serializes for each id alone; None is the empty set."""
+    from capture_agent.record.worker.frames import EMPTY, id_sets
+
+    rows = [(None if v is None else float(v) if as_float and v < (1 << 53) else v,) for v in values]
+    expected = [EMPTY if v is None else bytes(BitMap64([v]).serialize()) for v in values]
+    assert id_sets(rows, [False]) == [expected]

@@ -39,7 +39,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * out with max()); the tap remembers, per task, which record ids of each source went into which
  * group: while the task has seen at most {@link #FEW} groups, an append to the group's own list;
  * past that, a row costs two appends to flat arrays (no lookup, which a task of many groups would
- * pay in cache misses), sorted by group once, at the end (a stable radix sort) ({@link Pairs}).
+ * pay in cache misses), sorted by group once, at the end, in buckets of the group's top bits
+ * ({@link Pairs}).
  * When the task ends well it writes them as one Parquet table, {@code
  * <dir>/part-<partition>.parquet}: rows (out_id: the group, in_ids_0, in_ids_1...: the ids of each
  * source), sorted by group (the ``frame_groups`` layout of the record engine). A source's ids are a
@@ -59,6 +60,8 @@ public final class Tap implements Serializable {
     private static final int ROW_GROUP = 1 << 22;
     /** Rows per group (the task's average) from which a group's ids are written as bitmaps. */
     static final int SET_IDS = 1024;
+    /** Rows of a bucket of {@link Pairs#sort} (on average). */
+    static final int BUCKET = 512;
     /** Groups a task keeps apart as rows come (see {@link Pairs}). */
     static final int FEW = 256;
     /** A job with this local property "true" (a what-if replay) runs the taps without writing. */
@@ -216,44 +219,42 @@ public final class Tap implements Serializable {
             size++;
         }
 
-        /** Sorts the rows by group, stably (least significant 16 bits first, a pass skipped where
-         * every group has the same digit). */
+        /**
+         * Sorts the rows by group (as unsigned longs), stably: one counting pass over the groups'
+         * top bits puts the rows in buckets of about {@link #BUCKET} rows, then each bucket, small
+         * enough to stay in cache, is put in group order by a counting sort over its own groups
+         * (found in an open-addressing table). A radix sort of 16-bit digits took four passes over
+         * all the rows, each scattering them over 65,536 places.
+         */
         void sort() {
-            long[] keys = groups;
-            long[] keysTo = new long[size];
-            long[][] from = ids;
-            long[][] to = new long[sources][size];
-            int[] counts = new int[1 << 16];
-            for (int shift = 0; shift < 64; shift += 16) {
-                Arrays.fill(counts, 0);
-                for (int i = 0; i < size; i++) {
-                    counts[(int) ((keys[i] >>> shift) & 0xffff)]++;
-                }
-                if (size == 0 || counts[(int) ((keys[0] >>> shift) & 0xffff)] == size) {
-                    continue;
-                }
-                int at = 0;
-                for (int d = 0; d < counts.length; d++) {
-                    int n = counts[d];
-                    counts[d] = at;
-                    at += n;
-                }
-                for (int i = 0; i < size; i++) {
-                    int dest = counts[(int) ((keys[i] >>> shift) & 0xffff)]++;
-                    keysTo[dest] = keys[i];
-                    for (int s = 0; s < sources; s++) {
-                        to[s][dest] = from[s][i];
-                    }
-                }
-                long[] k = keys;
-                keys = keysTo;
-                keysTo = k;
-                long[][] f = from;
-                from = to;
-                to = f;
+            if (size < 2) {
+                return;
             }
-            groups = keys;
-            System.arraycopy(from, 0, ids, 0, sources);
+            int bits = Math.max(1, Math.min(16, 64 - Long.numberOfLeadingZeros(size / BUCKET)));
+            int shift = 64 - bits;
+            int[] starts = new int[(1 << bits) + 1];
+            for (int i = 0; i < size; i++) {
+                starts[(int) (groups[i] >>> shift) + 1]++;
+            }
+            int largest = 0;
+            for (int d = 0; d < 1 << bits; d++) {
+                largest = Math.max(largest, starts[d + 1]);
+                starts[d + 1] += starts[d];
+            }
+            long[] keys = new long[size];
+            long[][] rows = new long[sources][size];
+            int[] at = Arrays.copyOf(starts, 1 << bits);
+            for (int i = 0; i < size; i++) {
+                int dest = at[(int) (groups[i] >>> shift)]++;
+                keys[dest] = groups[i];
+                for (int s = 0; s < sources; s++) {
+                    rows[s][dest] = ids[s][i];
+                }
+            }
+            Buckets buckets = new Buckets(largest);
+            for (int d = 0; d < 1 << bits; d++) {
+                buckets.sort(keys, rows, starts[d], starts[d + 1], groups, ids);
+            }
         }
 
         /** The table's rows, in group order: each source's ids of a group are list[from, to), sorted
@@ -319,6 +320,96 @@ public final class Tap implements Serializable {
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
+        }
+    }
+
+    /**
+     * The second step of {@link Pairs#sort}: the rows {@code [from, to)} of one bucket, copied from
+     * {@code keys} and {@code rows} to {@code keysTo} and {@code rowsTo} in group order, each
+     * group's rows in the order they were. A bucket's groups share their top bits (their sign too),
+     * so signed order is unsigned order there.
+     */
+    static final class Buckets {
+        private int[] groupOf;  // a row's group: its index among the bucket's groups
+        private long[] table = new long[64];  // open addressing: group, or EMPTY
+        private int[] index = new int[64];
+        private long[] found = new long[16];  // the bucket's groups, as found
+        private int[] counts = new int[16];
+        private static final long EMPTY = Long.MIN_VALUE;  // no group of this bucket (its sign would differ)
+
+        Buckets(int largest) {
+            groupOf = new int[Math.max(1, largest)];
+        }
+
+        void sort(long[] keys, long[][] rows, int from, int to, long[] keysTo, long[][] rowsTo) {
+            int n = to - from;
+            if (n == 0) {
+                return;
+            }
+            if (keys[from] == keys[to - 1] && allSame(keys, from, to)) {
+                System.arraycopy(keys, from, keysTo, from, n);
+                for (int s = 0; s < rows.length; s++) {
+                    System.arraycopy(rows[s], from, rowsTo[s], from, n);
+                }
+                return;
+            }
+            int slots = Integer.highestOneBit(Math.max(16, n) * 2 - 1) * 2;
+            if (table.length < slots) {
+                table = new long[slots];
+                index = new int[slots];
+            }
+            long mark = keys[from] < 0 ? 0L : EMPTY;  // a value no group of this bucket has
+            Arrays.fill(table, 0, slots, mark);
+            int distinct = 0;
+            for (int i = from; i < to; i++) {
+                long key = keys[i];
+                int slot = (int) ((key ^ (key >>> 31)) * 0x9E3779B97F4A7C15L >>> 33) & (slots - 1);
+                while (table[slot] != mark && table[slot] != key) {
+                    slot = (slot + 1) & (slots - 1);
+                }
+                if (table[slot] == mark) {
+                    if (distinct == found.length) {
+                        found = Arrays.copyOf(found, distinct * 2);
+                        counts = Arrays.copyOf(counts, distinct * 2);
+                    }
+                    table[slot] = key;
+                    index[slot] = distinct;
+                    found[distinct] = key;
+                    counts[distinct++] = 0;
+                }
+                int g = index[slot];
+                groupOf[i - from] = g;
+                counts[g]++;
+            }
+            long[] order = Arrays.copyOf(found, distinct);
+            Arrays.sort(order);
+            int[] begin = new int[distinct];  // by a group's index: where its rows go
+            int next = from;
+            for (long key : order) {
+                int slot = (int) ((key ^ (key >>> 31)) * 0x9E3779B97F4A7C15L >>> 33) & (slots - 1);
+                while (table[slot] != key) {
+                    slot = (slot + 1) & (slots - 1);
+                }
+                int g = index[slot];
+                begin[g] = next;
+                next += counts[g];
+            }
+            for (int i = from; i < to; i++) {
+                int dest = begin[groupOf[i - from]]++;
+                keysTo[dest] = keys[i];
+                for (int s = 0; s < rows.length; s++) {
+                    rowsTo[s][dest] = rows[s][i];
+                }
+            }
+        }
+
+        private static boolean allSame(long[] keys, int from, int to) {
+            for (int i = from + 1; i < to; i++) {
+                if (keys[i] != keys[from]) {
+                    return false;
+                }
+            }
+            return true;
         }
     }
 
