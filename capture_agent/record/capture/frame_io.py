@@ -162,7 +162,7 @@ def replayed(frame: Any, deleted: dict[str, Any]) -> list[Any]:
     pay nothing for this; a cache the frame reads is not used where the plan changed.
 
     Raises:
-        ReplayNotPossible: a deleted record is not one of a source the frame reads (Parquet,
+        ReplayNotPossible: a deleted record is not one of a source the frame reads (Parquet, ORC,
             text, CSV, JSON Lines, createDataFrame of local data): RDD records reach a frame
             through the RDD engine.
     """

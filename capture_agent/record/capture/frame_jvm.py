@@ -1,7 +1,7 @@
 """The agent's JVM functions for captured DataFrames (``java/lineage/sql``), registered with the
 session: the id-set functions once (``IdSets``: lineage_ids, lineage_union, lineage_set,
-lineage_or, lineage_keep), the tap of each captured aggregate (``Tap``), and the
-reader of text lines with their ids (``Lines``)."""
+lineage_or, lineage_keep), the tap of each captured aggregate (``Tap``), and the readers of
+text lines (``Lines``) and of ORC rows (``Orc``) with their ids."""
 
 from __future__ import annotations
 
@@ -82,3 +82,22 @@ def lines_frame(lc: Any, raw: Any, file_of: list[int], file_start: list[bool], s
     for p, (index, start) in enumerate(zip(file_of, file_start, strict=True)):
         files[p], starts[p] = index, start
     return DataFrame(lines.frame(lc.spark._jsparkSession, raw, files, starts, skip_blank, header), lc.spark)
+
+
+ORC_CLASS = "lineage.sql.Orc"
+
+
+def orc_frame(lc: Any, paths: list[str], schema: Any, id_name: str, split_bytes: int) -> Any:
+    """A DataFrame of the rows of ORC files (``paths``, in file-index order) with ``schema``'s
+    columns and the rows' ids in column ``id_name``, last, read in the JVM
+    (``java/lineage/sql/Orc.java``): id (file index, row number)."""
+    from pyspark.sql import DataFrame
+
+    functions_registered(lc)  # the jar is there, and on the executors
+    gateway = lc.sc._gateway
+    files = gateway.new_array(gateway.jvm.String, len(paths))
+    for i, path in enumerate(paths):
+        files[i] = path
+    jschema = lc.spark._jsparkSession.parseDataType(schema.json())
+    orc = _new(lc, ORC_CLASS)
+    return DataFrame(orc.frame(lc.spark._jsparkSession, files, jschema, id_name, split_bytes), lc.spark)

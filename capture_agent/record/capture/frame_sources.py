@@ -7,6 +7,10 @@ files into partitions, and nothing is written at capture; a source reading part 
 earlier captured write of the run made has that write as its parent, and traces chain through
 it (other runs: ``storage.chains``). Local data given to
 ``createDataFrame`` is written once to Parquet in the run's folder and read from there.
+ORC files (``lc.read.orc``, ``lc.read.table`` of an ORC table) are ``file_rows`` points too (format
+orc): Spark gives no row index of ORC files, so their rows are read in the JVM with ORC's own reader
+(``java/lineage/sql/Orc.java``, whole stripes a task, every row: no predicate pushdown), a row's id
+(file index, its row number in the file).
 Text, CSV and JSON Lines are ``input`` points of the ``file_lines`` layout: the lines are read in
 the JVM (``java/lineage/sql/Lines.java``, Hadoop's TextInputFormat as Spark's own readers use it)
 with ids (file index, byte offset), stable whatever the split size, and parsed there by
@@ -51,6 +55,39 @@ def source_frame(lc: Any, df: Any, op: str, paths: list[str]) -> CapturedDataFra
     record_id = F.shiftleft(file_index(lc, files).cast("long"), SHIFT) + F.col("_metadata.row_index")
     column = lc.frames.fresh_column()
     captured = df.select("*", record_id.alias(column))
+    slot = Slot(point.capture_id, column, False)
+    lc.frames.source_slots.append(slot)
+    return CapturedDataFrame(lc, captured, (slot,), "copy", point=point.capture_id)
+
+
+def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -> CapturedDataFrame:
+    """A captured DataFrame of the ORC files ``df`` (Spark's read of them) reads, with its schema:
+    the rows read in the JVM with their ids (file index, row number), splits of whole stripes about
+    as large as Spark's. Every column of the schema must be a column of the files (a partitioned
+    directory's columns are not)."""
+    from pyspark.sql import functions as F
+
+    from capture_agent.record.capture.frame_jvm import orc_frame
+    from capture_agent.record.capture.inputs import file_status
+    from capture_agent.record.storage.sources import orc_rows
+
+    files = []
+    for uri in sorted(df.inputFiles()):
+        size, mtime = file_status(lc.sc, uri)
+        rows, names = orc_rows(uri)
+        missing = [f.name for f in df.schema.fields if f.name.lower() not in {n.lower() for n in names}]
+        if missing:
+            raise UnsupportedOperation(f"{op} of columns that are not in the ORC files ({', '.join(missing)})",
+                                       "read the files without partition directories")
+        files.append({"path": uri, "size": size, "mtime": mtime, "rows": rows})
+    written = [p for p in lc.store.points.values() if reads_write(files, p)]
+    point = lc.store.new_point("input", op, FileRows(format="orc", paths=paths, files=files), written,
+                               max(1, len(files)))
+    column = lc.frames.fresh_column()
+    split = sql_splits(lc.spark, ",".join(f["path"] for f in files))[0] if files else 1 << 27
+    read = orc_frame(lc, [f["path"] for f in files], df.schema, column + "_row", split)
+    # the id made by a Project of its own: what-if replays filter right above it (frame_io.replayed)
+    captured = read.select(*[F.col(f"`{n}`") for n in df.columns], F.col(column + "_row").alias(column))
     slot = Slot(point.capture_id, column, False)
     lc.frames.source_slots.append(slot)
     return CapturedDataFrame(lc, captured, (slot,), "copy", point=point.capture_id)
@@ -156,11 +193,20 @@ class CapturedReader:
         df = self._lc.spark.read.options(**self._options).parquet(*paths, **options)
         return source_frame(self._lc, df, "read.parquet", list(paths))
 
+    def orc(self, *paths: str, **options: Any) -> Any:
+        """ORC files, with Spark's schema of the read; ids and positions (file, row number), read in
+        the JVM (``java/lineage/sql/Orc.java``: Spark gives no row index of ORC files)."""
+        df = self._lc.spark.read.options(**self._options).orc(*paths, **options)
+        return orc_frame_source(self._lc, df, list(paths))
+
     def table(self, name: str) -> Any:
         df = self._lc.spark.read.table(name)
         fmt = self._lc.spark.sql(f"DESCRIBE TABLE EXTENDED {name}").where("col_name = 'Provider'").collect()
-        if not fmt or fmt[0]["data_type"].lower() != "parquet":
-            raise UnsupportedOperation(f"read.table({name!r})", "tables stored as Parquet only, so far")
+        provider = fmt[0]["data_type"].lower() if fmt else ""
+        if provider == "orc":
+            return orc_frame_source(self._lc, df, [name], "read.table")
+        if provider != "parquet":
+            raise UnsupportedOperation(f"read.table({name!r})", "tables stored as Parquet or ORC only, so far")
         return source_frame(self._lc, df, "read.table", [name])
 
     def text(self, path: str) -> Any:
@@ -219,8 +265,8 @@ class CapturedReader:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        raise UnsupportedOperation(f"read.{name}", "DataFrame capture reads parquet, table (Parquet), text, csv "
-                                   "and json")
+        raise UnsupportedOperation(f"read.{name}", "DataFrame capture reads parquet, orc, table (Parquet, ORC), "
+                                   "text, csv and json")
 
 
 def rdd_frame(lc: Any, rdd: Any, schema: Any = None, samplingRatio: float | None = None) -> CapturedDataFrame:

@@ -1,6 +1,6 @@
 """Captured DataFrames: record lineage of DataFrame jobs, computed inside the JVM.
 
-    orders = lc.read.parquet("orders/")          # read.table/text/csv/json, lc.createDataFrame, rdd.toDF
+    orders = lc.read.parquet("orders/")          # read.orc/table/text/csv/json, lc.createDataFrame, rdd.toDF
     totals = orders.join(customers, "customer_id").groupBy("country").agg(F.sum("amount"))
     totals.collect()                                     # PySpark's rows; lineage written
     totals.getLineage().filter(lambda r: r.country == "JP").goBackAll().collect()   # input Rows

@@ -60,6 +60,15 @@ def parquet_rows(uri: str) -> int:
         return int(pq.ParquetFile(f).metadata.num_rows)
 
 
+def orc_rows(uri: str) -> tuple[int, list[str]]:
+    """The row count of an ORC file and its top-level column names, from its footer."""
+    import pyarrow.orc as po
+
+    with open_source(uri) as f:
+        orc = po.ORCFile(f)
+        return int(orc.nrows), list(orc.schema.names)
+
+
 def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 

@@ -317,9 +317,10 @@ class Rows(InputLayout):
 
 @dataclass
 class FileRows(InputLayout):
-    """Parquet rows of a captured DataFrame: id (file index, row index), the file's index in
-    ``files`` (each with its row count) and the row's index in the file (``_metadata.row_index``).
-    Nothing is written at capture: the files are the table."""
+    """Parquet or ORC rows of a captured DataFrame: id (file index, row index), the file's index in
+    ``files`` (each with its row count) and the row's index in the file (Parquet:
+    ``_metadata.row_index``; ORC: its row number, ``java/lineage/sql/Orc.java``). Nothing is
+    written at capture: the files are the table."""
 
     name: ClassVar[str] = "file_rows"
     columns: ClassVar[tuple[str, ...]] = ()
@@ -341,13 +342,14 @@ class FileRows(InputLayout):
         return filtered(self.rows(ids), predicate)
 
     def rows(self, ids: BitMap64) -> list[tuple[int, Any]]:
-        """(id, Row) of the records behind ids, read from their Parquet files, sorted by id."""
+        """(id, Row) of the records behind ids, read from their files, sorted by id."""
         out: list[tuple[int, Any]] = []
+        read = orc_rows_at if self.format == "orc" else parquet_rows_at
         for index, positions in split_by_partition(ids):
             check_files(self.files, {index})
             wanted = list(positions)
             out.extend(((index << SHIFT) | row, value)
-                       for row, value in zip(wanted, parquet_rows_at(self.files[index]["path"], wanted), strict=True))
+                       for row, value in zip(wanted, read(self.files[index]["path"], wanted), strict=True))
         return out
 
     def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
@@ -443,6 +445,24 @@ def parquet_rows_at(uri: str, rows: list[int]) -> list[Any]:
 
     with open_source(uri) as f:
         table = take_rows(pq.ParquetFile(f), None, rows)
+    names = table.column_names
+    columns = [table.column(n).to_pylist() for n in names]
+    return [_create_row(names, [column[k] for column in columns]) for k in range(len(rows))]
+
+
+def orc_rows_at(uri: str, rows: list[int]) -> list[Any]:
+    """Rows (pyspark Rows) at the given row numbers of one ORC file, in that order."""
+    import pyarrow as pa
+    import pyarrow.orc as po
+    from pyspark.sql.types import _create_row
+
+    from capture_agent.record.storage.sources import open_source
+
+    with open_source(uri) as f:
+        table = po.ORCFile(f).read().take(rows)
+    for i, column in enumerate(table.schema):  # ORC's nanoseconds: Python's datetime, as Spark's rows
+        if pa.types.is_timestamp(column.type) and column.type.unit == "ns":
+            table = table.set_column(i, column.name, table.column(i).cast(pa.timestamp("us", column.type.tz)))
     names = table.column_names
     columns = [table.column(n).to_pylist() for n in names]
     return [_create_row(names, [column[k] for column in columns]) for k in range(len(rows))]

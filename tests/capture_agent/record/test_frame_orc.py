@@ -1,0 +1,128 @@
+"""Captured ORC sources (``lc.read.orc``, ``lc.read.table`` of an ORC table): rows read in the JVM
+with ids (file, row number), against the data both ways and against Spark's own reader."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capture_agent.record.errors import UnsupportedOperation
+
+ROWS = 30_000
+
+
+@pytest.fixture
+def striped(tmp_path: Path) -> str:
+    """Two ORC files written by pyarrow in stripes of a few thousand rows (n, g = n * 7 % 13, s)."""
+    import pyarrow as pa
+    import pyarrow.orc as po
+
+    folder = tmp_path / "striped"
+    folder.mkdir()
+    for part, (low, high) in enumerate([(0, ROWS // 3), (ROWS // 3, ROWS)]):
+        ns = list(range(low, high))
+        table = pa.table({"n": ns, "g": [n * 7 % 13 for n in ns], "s": [f"row {n}" for n in ns]})
+        po.write_table(table, str(folder / f"part-{part}.orc"), stripe_size=32 * 1024, batch_size=512)
+    assert all(po.ORCFile(str(f)).nstripes > 3 for f in folder.iterdir())
+    return str(folder)
+
+
+def _max_split(spark: Any, size: str | None) -> Any:
+    old = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", size or old)
+    return old
+
+
+def test_orc_rows_and_ids_do_not_depend_on_the_split_size(lc: Any, spark: Any, striped: str) -> None:
+    """Splits of one stripe and of whole files give the same rows, each with the same position:
+    its file and its row number there (pyarrow's row of that number)."""
+    import pyarrow.orc as po
+
+    plain = Counter(map(tuple, spark.read.orc(striped).collect()))
+    seen = []
+    for size in ("40k", "64m"):
+        old = _max_split(spark, size)
+        try:
+            frame = lc.read.orc(striped)
+            assert Counter(map(tuple, frame.collect())) == plain
+            seen.append(frame._df.rdd.getNumPartitions())
+            lineage = frame.getLineage().filter(lambda r: r.n % 997 == 0)
+            positions = sorted((p.source, p.offset) for p in lineage.goBackAll().positions())
+            rows = sorted(tuple(r) for r in lineage.goBackAll().collect())
+        finally:
+            _max_split(spark, old)
+        assert rows == sorted((n, n * 7 % 13, f"row {n}") for n in range(0, ROWS, 997))
+        for source, offset in positions:
+            assert po.ORCFile(source.removeprefix("file://")).read().slice(offset, 1).column("n")[0].as_py() % 997 == 0
+        if size == "40k":
+            small = positions
+    assert positions == small
+    assert seen[0] > seen[1] >= 1
+
+
+def test_orc_aggregate_traces_both_ways(lc: Any, spark: Any, striped: str) -> None:
+    from pyspark.sql import functions as F
+
+    def job(df: Any) -> Any:
+        return df.where(F.col("n") % 3 != 0).groupBy("g").agg(F.sum("n").alias("total"), F.count("*").alias("c"))
+
+    old = _max_split(spark, "40k")
+    try:
+        source = lc.read.orc(striped)
+        frame = job(source)
+        assert Counter(map(tuple, frame.collect())) == Counter(map(tuple, job(spark.read.orc(striped)).collect()))
+        back = frame.getLineage().filter(lambda r: r.g == 5).goBackAll().collect()
+        assert sorted(r.n for r in back) == [n for n in range(ROWS) if n * 7 % 13 == 5 and n % 3 != 0]
+        forward = source.getLineage().filter(lambda r: r.n in (4, 9)).goNextAll().collect()
+        g = 4 * 7 % 13  # 9 is filtered out
+        assert [tuple(r) for r in forward] == [(g, sum(n for n in range(ROWS) if n * 7 % 13 == g and n % 3 != 0),
+                                                sum(1 for n in range(ROWS) if n * 7 % 13 == g and n % 3 != 0))]
+        # a what-if runs the query again with the rows left out right above the ORC read
+        impact = source.getLineage().filter(lambda r: r.n < 100).whatIfDeleted(frame)
+        kept = [n for n in range(100, ROWS) if n % 3 != 0]
+        assert sorted((old.g, new.total) for old, new in impact.changed()) == \
+            sorted((k, sum(n for n in kept if n * 7 % 13 == k)) for k in range(13))
+    finally:
+        _max_split(spark, old)
+
+
+def test_orc_values_of_every_type_as_spark_reads_them(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """Files Spark wrote: dates, timestamps, decimals, arrays, structs and nulls come out of the
+    captured read as Spark's reader gives them, and back out of a trace as the same values."""
+    path = str(tmp_path / "typed")
+    rows = [(i, datetime.date(2026, 1, 1 + i % 28), datetime.datetime(2026, 1, 2, 3, i % 60, 5),
+             decimal.Decimal(i) / 4, [i, i + 1], (f"a{i}", i) if i % 5 else None, None if i % 7 else "seven")
+            for i in range(200)]
+    spark.createDataFrame(rows, "n long, d date, t timestamp, m decimal(10,2), xs array<int>, "
+                                "st struct<a:string,b:long>, o string").repartition(3).write.orc(path)
+    frame = lc.read.orc(path)
+    got = frame.collect()
+    assert sorted(map(repr, got)) == sorted(map(repr, spark.read.orc(path).collect()))
+    traced = frame.getLineage().filter(lambda r: r.n == 14).goBackAll().collect()
+    want = next(r for r in got if r.n == 14)
+    assert [(r.n, r.d, r.t, r.m, r.xs, r.o) for r in traced] == [(14, want.d, want.t, want.m, want.xs, "seven")]
+
+
+def test_orc_tables_and_partitioned_folders(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A catalog table stored as ORC is captured like its files; a partitioned folder, whose
+    partition column is in no file, is refused before anything runs."""
+    from pyspark.sql import functions as F
+
+    spark.range(50).select(F.col("id").alias("n"), (F.col("id") % 4).alias("k")) \
+        .write.format("orc").mode("overwrite").option("path", str(tmp_path / "t")).saveAsTable("orc_numbers")
+    try:
+        per_k = lc.read.table("orc_numbers").groupBy("k").agg(F.count("*").alias("c"))
+        assert sorted(map(tuple, per_k.collect())) == [(k, 13 if k < 2 else 12) for k in range(4)]
+        assert sorted(r.n for r in per_k.getLineage().filter(lambda r: r.k == 3).goBackAll().collect()) == \
+            list(range(3, 50, 4))
+    finally:
+        spark.sql("DROP TABLE IF EXISTS orc_numbers")
+    folder = str(tmp_path / "parts")
+    spark.range(10).select(F.col("id").alias("n"), (F.col("id") % 2).alias("k")).write.partitionBy("k").orc(folder)
+    with pytest.raises(UnsupportedOperation, match="not in the ORC files"):
+        lc.read.orc(folder)
