@@ -7,6 +7,7 @@ Workloads on generated TPC-H-like Parquet tables (written once under --data-dir 
   groupby  lineitem's quantity per part key (200,000 keys), collected
   csv  lineitem as CSV (with a header, the schema given): the lines of small quantity, their
        quantity and top price per part key (200,000 keys)
+  q1orc  q1 on lineitem as ORC (Spark gives no ORC row index: the agent reads ORC itself)
 
 Each workload runs plain and captured alternately, --runs times each after one warm-up of both, in
 one Spark application; the ratio is median(captured) / median(plain) of the wall-clock time. Then,
@@ -42,10 +43,14 @@ def generate(spark: Any, folder: str, lineitem: int) -> dict[str, str]:
 
     paths = {name: os.path.join(folder, f"{name}-{lineitem}") for name in ("lineitem", "orders", "customer")}
     csv_path = os.path.join(folder, f"lineitem-csv-{lineitem}")
+    orc_path = os.path.join(folder, f"lineitem-orc-{lineitem}")
+    copies = {"lineitem_csv": csv_path, "lineitem_orc": orc_path}
     if all(os.path.exists(p) for p in paths.values()):
         if not os.path.exists(csv_path):
             spark.read.parquet(paths["lineitem"]).write.csv(csv_path, header=True)
-        return {**paths, "lineitem_csv": csv_path}
+        if not os.path.exists(orc_path):
+            spark.read.parquet(paths["lineitem"]).write.orc(orc_path)
+        return {**paths, **copies}
     orders, customers = max(1, lineitem // 4), max(1, lineitem // 40)
     h = F.xxhash64
     (spark.range(lineitem).select(
@@ -72,7 +77,8 @@ def generate(spark: Any, folder: str, lineitem: int) -> dict[str, str]:
                      (F.abs(h("id", F.lit(12))) % 5 + 1).cast("int")).alias("c_mktsegment"))
      .write.parquet(paths["customer"]))
     spark.read.parquet(paths["lineitem"]).write.csv(csv_path, header=True)
-    return {**paths, "lineitem_csv": csv_path}
+    spark.read.parquet(paths["lineitem"]).write.orc(orc_path)
+    return {**paths, **copies}
 
 
 def q1(t: dict[str, Any]) -> Any:
@@ -113,15 +119,20 @@ def csv(t: dict[str, Any]) -> Any:
             .agg(F.sum("l_quantity").alias("qty"), F.max("l_extendedprice").alias("top_price")))
 
 
-WORKLOADS: dict[str, Callable[[dict[str, Any]], Any]] = {"q1": q1, "q3": q3, "groupby": groupby, "csv": csv}
+def q1orc(t: dict[str, Any]) -> Any:
+    return q1({"lineitem": t["lineitem_orc"]})
+
+
+WORKLOADS: dict[str, Callable[[dict[str, Any]], Any]] = {"q1": q1, "q3": q3, "groupby": groupby, "csv": csv,
+                                                          "q1orc": q1orc}
 USES = {"q1": ["lineitem"], "groupby": ["lineitem"], "q3": ["lineitem", "orders", "customer"],
-        "csv": ["lineitem_csv"]}
+        "csv": ["lineitem_csv"], "q1orc": ["lineitem_orc"]}
 
 
 def tables(reader: Any, paths: dict[str, str], names: list[str], schema: Any) -> dict[str, Any]:
     """The workload's tables through ``reader`` (``spark.read`` or ``lc.read``)."""
     return {name: reader.csv(paths[name], header=True, schema=schema) if name.endswith("_csv")
-            else reader.parquet(paths[name]) for name in names}
+            else reader.orc(paths[name]) if name.endswith("_orc") else reader.parquet(paths[name]) for name in names}
 
 
 def folder_bytes(path: str) -> int:
@@ -150,8 +161,9 @@ def main() -> None:
     lc = LineageContext(spark, store=store)
     schema = spark.read.parquet(paths["lineitem"]).schema
     print(f"lineitem {args.lineitem:,} rows; input "
-          f"{sum(folder_bytes(p) for k, p in paths.items() if k != 'lineitem_csv') / 1e6:.0f} MB of Parquet, "
-          f"{folder_bytes(paths['lineitem_csv']) / 1e6:.0f} MB of CSV; runs {args.runs}, {args.master}")
+          f"{sum(folder_bytes(p) for k, p in paths.items() if not k.startswith('lineitem_')) / 1e6:.0f} MB of Parquet, "
+          f"{folder_bytes(paths['lineitem_csv']) / 1e6:.0f} MB of CSV, "
+          f"{folder_bytes(paths['lineitem_orc']) / 1e6:.0f} MB of ORC; runs {args.runs}, {args.master}")
     try:
         for name in args.workloads.split(","):
             job = WORKLOADS[name]

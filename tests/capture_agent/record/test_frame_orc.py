@@ -76,6 +76,9 @@ def test_orc_aggregate_traces_both_ways(lc: Any, spark: Any, striped: str) -> No
         source = lc.read.orc(striped)
         frame = job(source)
         assert Counter(map(tuple, frame.collect())) == Counter(map(tuple, job(spark.read.orc(striped)).collect()))
+        scans = [line for line in str(frame._df._jdf.queryExecution().executedPlan().toString()).splitlines()
+                 if "BatchScan lineage_orc(2 files)" in line]
+        assert scans and all("[n#" in line and "s#" not in line for line in scans)  # only the columns read
         back = frame.getLineage().filter(lambda r: r.g == 5).goBackAll().collect()
         assert sorted(r.n for r in back) == [n for n in range(ROWS) if n * 7 % 13 == 5 and n % 3 != 0]
         forward = source.getLineage().filter(lambda r: r.n in (4, 9)).goNextAll().collect()

@@ -5,10 +5,9 @@ import java.io.UncheckedIOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
-import java.util.NoSuchElementException;
+import java.util.Set;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -18,32 +17,44 @@ import org.apache.orc.Reader;
 import org.apache.orc.RecordReader;
 import org.apache.orc.StripeInformation;
 import org.apache.orc.TypeDescription;
-import org.apache.orc.mapred.OrcInputFormat;
-import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.classic.Dataset$;
 import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.execution.datasources.orc.OrcColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.SerializableConfiguration;
+
+import scala.Option;
 
 /**
  * ORC files as a DataFrame of their rows and, last, each row's id: (index of its file &lt;&lt; 32) |
  * its row number in the file, so ids do not depend on how the files are split (Spark's ORC
  * reader gives no {@code _metadata.row_index}). A split is a run of whole stripes, at most {@code
  * splitBytes} long (one stripe at least); its first row's number is the rows of the stripes before
- * it. Rows are read with ORC's own reader, every row of the split (no predicate pushdown: a row
- * number counts every row), and made Spark values by Spark's ORC column vectors, as Spark's
- * vectorized ORC reader makes them. The record engine's {@code file_rows} layout (format orc)
- * reads the rows back from these ids.
+ * it. The read is a table of Spark's data source API ({@link Read}): Spark asks it for the columns
+ * a query reads only, and a task reads its split with ORC's own reader, every row (no predicate
+ * pushdown: a row number counts every row), handing Spark column batches: ORC's vectors seen
+ * through Spark's own ORC column vectors, as Spark's vectorized ORC reader does, and the ids. The
+ * record engine's {@code file_rows} layout (format orc) reads the rows back from these ids.
  */
 public final class Orc {
     private static final int SHIFT = 32;
@@ -54,13 +65,14 @@ public final class Orc {
     }
 
     /** One task's stripes: file index, byte range, the number of its first row. */
-    record Split(int file, long offset, long length, long firstRow) implements java.io.Serializable {
+    record Split(int file, long offset, long length, long firstRow) implements InputPartition {
     }
 
     /**
      * The rows of {@code paths} (the files of the read, in file-index order) with {@code schema}'s
      * fields (Spark's schema of the read; each a top-level column of every file, by name) and an id
-     * column named {@code idName}, last.
+     * column named {@code idName}, last: a relation of Spark's data source API, which reads only
+     * the columns a query needs and hands Spark column batches ({@link Read}).
      */
     public Dataset<Row> frame(SparkSession spark, String[] paths, StructType schema, String idName, long splitBytes) {
         Configuration conf = spark.sparkContext().hadoopConfiguration();
@@ -68,19 +80,9 @@ public final class Orc {
         for (int f = 0; f < paths.length; f++) {
             splits.addAll(splits(conf, f, paths[f], splitBytes));
         }
-        SerializableConfiguration shipped = new SerializableConfiguration(conf);
-        List<Integer> indexes = new ArrayList<>();
-        for (int i = 0; i < splits.size(); i++) {
-            indexes.add(i);
-        }
-        JavaRDD<InternalRow> rows = JavaSparkContext.fromSparkContext(spark.sparkContext())
-            .parallelize(indexes, Math.max(1, splits.size()))
-            .mapPartitions(part -> {
-                List<InternalRow> none = List.of();
-                return part.hasNext() ? new SplitRows(shipped.value(), paths, splits.get(part.next()), schema)
-                    : none.iterator();
-            }, false);
-        return spark.internalCreateDataFrame(rows.rdd(), schema.add(idName, DataTypes.LongType, false), false);
+        Read table = new Read(new SerializableConfiguration(conf), paths, splits,
+            schema.add(idName, DataTypes.LongType, false), idName);
+        return Dataset$.MODULE$.ofRows(spark, DataSourceV2Relation$.MODULE$.create(table, Option.empty(), Option.empty()));
     }
 
     static List<Split> splits(Configuration conf, int file, String path, long splitBytes) {
@@ -111,33 +113,154 @@ public final class Orc {
         return out;
     }
 
-    /** A split's rows, each copied (the batch is reused), with its id last. */
-    private static final class SplitRows implements Iterator<InternalRow> {
+    /** The read, as a table of Spark's data source API: its scan is its splits, one task each. */
+    static final class Read implements SupportsRead, ScanBuilder, SupportsPushDownRequiredColumns, Scan, Batch {
+        private final SerializableConfiguration conf;
+        private final String[] paths;
+        private final List<Split> splits;
+        private final StructType schema;
+        private final String idName;
+        private StructType read;
+
+        Read(SerializableConfiguration conf, String[] paths, List<Split> splits, StructType schema, String idName) {
+            this.conf = conf;
+            this.paths = paths;
+            this.splits = splits;
+            this.schema = schema;
+            this.idName = idName;
+            this.read = schema;
+        }
+
+        @Override
+        public String name() {
+            return "lineage_orc(" + paths.length + (paths.length == 1 ? " file)" : " files)");
+        }
+
+        @Override
+        public StructType schema() {
+            return schema;
+        }
+
+        @Override
+        public Set<TableCapability> capabilities() {
+            return Set.of(TableCapability.BATCH_READ);
+        }
+
+        @Override
+        public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+            return new Read(conf, paths, splits, schema, idName);
+        }
+
+        @Override
+        public void pruneColumns(StructType required) {
+            read = required;
+        }
+
+        @Override
+        public Scan build() {
+            return this;
+        }
+
+        @Override
+        public StructType readSchema() {
+            return read;
+        }
+
+        @Override
+        public Batch toBatch() {
+            return this;
+        }
+
+        @Override
+        public InputPartition[] planInputPartitions() {
+            return splits.toArray(new InputPartition[0]);
+        }
+
+        @Override
+        public PartitionReaderFactory createReaderFactory() {
+            return new Readers(conf, paths, read, idName);
+        }
+    }
+
+    /** Makes a task's reader of its split: column batches. */
+    static final class Readers implements PartitionReaderFactory {
+        private static final long serialVersionUID = 1L;
+        private final SerializableConfiguration conf;
+        private final String[] paths;
+        private final StructType read;
+        private final String idName;
+
+        Readers(SerializableConfiguration conf, String[] paths, StructType read, String idName) {
+            this.conf = conf;
+            this.paths = paths;
+            this.read = read;
+            this.idName = idName;
+        }
+
+        @Override
+        public boolean supportColumnarReads(InputPartition partition) {
+            return true;
+        }
+
+        @Override
+        public PartitionReader<InternalRow> createReader(InputPartition partition) {
+            throw new UnsupportedOperationException("an ORC read of the lineage agent gives column batches");
+        }
+
+        @Override
+        public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+            try {
+                return new SplitBatches(conf.value(), paths, (Split) partition, read, idName);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /** A split's rows as column batches: the ORC reader's vectors seen as Spark's, and the ids. */
+    private static final class SplitBatches implements PartitionReader<ColumnarBatch> {
         private final RecordReader rows;
         private final VectorizedRowBatch batch;
-        private final ColumnVector[] columns;
+        private final ColumnarBatch out;
         private final OrcColumnVector[] wrapped;
         private final OnHeapColumnVector ids;
         private final long high;
         private long nextRow;
-        private ColumnarBatch current;
-        private int at;
 
-        SplitRows(Configuration conf, String[] paths, Split split, StructType schema) throws IOException {
-            Reader reader = OrcFile.createReader(new Path(paths[split.file()]), OrcFile.readerOptions(conf));
+        SplitBatches(Configuration conf, String[] paths, Split split, StructType read, String idName)
+                throws IOException {
+            String path = paths[split.file()];
+            Reader reader = OrcFile.createReader(new Path(path), OrcFile.readerOptions(conf));
             TypeDescription fileSchema = reader.getSchema();
-            rows = reader.rows(OrcInputFormat.buildOptions(conf, reader, split.offset(), split.length()));
+            boolean[] include = new boolean[fileSchema.getMaximumId() + 1];
+            include[0] = true;
+            StructField[] fields = read.fields();
+            int[] columns = new int[fields.length];
+            for (int i = 0; i < fields.length; i++) {
+                columns[i] = fields[i].name().equals(idName) ? -1 : column(fileSchema, fields[i].name(), path);
+                if (columns[i] >= 0) {
+                    TypeDescription child = fileSchema.getChildren().get(columns[i]);
+                    for (int id = child.getId(); id <= child.getMaximumId(); id++) {
+                        include[id] = true;
+                    }
+                }
+            }
+            rows = reader.rows(reader.options().range(split.offset(), split.length()).include(include));
             batch = fileSchema.createRowBatch();
             ids = new OnHeapColumnVector(batch.getMaxSize(), DataTypes.LongType);
-            StructField[] fields = schema.fields();
-            columns = new ColumnVector[fields.length + 1];
-            wrapped = new OrcColumnVector[fields.length];
+            ColumnVector[] vectors = new ColumnVector[fields.length];
+            List<OrcColumnVector> orc = new ArrayList<>();
             for (int i = 0; i < fields.length; i++) {
-                int column = column(fileSchema, fields[i].name(), paths[split.file()]);
-                wrapped[i] = sparkVector(fields[i].dataType(), batch.cols[column]);
-                columns[i] = wrapped[i];
+                if (columns[i] < 0) {
+                    vectors[i] = ids;
+                } else {
+                    OrcColumnVector vector = sparkVector(fields[i].dataType(), batch.cols[columns[i]]);
+                    orc.add(vector);
+                    vectors[i] = vector;
+                }
             }
-            columns[fields.length] = ids;
+            wrapped = orc.toArray(new OrcColumnVector[0]);
+            out = new ColumnarBatch(vectors);
             high = (long) split.file() << SHIFT;
             nextRow = split.firstRow();
         }
@@ -171,36 +294,29 @@ public final class Orc {
         }
 
         @Override
-        public boolean hasNext() {
-            while (current == null || at == current.numRows()) {
-                try {
-                    if (!rows.nextBatch(batch)) {
-                        rows.close();
-                        return false;
-                    }
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-                ids.reset();
-                for (OrcColumnVector column : wrapped) {
-                    column.setBatchSize(batch.size);
-                }
-                for (int r = 0; r < batch.size; r++) {
-                    ids.putLong(r, high | (nextRow + r));
-                }
-                nextRow += batch.size;
-                current = new ColumnarBatch(columns, batch.size);
-                at = 0;
+        public boolean next() throws IOException {
+            if (!rows.nextBatch(batch)) {
+                return false;
             }
+            for (OrcColumnVector column : wrapped) {
+                column.setBatchSize(batch.size);
+            }
+            for (int r = 0; r < batch.size; r++) {
+                ids.putLong(r, high | (nextRow + r));
+            }
+            nextRow += batch.size;
+            out.setNumRows(batch.size);
             return true;
         }
 
         @Override
-        public InternalRow next() {
-            if (!hasNext()) {
-                throw new NoSuchElementException();
-            }
-            return current.getRow(at++).copy();
+        public ColumnarBatch get() {
+            return out;
+        }
+
+        @Override
+        public void close() throws IOException {
+            rows.close();
         }
     }
 }
