@@ -3,10 +3,10 @@ of a ``sets`` table, and a captured RDD's records given their ids as they become
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
 from pyroaring import BitMap64
 
 from capture_agent.record.storage.ids import SHIFT
@@ -34,22 +34,15 @@ def id_sets(rows: Sequence[Sequence[Any]], sets: Sequence[bool]) -> list[list[by
 # BitMap64([id]).serialize(), field by field (Roaring's portable 64-bit format): one 32-bit bucket
 # (count, high half), then a 32-bit bitmap of one array container (cookie, count, key and
 # cardinality - 1, offset of its data, the low 16 bits)
-_ONE_ID = np.dtype([("buckets", "<u8"), ("high", "<u4"), ("cookie", "<u4"), ("containers", "<u4"),
-                    ("key", "<u2"), ("cardinality", "<u2"), ("offset", "<u4"), ("low", "<u2")])
+_ONE_ID = "<QIIIHHIH"  # a format, not a struct.Struct: task code travels pickled, and a Struct does not
 _COOKIE = 12346  # SERIAL_COOKIE_NO_RUNCONTAINER
 
 
 def single_sets(ids: Sequence[int]) -> list[bytes]:
-    """``bytes(BitMap64([i]).serialize())`` of each of ``ids`` (ids are not negative), all at once:
-    a 200,000-row collect of an aggregate made each in a microsecond, a quarter of a second."""
-    values = np.fromiter(ids, dtype=np.uint64, count=len(ids))
-    table = np.zeros(len(ids), _ONE_ID)
-    table["buckets"], table["containers"], table["cookie"], table["offset"] = 1, 1, _COOKIE, 16
-    table["high"] = values >> np.uint64(32)
-    table["key"] = (values >> np.uint64(16)) & np.uint64(0xFFFF)
-    table["low"] = values & np.uint64(0xFFFF)
-    data, size = table.tobytes(), _ONE_ID.itemsize
-    return [data[i:i + size] for i in range(0, len(data), size)]
+    """``bytes(BitMap64([i]).serialize())`` of each of ``ids`` (ids are not negative), packed
+    directly: a 200,000-row collect of an aggregate made each through a BitMap64 in a microsecond."""
+    pack, layout = struct.pack, _ONE_ID
+    return [pack(layout, 1, i >> 32, _COOKIE, 1, (i >> 16) & 0xFFFF, 0, 16, i & 0xFFFF) for i in ids]
 
 
 def lineage_writer(target: TableTarget, sets: list[bool]) -> Any:
