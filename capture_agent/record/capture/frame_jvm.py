@@ -87,10 +87,13 @@ def lines_frame(lc: Any, raw: Any, file_of: list[int], file_start: list[bool], s
 ORC_CLASS = "lineage.sql.Orc"
 
 
-def orc_frame(lc: Any, paths: list[str], schema: Any, id_name: str, split_bytes: int) -> Any:
+def orc_frame(lc: Any, paths: list[str], schema: Any, id_name: str, split_bytes: int, name: str,
+              location: str | None) -> Any:
     """A DataFrame of the rows of ORC files (``paths``, in file-index order) with ``schema``'s
     columns and the rows' ids in column ``id_name``, last, read in the JVM
-    (``java/lineage/sql/Orc.java``): id (file index, row number)."""
+    (``java/lineage/sql/Orc.java``): id (file index, row number). ``name``: the table's (a catalog
+    table's, or the folders'); ``location``: the folders read, by commas (None for a catalog
+    table), which the coarse listener records as ORC reads."""
     from pyspark.sql import DataFrame
 
     functions_registered(lc)  # the jar is there, and on the executors
@@ -100,4 +103,5 @@ def orc_frame(lc: Any, paths: list[str], schema: Any, id_name: str, split_bytes:
         files[i] = path
     jschema = lc.spark._jsparkSession.parseDataType(schema.json())
     orc = _new(lc, ORC_CLASS)
-    return DataFrame(orc.frame(lc.spark._jsparkSession, files, jschema, id_name, split_bytes), lc.spark)
+    return DataFrame(orc.frame(lc.spark._jsparkSession, files, jschema, id_name, split_bytes, name, location),
+                     lc.spark)

@@ -67,6 +67,7 @@ def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -
     directory's columns are not)."""
     from pyspark.sql import functions as F
 
+    from capture_agent.record.capture.frame_io import _qualified
     from capture_agent.record.capture.frame_jvm import orc_frame
     from capture_agent.record.capture.inputs import file_status
     from capture_agent.record.storage.sources import orc_rows
@@ -85,7 +86,12 @@ def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -
                                max(1, len(files)))
     column = lc.frames.fresh_column()
     split = sql_splits(lc.spark, ",".join(f["path"] for f in files))[0] if files else 1 << 27
-    read = orc_frame(lc, [f["path"] for f in files], df.schema, column + "_row", split)
+    if op == "read.table":
+        name, location = paths[0], None
+    else:
+        folders = [_qualified(lc, p) or p for p in paths]
+        name, location = ",".join(folders), ",".join(folders)
+    read = orc_frame(lc, [f["path"] for f in files], df.schema, column + "_row", split, name, location)
     # the id made by a Project of its own: what-if replays filter right above it (frame_io.replayed)
     captured = read.select(*[F.col(f"`{n}`") for n in df.columns], F.col(column + "_row").alias(column))
     slot = Slot(point.capture_id, column, False)

@@ -9,6 +9,8 @@ import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.plans.logical.CommandResult;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.execution.QueryExecution;
 import org.apache.spark.sql.execution.command.CreateDataSourceTableAsSelectCommand;
 import org.apache.spark.sql.execution.datasources.FileFormat;
@@ -82,7 +84,16 @@ final class SqlIo {
                 reads.add(new String[] {tableName(rel.catalogTable().get()), "table"});
             }
         } else if (plan instanceof DataSourceV2Relation) {
-            reads.add(new String[] {((DataSourceV2Relation) plan).table().name(), "table"});
+            Table table = ((DataSourceV2Relation) plan).table();
+            String location = table.properties().get(TableCatalog.PROP_LOCATION);
+            if (location == null) {
+                reads.add(new String[] {table.name(), "table"});
+            } else {  // the folders of a table of files (the record agent's ORC reads: several, by commas)
+                String provider = table.properties().getOrDefault(TableCatalog.PROP_PROVIDER, "table");
+                for (String folder : location.split(",")) {
+                    reads.add(new String[] {folder, provider});
+                }
+            }
         } else if (plan instanceof InsertIntoHadoopFsRelationCommand) {
             InsertIntoHadoopFsRelationCommand cmd = (InsertIntoHadoopFsRelationCommand) plan;
             writes.add(new String[] {cmd.outputPath().toString(), formatName(cmd.fileFormat())});

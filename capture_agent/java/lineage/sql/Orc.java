@@ -7,6 +7,7 @@ import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 import org.apache.hadoop.conf.Configuration;
@@ -24,6 +25,7 @@ import org.apache.spark.sql.classic.Dataset$;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -74,14 +76,15 @@ public final class Orc {
      * column named {@code idName}, last: a relation of Spark's data source API, which reads only
      * the columns a query needs and hands Spark column batches ({@link Read}).
      */
-    public Dataset<Row> frame(SparkSession spark, String[] paths, StructType schema, String idName, long splitBytes) {
+    public Dataset<Row> frame(SparkSession spark, String[] paths, StructType schema, String idName, long splitBytes,
+                              String name, String location) {
         Configuration conf = spark.sparkContext().hadoopConfiguration();
         List<Split> splits = new ArrayList<>();
         for (int f = 0; f < paths.length; f++) {
             splits.addAll(splits(conf, f, paths[f], splitBytes));
         }
         Read table = new Read(new SerializableConfiguration(conf), paths, splits,
-            schema.add(idName, DataTypes.LongType, false), idName);
+            schema.add(idName, DataTypes.LongType, false), idName, name, location);
         return Dataset$.MODULE$.ofRows(spark, DataSourceV2Relation$.MODULE$.create(table, Option.empty(), Option.empty()));
     }
 
@@ -120,19 +123,37 @@ public final class Orc {
         private final List<Split> splits;
         private final StructType schema;
         private final String idName;
+        private final String name;
+        private final String location;
         private StructType read;
 
-        Read(SerializableConfiguration conf, String[] paths, List<Split> splits, StructType schema, String idName) {
+        Read(SerializableConfiguration conf, String[] paths, List<Split> splits, StructType schema, String idName,
+             String name, String location) {
             this.conf = conf;
             this.paths = paths;
             this.splits = splits;
             this.schema = schema;
             this.idName = idName;
+            this.name = name;
+            this.location = location;
             this.read = schema;
         }
 
+        /** The catalog table's name, or the folders read; the plan shows it as {@code lineage_orc(...)}. */
         @Override
         public String name() {
+            return name;
+        }
+
+        /** The folders read, if not a catalog table's (the coarse listener records them, format orc). */
+        @Override
+        public Map<String, String> properties() {
+            return location == null ? Map.of() : Map.of(TableCatalog.PROP_LOCATION, location,
+                TableCatalog.PROP_PROVIDER, "orc");
+        }
+
+        @Override
+        public String description() {
             return "lineage_orc(" + paths.length + (paths.length == 1 ? " file)" : " files)");
         }
 
@@ -148,7 +169,7 @@ public final class Orc {
 
         @Override
         public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-            return new Read(conf, paths, splits, schema, idName);
+            return new Read(conf, paths, splits, schema, idName, name, location);
         }
 
         @Override
