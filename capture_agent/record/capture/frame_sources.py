@@ -43,21 +43,34 @@ def source_frame(lc: Any, df: Any, op: str, paths: list[str]) -> CapturedDataFra
     """A captured DataFrame over ``df`` (read from Parquet files only), its rows' ids added."""
     from pyspark.sql import functions as F
 
+    functions_registered(lc)
+    point, files = file_rows_point(lc, df, op, paths, "parquet", parquet_rows)
+    record_id = F.shiftleft(file_index(lc, files).cast("long"), SHIFT) + F.col("_metadata.row_index")
+    column = lc.frames.fresh_column()
+    return sourced(lc, point, df.select("*", record_id.alias(column)), column)
+
+
+def file_rows_point(lc: Any, df: Any, op: str, paths: list[str], fmt: str,
+                    rows_of: Callable[[str], int]) -> tuple[Any, list[dict[str, Any]]]:
+    """The ``input`` point (``file_rows`` layout) of the files ``df`` reads, and its files (path,
+    size, mtime, rows: ``rows_of(path)``); its parents, the earlier captured writes of this run it
+    reads."""
     from capture_agent.record.capture.inputs import file_status
 
-    functions_registered(lc)
     files = []
     for uri in sorted(df.inputFiles()):
         size, mtime = file_status(lc.sc, uri)
-        files.append({"path": uri, "size": size, "mtime": mtime, "rows": parquet_rows(uri)})
-    written = [p for p in lc.store.points.values() if reads_write(files, p)]  # earlier writes of this run
-    point = lc.store.new_point("input", op, FileRows(paths=paths, files=files), written, max(1, len(files)))
-    record_id = F.shiftleft(file_index(lc, files).cast("long"), SHIFT) + F.col("_metadata.row_index")
-    column = lc.frames.fresh_column()
-    captured = df.select("*", record_id.alias(column))
+        files.append({"path": uri, "size": size, "mtime": mtime, "rows": rows_of(uri)})
+    written = [p for p in lc.store.points.values() if reads_write(files, p)]
+    layout = FileRows(format=fmt, paths=paths, files=files)
+    return lc.store.new_point("input", op, layout, written, max(1, len(files))), files
+
+
+def sourced(lc: Any, point: Any, df: Any, column: str) -> CapturedDataFrame:
+    """``df`` as the captured DataFrame of source ``point``, whose ids it holds in ``column``."""
     slot = Slot(point.capture_id, column, False)
     lc.frames.source_slots.append(slot)
-    return CapturedDataFrame(lc, captured, (slot,), "copy", point=point.capture_id)
+    return CapturedDataFrame(lc, df, (slot,), "copy", point=point.capture_id)
 
 
 def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -> CapturedDataFrame:
@@ -69,21 +82,18 @@ def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -
 
     from capture_agent.record.capture.frame_io import _qualified
     from capture_agent.record.capture.frame_jvm import orc_frame
-    from capture_agent.record.capture.inputs import file_status
     from capture_agent.record.storage.sources import orc_rows
 
-    files = []
-    for uri in sorted(df.inputFiles()):
-        size, mtime = file_status(lc.sc, uri)
+    def checked_rows(uri: str) -> int:
         rows, names = orc_rows(uri)
-        missing = [f.name for f in df.schema.fields if f.name.lower() not in {n.lower() for n in names}]
+        present = {n.lower() for n in names}
+        missing = [f.name for f in df.schema.fields if f.name.lower() not in present]
         if missing:
             raise UnsupportedOperation(f"{op} of columns that are not in the ORC files ({', '.join(missing)})",
                                        "read the files without partition directories")
-        files.append({"path": uri, "size": size, "mtime": mtime, "rows": rows})
-    written = [p for p in lc.store.points.values() if reads_write(files, p)]
-    point = lc.store.new_point("input", op, FileRows(format="orc", paths=paths, files=files), written,
-                               max(1, len(files)))
+        return rows
+
+    point, files = file_rows_point(lc, df, op, paths, "orc", checked_rows)
     column = lc.frames.fresh_column()
     split = sql_splits(lc.spark, ",".join(f["path"] for f in files))[0] if files else 1 << 27
     if op == "read.table":
@@ -93,10 +103,8 @@ def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -
         name, location = ",".join(folders), ",".join(folders)
     read = orc_frame(lc, [f["path"] for f in files], df.schema, column + "_row", split, name, location)
     # the id made by a Project of its own: what-if replays filter right above it (frame_io.replayed)
-    captured = read.select(*[F.col(f"`{n}`") for n in df.columns], F.col(column + "_row").alias(column))
-    slot = Slot(point.capture_id, column, False)
-    lc.frames.source_slots.append(slot)
-    return CapturedDataFrame(lc, captured, (slot,), "copy", point=point.capture_id)
+    return sourced(lc, point, read.select(*[F.col(f"`{n}`") for n in df.columns],
+                                          F.col(column + "_row").alias(column)), column)
 
 
 def file_index(lc: Any, files: list[dict[str, Any]]) -> Any:
@@ -153,10 +161,7 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any], 
     df = lines_frame(lc, source.raw, [s[0] for s in source.splits], [s[1] == 0 for s in source.splits],
                      fmt != "text", header)
     column = lc.frames.fresh_column()
-    slot = Slot(point.capture_id, column, False)
-    lc.frames.source_slots.append(slot)
-    parsed = parse(df.select("value", F.col("id").alias(column)), column)
-    return CapturedDataFrame(lc, parsed, (slot,), "copy", point=point.capture_id)
+    return sourced(lc, point, parse(df.select("value", F.col("id").alias(column)), column), column)
 
 
 def sql_splits(spark: Any, path: str) -> tuple[int, int]:

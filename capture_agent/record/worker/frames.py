@@ -23,11 +23,8 @@ def id_sets(rows: Sequence[Sequence[Any]], sets: Sequence[bool]) -> list[list[by
     for k, is_set in enumerate(sets):
         if is_set:
             out.append([EMPTY if row[k] is None else bytes(row[k]) for row in rows])
-            continue
-        # an id column holding nulls reaches pandas as floats: ids are ints
-        ids = [None if row[k] is None else int(row[k]) for row in rows]
-        serialized = iter(single_sets([i for i in ids if i is not None]))
-        out.append([EMPTY if i is None else next(serialized) for i in ids])
+        else:  # an id column holding nulls reaches pandas as floats: ids are ints
+            out.append([EMPTY if row[k] is None else one_id_set(int(row[k])) for row in rows])
     return out
 
 
@@ -38,11 +35,10 @@ _ONE_ID = "<QIIIHHIH"  # a format, not a struct.Struct: task code travels pickle
 _COOKIE = 12346  # SERIAL_COOKIE_NO_RUNCONTAINER
 
 
-def single_sets(ids: Sequence[int]) -> list[bytes]:
-    """``bytes(BitMap64([i]).serialize())`` of each of ``ids`` (ids are not negative), packed
-    directly: a 200,000-row collect of an aggregate made each through a BitMap64 in a microsecond."""
-    pack, layout = struct.pack, _ONE_ID
-    return [pack(layout, 1, i >> 32, _COOKIE, 1, (i >> 16) & 0xFFFF, 0, 16, i & 0xFFFF) for i in ids]
+def one_id_set(i: int) -> bytes:
+    """``bytes(BitMap64([i]).serialize())`` (``i`` not negative), packed directly: a 200,000-row
+    collect of an aggregate made each through a BitMap64 in a microsecond."""
+    return struct.pack(_ONE_ID, 1, i >> 32, _COOKIE, 1, (i >> 16) & 0xFFFF, 0, 16, i & 0xFFFF)
 
 
 def lineage_writer(target: TableTarget, sets: list[bool]) -> Any:

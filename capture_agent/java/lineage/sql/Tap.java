@@ -40,8 +40,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * group: while the task has seen at most {@link #FEW} groups, an append to the group's own list;
  * past that, a row costs two appends to flat arrays (no lookup, which a task of many groups would
  * pay in cache misses), sorted by group once, at the end, in buckets of the group's top bits
- * ({@link Pairs}).
- * When the task ends well it writes them as one Parquet table, {@code
+ * ({@link Pairs}). When the task ends well it writes them as one Parquet table, {@code
  * <dir>/part-<partition>.parquet}: rows (out_id: the group, in_ids_0, in_ids_1...: the ids of each
  * source), sorted by group (the ``frame_groups`` layout of the record engine). A source's ids are a
  * list (sorted) when the task's groups hold fewer than {@link #SET_IDS} rows each on average, else

@@ -439,22 +439,26 @@ class FileLines(InputLayout):
 def parquet_rows_at(uri: str, rows: list[int]) -> list[Any]:
     """Rows (pyspark Rows) at the given row indexes of one Parquet file, in that order."""
     import pyarrow.parquet as pq
-    from pyspark.sql.types import _create_row
 
     from capture_agent.record.storage.sources import open_source
 
     with open_source(uri) as f:
-        table = take_rows(pq.ParquetFile(f), None, rows)
+        return _rows_of(take_rows(pq.ParquetFile(f), None, rows))
+
+
+def _rows_of(table: Any) -> list[Any]:
+    """An Arrow table's rows as pyspark Rows."""
+    from pyspark.sql.types import _create_row
+
     names = table.column_names
     columns = [table.column(n).to_pylist() for n in names]
-    return [_create_row(names, [column[k] for column in columns]) for k in range(len(rows))]
+    return [_create_row(names, [column[k] for column in columns]) for k in range(table.num_rows)]
 
 
 def orc_rows_at(uri: str, rows: list[int]) -> list[Any]:
     """Rows (pyspark Rows) at the given row numbers of one ORC file, in that order."""
     import pyarrow as pa
     import pyarrow.orc as po
-    from pyspark.sql.types import _create_row
 
     from capture_agent.record.storage.sources import open_source
 
@@ -463,9 +467,7 @@ def orc_rows_at(uri: str, rows: list[int]) -> list[Any]:
     for i, column in enumerate(table.schema):  # ORC's nanoseconds: Python's datetime, as Spark's rows
         if pa.types.is_timestamp(column.type) and column.type.unit == "ns":
             table = table.set_column(i, column.name, table.column(i).cast(pa.timestamp("us", column.type.tz)))
-    names = table.column_names
-    columns = [table.column(n).to_pylist() for n in names]
-    return [_create_row(names, [column[k] for column in columns]) for k in range(len(rows))]
+    return _rows_of(table)
 
 
 def _written_files(write: CapturePoint) -> dict[str, dict[str, Any]]:
