@@ -124,6 +124,9 @@ class Compiler:
             rdd = branch.head.rdd.mapPartitionsWithIndex(fn)
             if tail.shuffle is not None:
                 rdd._bypass_serializer = True  # type: ignore[attr-defined]
+                # its JVM RDD now, which makes its deserializer PySpark's no-op one: a union of map
+                # sides (a join of a union) whose deserializers differed would pickle the blocks again
+                rdd._jrdd  # noqa: B018
             rdds.append(rdd)
         if len(rdds) == 1:
             return rdds[0]

@@ -164,3 +164,29 @@ def test_self_join_traces_both_uses_of_one_input(lc, sc, tables):
     assert pairs.collect() == plain.join(plain).filter(lambda kv: kv[1][0] < kv[1][1]).collect()
     lin = pairs.getLineage().filter(lambda kv: kv[1] == ("o1", "o3"))
     assert as_local(lin.goBackAll().positions()) == positions_of(orders_path, lambda s: s[:2] in ("o1", "o3"))
+
+
+def test_join_of_a_union_traces_each_output_to_its_rows(lc, sc, tables, write_text):
+    """A join whose side is a union (two map sides of a union's branches, one of the other side):
+    PySpark's results, and each output traces back to the row of each side it pairs, forward too."""
+    users_path, orders_path = tables
+    more_path = write_text("more_users.csv", ["u9,zed", "u1,alicia"])
+    users, orders = keyed(lc, *tables)
+    more = lc.textFile(more_path, 1).map(lambda s: s.split(",")).map(lambda f: (f[0], f[1]))
+    joined = users.union(more).join(orders)
+    plain_users, plain_orders = plain_keyed(sc, *tables)
+    plain_more = sc.textFile(more_path, 1).map(lambda s: s.split(",")).map(lambda f: (f[0], f[1]))
+    results = joined.collect()
+    assert sorted(results) == sorted(plain_users.union(plain_more).join(plain_orders).collect())
+    assert ("u9", ("zed", 1)) in results and ("u1", ("alicia", 10)) in results
+    lin = joined.getLineage()
+    for record_id, (key, (name, amount)) in zip(lin.ids(), results, strict=True):
+        traced = sides(lc.lineage(lin.points()[0], [record_id]))
+        user_file = "more_users.csv" if name in ("zed", "alicia") else "users.csv"
+        path = more_path if user_file == "more_users.csv" else users_path
+        assert traced == {user_file: {o for o, line in lines_with_offsets(path) if line == f"{key},{name}"},
+                          "orders.csv": {o for o, line in lines_with_offsets(orders_path)
+                                         if line.split(",")[1:] == [key, str(amount)]}}, (key, name, amount)
+    src = lin.goBackAll().split()
+    zed = [src[c] for c in src if "more_users" in lc.store.point(c).layout.source][0].filter(lambda s: s == "u9,zed")
+    assert zed.goNextAll().collect() == [("u9", ("zed", 1))]

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.spark
          n_right=1, doomed={1})
 @example(left=[(0, 1), (1, 2)], right=[(0, 5), (1, 6)], ops=["join", "reduceByKey"], n_left=1, n_right=2,
          doomed={0})
+@example(left=[(0, 0)], right=[], ops=["union", "join"], n_left=1, n_right=1, doomed={0})  # a join of a union
 def test_random_pipelines_what_if_like_the_interpreter_on_what_remains(lc: Any, left: list[tuple[int, int]],
                                                                       right: list[tuple[int, int]], ops: list[str],
                                                                       n_left: int, n_right: int,
