@@ -1,6 +1,7 @@
 """The agent's JVM functions for captured DataFrames (``java/lineage/sql``), registered with the
 session: the id-set functions once (``IdSets``: lineage_ids, lineage_union, lineage_set,
-lineage_or, lineage_keep), the tap of each captured aggregate (``Tap``), and the readers of
+lineage_or, lineage_keep) and the planning strategy that reads a scan's ``_metadata`` flat
+(``FlatMetadata``), the tap of each captured aggregate (``Tap``), and the readers of
 text lines (``Lines``) and of ORC rows (``Orc``) with their ids."""
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from typing import Any
 from capture_agent.record.errors import LineageError
 
 ID_SETS_CLASS = "lineage.sql.IdSets"
+FLAT_METADATA_CLASS = "lineage.sql.FlatMetadata"
 
 
 def functions_registered(lc: Any) -> None:
-    """Registers the JVM id-set functions (``lineage.sql.IdSets``) with the session, once, and
-    ships the jar to the executors."""
+    """Registers the JVM id-set functions (``lineage.sql.IdSets``) with the session, once, ships
+    the jar to the executors, and plans file scans with ``_metadata`` read flat
+    (``lineage.sql.FlatMetadata``: a source's ids without a struct of boxed longs a row)."""
     from capture_agent.listener import ensure_jar
 
     spark = lc.spark
@@ -28,6 +31,7 @@ def functions_registered(lc: Any) -> None:
     instance = _new(lc, ID_SETS_CLASS)
     lc.sc._jsc.sc().addJar(str(jar))
     instance.register(spark._jsparkSession)
+    _new(lc, FLAT_METADATA_CLASS).install(spark._jsparkSession)
     spark.__dict__["_lineage_id_sets"] = True
 
 
