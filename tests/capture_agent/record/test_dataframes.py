@@ -613,3 +613,30 @@ def test_collect_gives_pyspark_rows_of_every_type(lc: Any, spark: Any, tmp_path:
     per_n = job(lc.read.parquet(path)).groupBy("st").agg(F.count("*").alias("c"))
     assert sorted(repr((r.st and r.st.asDict(), r.c)) for r in per_n.collect()) == \
         sorted([repr(({"a": "x", "b": None}, 1)), repr((None, 1))])
+
+
+def test_large_groups_fold_their_ids_into_bitmaps(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A group of a task's first 256 folds its ids into bitmaps 16,384 at a time (``Tap.Folded``):
+    a task of three large groups (its table holds bitmaps), a large group among 200 one-row groups
+    (lists), and a large group before 300 more (the task passes 256 groups), traced both ways."""
+    from pyspark.sql import functions as F
+
+    n = 60_000
+    cases = {"three": F.col("id") % 3,
+             "skewed": F.when(F.col("id") < n - 200, 0).otherwise(F.col("id") - (n - 201)),
+             "past_few": F.when(F.col("id") < n - 300, 0).otherwise(F.col("id") - (n - 301))}
+    oracles = {"three": lambda i: i % 3, "skewed": lambda i: 0 if i < n - 200 else i - (n - 201),
+               "past_few": lambda i: 0 if i < n - 300 else i - (n - 301)}
+    for name, group in cases.items():
+        path = str(tmp_path / name)
+        spark.range(n).select(F.col("id").alias("n"), group.alias("g")).coalesce(1).write.parquet(path)
+        source = lc.read.parquet(path)
+        frame = source.groupBy("g").agg(F.count("*").alias("c"))
+        of = oracles[name]
+        counts = Counter(of(i) for i in range(n))
+        assert sorted(map(tuple, frame.collect())) == sorted(counts.items()), name
+        for g in (0, 1, max(counts)):
+            assert back(frame, where("g", g)) == rows([(i, g) for i in range(n) if of(i) == g]), (name, g)
+        for i in (7, n - 1):
+            assert [tuple(r) for r in source.getLineage().filter(where("n", i)).goNextAll().collect()] == \
+                [(of(i), counts[of(i)])], (name, i)

@@ -8,6 +8,9 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.util.Arrays;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.TreeMap;
 
 import org.apache.spark.sql.Encoder;
 import org.apache.spark.sql.Encoders;
@@ -88,28 +91,32 @@ public final class IdSets {
      * are those of {@link #write} of the same ids.
      */
     static byte[] sorted(long[] list, int from, int to) {
+        TreeMap<Long, RoaringBitmap> parts = new TreeMap<>();
+        int k = from;
+        while (k < to) {
+            long high = list[k] >>> 32;
+            RoaringBitmapWriter<RoaringBitmap> part = RoaringBitmapWriter.writer().get();
+            for (; k < to && (list[k] >>> 32) == high; k++) {
+                if (k == from || list[k] != list[k - 1]) {  // an id twice: once
+                    part.add((int) list[k]);
+                }
+            }
+            parts.put(high, part.get());
+        }
+        return portable(parts);
+    }
+
+    /** The set of the Roaring bitmaps of {@code parts} (by the ids' top 32 bits, each at least 0) in
+     * the portable 64-bit format: their count, then each one's top half and its bitmap. */
+    static byte[] portable(NavigableMap<Long, RoaringBitmap> parts) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         DataOutputStream out = new DataOutputStream(bytes);
         try {
-            int parts = 0;
-            for (int k = from; k < to; k++) {
-                if (k == from || (list[k] >>> 32) != (list[k - 1] >>> 32)) {
-                    parts++;
-                }
-            }
-            out.writeLong(Long.reverseBytes(parts));
-            int k = from;
-            while (k < to) {
-                long high = list[k] >>> 32;
-                RoaringBitmapWriter<RoaringBitmap> part = RoaringBitmapWriter.writer().get();
-                for (; k < to && (list[k] >>> 32) == high; k++) {
-                    if (k == from || list[k] != list[k - 1]) {  // an id twice: once
-                        part.add((int) list[k]);
-                    }
-                }
-                RoaringBitmap set = part.get();
+            out.writeLong(Long.reverseBytes(parts.size()));
+            for (Map.Entry<Long, RoaringBitmap> part : parts.entrySet()) {
+                RoaringBitmap set = part.getValue();
                 set.runOptimize();
-                out.writeInt(Integer.reverseBytes((int) high));
+                out.writeInt(Integer.reverseBytes((int) (long) part.getKey()));
                 set.serialize(out);
             }
             out.flush();

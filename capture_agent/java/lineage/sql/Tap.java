@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.LongBinaryOperator;
 
 import org.apache.hadoop.conf.Configuration;
@@ -30,6 +32,8 @@ import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.ObjectType;
+import org.roaringbitmap.PeekableIntIterator;
+import org.roaringbitmap.RoaringBitmap;
 
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -63,6 +67,8 @@ public final class Tap implements Serializable {
     static final int BUCKET = 512;
     /** Groups a task keeps apart as rows come (see {@link Pairs}). */
     static final int FEW = 256;
+    /** Ids of a group of {@link Few} (of one source) folded into bitmaps at once ({@link Folded}). */
+    static final int CHUNK = 1 << 14;
     /** A job with this local property "true" (a what-if replay) runs the taps without writing. */
     public static final String OFF = "lineage.taps.off";
 
@@ -270,7 +276,7 @@ public final class Tap implements Serializable {
                     for (int s = 0; s < sources; s++) {
                         Arrays.sort(few.lists[g][s], 0, few.sizes[g][s]);
                     }
-                    rows.add(new Group(few.keys[g], few.lists[g], new int[sources], few.sizes[g]));
+                    rows.add(new Group(few.keys[g], few.lists[g], new int[sources], few.sizes[g], few.folded[g]));
                 }
                 return rows;
             }
@@ -288,7 +294,7 @@ public final class Tap implements Serializable {
                     from[s] = start;
                     to[s] = end;
                 }
-                rows.add(new Group(groups[start], ids, from, to));
+                rows.add(new Group(groups[start], ids, from, to, null));
                 start = end;
             }
             return rows;
@@ -419,6 +425,8 @@ public final class Tap implements Serializable {
         final long[] keys = new long[FEW];
         final long[][][] lists = new long[FEW][][];
         final int[][] sizes = new int[FEW][];
+        /** Each source's ids of a group folded into bitmaps so far, a {@link #CHUNK} at a time (or null). */
+        final Folded[][] folded = new Folded[FEW][];
         int count;
         long rows;
         private final int[] table = new int[SLOTS];
@@ -459,6 +467,16 @@ public final class Tap implements Serializable {
             }
             lists[g][s][n] = id;
             sizes[g][s] = n + 1;
+            if (n + 1 == CHUNK) {  // a large group: its list folded into bitmaps, and begun again
+                if (folded[g] == null) {
+                    folded[g] = new Folded[sources];
+                }
+                if (folded[g][s] == null) {
+                    folded[g][s] = new Folded();
+                }
+                folded[g][s].add(lists[g][s], 0, CHUNK);
+                sizes[g][s] = 0;
+            }
         }
 
         /** The group's index, a new one if there is room (else -1). */
@@ -487,8 +505,9 @@ public final class Tap implements Serializable {
             for (int g = 0; g < count; g++) {
                 boolean none = true;
                 for (int s = 0; s < sources; s++) {
-                    for (int k = 0; k < sizes[g][s]; k++) {
-                        long id = lists[g][s][k];
+                    long[] ids = folded[g] != null && folded[g][s] != null
+                            ? folded[g][s].all(lists[g][s], 0, sizes[g][s]) : Arrays.copyOf(lists[g][s], sizes[g][s]);
+                    for (long id : ids) {
                         pairs.append(keys[g], s == 0 ? id : -1L, s == 1 ? id : -1L, s == 2 ? id : -1L);
                         none = false;
                     }
@@ -500,18 +519,73 @@ public final class Tap implements Serializable {
         }
     }
 
-    /** A row of the table: the group, and each source's ids, {@code lists[s][from[s], to[s])}. */
+    /**
+     * The ids of a large group of {@link Few} (of one source), folded into Roaring bitmaps by their
+     * top 32 bits a chunk at a time as they come: a task of a few large groups (a report by flag or
+     * by month) neither grows nor sorts a list of all its rows, and builds each group's bitmap from
+     * ids still in cache.
+     */
+    static final class Folded {
+        private final TreeMap<Long, RoaringBitmap> parts = new TreeMap<>();
+        private int[] lows = new int[0];
+
+        /** Adds {@code ids[from, to)} (each at least 0, in any order; a run of one top half at once). */
+        void add(long[] ids, int from, int to) {
+            if (lows.length < to - from) {
+                lows = new int[to - from];
+            }
+            int k = from;
+            while (k < to) {
+                long high = ids[k] >>> 32;
+                int m = 0;
+                for (; k < to && (ids[k] >>> 32) == high; k++) {
+                    lows[m++] = (int) ids[k];
+                }
+                parts.computeIfAbsent(high, h -> new RoaringBitmap()).addN(lows, 0, m);
+            }
+        }
+
+        /** With {@code ids[from, to)} added: the set, in the portable 64-bit format. */
+        byte[] bytes(long[] ids, int from, int to) {
+            add(ids, from, to);
+            return IdSets.portable(parts);
+        }
+
+        /** With {@code ids[from, to)} added: every id, sorted, each once. */
+        long[] all(long[] ids, int from, int to) {
+            add(ids, from, to);
+            long n = 0;
+            for (RoaringBitmap part : parts.values()) {
+                n += part.getLongCardinality();
+            }
+            long[] out = new long[Math.toIntExact(n)];
+            int i = 0;
+            for (Map.Entry<Long, RoaringBitmap> part : parts.entrySet()) {
+                long high = part.getKey() << 32;
+                PeekableIntIterator it = part.getValue().getIntIterator();
+                while (it.hasNext()) {
+                    out[i++] = high | Integer.toUnsignedLong(it.next());
+                }
+            }
+            return out;
+        }
+    }
+
+    /** A row of the table: the group, and each source's ids, {@code lists[s][from[s], to[s])}
+     * (sorted) with those of {@code folded[s]} where that is not null. */
     static final class Group {
         final long group;
         final long[][] lists;
         final int[] from;
         final int[] to;
+        final Folded[] folded;
 
-        Group(long group, long[][] lists, int[] from, int[] to) {
+        Group(long group, long[][] lists, int[] from, int[] to, Folded[] folded) {
             this.group = group;
             this.lists = lists;
             this.from = from;
             this.to = to;
+            this.folded = folded;
         }
 
         void write(RecordConsumer out, int sources, boolean sets) {
@@ -522,17 +596,25 @@ public final class Tap implements Serializable {
             for (int s = 0; s < sources; s++) {
                 long[] list = lists[s];
                 int k = from[s];
-                while (k < to[s] && list[k] < 0) {
+                int end = to[s];
+                while (k < end && list[k] < 0) {
                     k++;
                 }
-                if (k < to[s]) {
+                Folded f = folded == null ? null : folded[s];
+                if (k < end || f != null) {
                     String name = "in_ids_" + s;
                     out.startField(name, s + 1);
                     if (sets) {
-                        out.addBinary(Binary.fromConstantByteArray(IdSets.sorted(list, k, to[s])));
+                        byte[] set = f == null ? IdSets.sorted(list, k, end) : f.bytes(list, k, end);
+                        out.addBinary(Binary.fromConstantByteArray(set));
                     } else {
+                        if (f != null) {
+                            list = f.all(list, k, end);
+                            k = 0;
+                            end = list.length;
+                        }
                         long last = -1;
-                        for (; k < to[s]; k++) {
+                        for (; k < end; k++) {
                             if (list[k] != last) {  // an id twice in one group (a row read twice): once
                                 out.addLong(list[k]);
                                 last = list[k];
