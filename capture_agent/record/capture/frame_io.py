@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from capture_agent.record.capture.frame_jvm import saved_plan
 from capture_agent.record.capture.outputs import OutputRun, store_values
 from capture_agent.record.errors import UnsupportedOperation
+from capture_agent.record.query.frame_replay import replay_rows
 from capture_agent.record.storage.layouts import FrameWrite
 from capture_agent.record.storage.layouts.shuffled import write_sets_per_parent
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.worker.frames import id_sets, lineage_writer
-
-TAPS_OFF = "lineage.taps.off"  # Tap.OFF: a job's aggregates write no tables (a replay)
 
 # ``frame``: a ``frames.CapturedDataFrame`` (its plain frame ``_df``, its ``_slots`` of hidden
 # columns, its ``_layout()``); typed Any so that this module does not import that one.
@@ -117,6 +117,7 @@ def record(frame: Any, op: str, values: list[Any], sets: list[list[bytes]]) -> C
     ids = list(range(len(values)))  # partition 0: ids are positions
     store_values(lc.store.fs, point, ids, values)
     lc.outputs[point.capture_id] = OutputRun(point, values, ids, frame_redo=lambda deleted: replayed(frame, deleted))
+    kept(frame, point)
     frame._point = point.capture_id
     lc.after_action(point)
     return point
@@ -150,6 +151,7 @@ def written(frame: Any, write: Any, destination: Any) -> Any:
         if not was_cached:
             full.unpersist()
     lc.outputs[point.capture_id] = OutputRun(point, None, [], frame_redo=lambda deleted: replayed(frame, deleted))
+    kept(frame, point)
     frame._point = point.capture_id
     lc.after_action(point)
     return result
@@ -158,75 +160,34 @@ def written(frame: Any, write: Any, destination: Any) -> Any:
 def replayed(frame: Any, deleted: dict[str, Any]) -> list[Any]:
     """The frame's rows computed again without ``deleted`` ({source capture id: ids}): the frame's
     own analyzed plan, with ``WHERE lineage_keep('<deleted ids>', id)`` put right above each
-    source where its ids are made (``java/lineage/sql/Kept.java``), run again. Captured queries
-    pay nothing for this; a cache the frame reads is not used where the plan changed.
+    source where its ids are made (``query.frame_replay``), run again. Captured queries pay
+    nothing for this; a cache the frame reads is not used where the plan changed.
 
     Raises:
         ReplayNotPossible: a deleted record is not one of a source the frame reads (Parquet, ORC,
             text, CSV, JSON Lines, createDataFrame of local data): RDD records reach a frame
             through the RDD engine.
     """
-    import base64
+    lc = frame._lc
+    return replay_rows(lc.spark, frame._df._jdf.queryExecution().analyzed(), source_columns(lc, frame), frame.columns,
+                       deleted)
 
-    from pyspark.sql import DataFrame
 
-    from capture_agent.record.errors import ReplayNotPossible
+def source_columns(lc: Any, frame: Any) -> dict[str, str]:
+    """The hidden column where each file source (or createDataFrame) the frame reads made its ids
+    (the sources' own frames' slots, through the aggregates' points between)."""
     from capture_agent.record.storage.layouts import FileLines, FileRows
 
-    lc = frame._lc
-    filters: dict[str, str] = {}  # hidden column -> deleted ids (base64)
-    columns = {s.source: s.column for s in _source_slots(lc, frame)}
-    for source, ids in deleted.items():
-        if not ids:
-            continue
-        if not isinstance(lc.store.point(source).layout, (FileRows, FileLines)) or source not in columns:
-            raise ReplayNotPossible(f"records of {source} cannot be left out of a DataFrame replay: only rows of "
-                                    "the file sources and createDataFrame the frame reads can")
-        ids.run_optimize()
-        filters[columns[source]] = base64.b64encode(bytes(ids.serialize())).decode("ascii")
-    jvm = lc.sc._jvm
-    plan = _filtered(jvm, frame._df._jdf.queryExecution().analyzed(), filters)
-    names = frame.columns
-    jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(lc.spark._jsparkSession, plan)
-    lc.sc.setLocalProperty(TAPS_OFF, "true")  # the aggregates' taps run without writing their tables
-    try:
-        return list(DataFrame(jdf, lc.spark).select(*[f"`{n}`" for n in names]).collect())
-    finally:
-        lc.sc.setLocalProperty(TAPS_OFF, None)
-
-
-def _source_slots(lc: Any, frame: Any) -> list[Any]:
-    """The slots where the frame's sources made their ids (the sources' own frames' slots),
-    through the aggregates' points between."""
     read = set().union(*[lc.store.ancestors(slot.source) for slot in frame._slots])
-    return [s for s in lc.frames.source_slots if s.source in read]
+    return {s.source: s.column for s in lc.frames.source_slots
+            if s.source in read and isinstance(lc.store.point(s.source).layout, (FileRows, FileLines))}
 
 
-def _filtered(jvm: Any, node: Any, filters: dict[str, str]) -> Any:
-    """``node`` with a ``lineage_keep`` filter above each Project that makes a hidden column of
-    ``filters``."""
-    logical = jvm.org.apache.spark.sql.catalyst.plans.logical
-    children = node.children()
-    if children.size():
-        rebuilt = jvm.java.util.ArrayList()
-        for i in range(children.size()):
-            rebuilt.add(_filtered(jvm, children.apply(i), filters))
-        node = node.withNewChildren(jvm.scala.jdk.javaapi.CollectionConverters.asScala(rebuilt).toSeq())
-    if node.getClass().getSimpleName() != "Project":
-        return node
-    made = node.projectList()
-    for i in range(made.size()):
-        expr = made.apply(i)
-        if expr.getClass().getSimpleName() == "Alias" and str(expr.name()) in filters:
-            args = jvm.java.util.ArrayList()
-            args.add(jvm.org.apache.spark.sql.catalyst.expressions.Literal.create(
-                filters[str(expr.name())], jvm.org.apache.spark.sql.types.DataTypes.StringType))
-            args.add(expr.toAttribute())
-            functions = getattr(getattr(jvm.org.apache.spark.sql.catalyst.analysis, "UnresolvedFunction$"), "MODULE$")
-            keep = functions.apply("lineage_keep", jvm.scala.jdk.javaapi.CollectionConverters.asScala(args).toSeq(),
-                                   False)
-            node = logical.Filter(keep, node)
-    return node
+def kept(frame: Any, point: CapturePoint) -> None:
+    """Keeps the frame's analyzed plan in the run's folder for replays elsewhere (``capture.kept``)."""
+    lc = frame._lc
+    lc.kept.keep_frame(point.capture_id, lambda: saved_plan(lc, frame._df._jdf.queryExecution().analyzed()),
+                       source_columns(lc, frame), frame.columns)
 
 
 def _qualified(lc: Any, path: Any) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from capture_agent.record.errors import LineageError
+from capture_agent.record.query.frame_replay import plans_loaded_by
 
 ID_SETS_CLASS = "lineage.sql.IdSets"
 FLAT_METADATA_CLASS = "lineage.sql.FlatMetadata"
@@ -109,3 +110,33 @@ def orc_frame(lc: Any, paths: list[str], schema: Any, id_name: str, split_bytes:
     orc = _new(lc, ORC_CLASS)
     return DataFrame(orc.frame(lc.spark._jsparkSession, files, jschema, id_name, split_bytes, name, location),
                      lc.spark)
+
+
+KEPT_PLAN_CLASS = "lineage.sql.KeptPlan"
+
+
+def saved_plan(lc: Any, plan: Any) -> bytes:
+    """``plan`` (an analyzed LogicalPlan of ``lc``'s session) as ``KeptPlan``'s bytes
+    (``java/lineage/sql/KeptPlan.java``).
+
+    Raises:
+        py4j's Py4JJavaError: a part of the plan cannot be kept (java.io.NotSerializableException
+            says which).
+    """
+    return bytes(_new(lc, KEPT_PLAN_CLASS).save(plan))
+
+
+def load_plan(sc: Any, spark: Any, data: bytes) -> Any:
+    """The analyzed plan ``saved_plan`` kept, made for ``spark`` (its file listings, Hadoop
+    settings and Python UDFs this process's: UDFs run by ``sc``'s Python), with the id-set
+    functions registered (a replay's filters call lineage_keep)."""
+    from types import SimpleNamespace
+
+    from capture_agent.config import load_settings
+
+    context = SimpleNamespace(sc=sc, spark=spark, settings=load_settings({}))
+    functions_registered(context)
+    return _new(context, KEPT_PLAN_CLASS).load(spark._jsparkSession, data, sc._javaAccumulator, sc.pythonExec)
+
+
+plans_loaded_by(load_plan)

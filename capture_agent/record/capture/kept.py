@@ -18,8 +18,9 @@ listed under ``not_kept`` with the reason, which a replay of it reports.
 | ``version`` | 1 |
 | ``nodes`` | {seq: {"op", "partitions", "input", "combiner", "reducer", "recipe": {...}}} (below) |
 | ``outputs`` | {output capture id: {"node": seq, "redo": {"method", "args", "shape", "side_effects"}}} |
+| ``frames`` | {output capture id: {"plan": digest, "columns": {source capture id: hidden column}, "names": [...]}} |
 | ``not_kept`` | {output capture id: why it cannot be replayed from the folder} |
-| ``functions`` | {digest: size in bytes} of the pickled files |
+| ``functions`` | {digest: size in bytes} of the pickled files and kept plans |
 
 A source names its capture point (``input``), a combine its map side's (``combiner``, whose kept
 aggregates a what-if reads in place of the input: ``query.selective``) and its reduce side's
@@ -28,6 +29,12 @@ A recipe is ``{"on", "method", "args", "kwargs", "attr"}``, ``on`` being ``{"ref
 ``"sc"`` or ``"read"``. An argument is ``{"value": JSON}``, ``{"ref": seq}`` (another node's
 plain RDD), ``{"name": "module:qualname"}`` or ``{"pickled": digest}``. A parallelized
 collection's recipe is ``sc.slices(<pickled worker.functions.Slices>, n)``.
+
+A captured DataFrame's output keeps its analyzed plan instead (``frames``), in
+``<run>/job/<sha256>.plan`` (``query.frame_replay.saved_plan``), with the hidden column where each
+file source makes its ids and the output's column names; a plan that reads what cannot be made
+again in another process (ORC, text, CSV and JSON sources, which the agent's own readers read; an
+RDD turned into a DataFrame) is listed under ``not_kept``.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import hashlib
 import importlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from capture_agent.record.capture.plan import CombineNode, Node
@@ -90,6 +98,7 @@ class KeptJob:
         self.nodes: dict[str, dict[str, Any]] = {}
         self.outputs: dict[str, dict[str, Any]] = {}
         self.not_kept: dict[str, str] = {}
+        self.frames: dict[str, dict[str, Any]] = {}
         self.functions: dict[str, int] = {}  # written, digest -> bytes
         self._digests: dict[int, tuple[Any, str]] = {}  # id(obj) -> (obj, digest): pickled once
         self._folder = store.fs.join(store.run_dir, FOLDER)
@@ -112,6 +121,38 @@ class KeptJob:
         except Exception as exc:  # noqa: BLE001 - never the job's failure: the output is just not replayable
             log.warning("lineage: cannot keep the job's functions for %s: %s: %s", capture_id, type(exc).__name__,
                         exc)
+
+    def keep_frame(self, capture_id: str, plan: Callable[[], bytes], columns: dict[str, str],
+                   names: list[str]) -> None:
+        """Keeps what replays the DataFrame output ``capture_id``: ``plan()``'s bytes, the hidden
+        ``columns`` of its sources, its column ``names``. Never raises."""
+        from capture_agent.record.query.frame_replay import not_kept_reason
+
+        if self.max_bytes <= 0:
+            return
+        try:
+            try:
+                data = plan()
+            except Exception as exc:  # noqa: BLE001 - py4j's error: the plan reads what cannot be kept
+                raise NotKeepable(not_kept_reason(exc)) from None
+            digest = hashlib.sha256(data).hexdigest()
+            size = self.kept_bytes + (0 if digest in self.functions else len(data))
+            if size > self.max_bytes:
+                raise NotKeepable(f"the job's functions, values and plans need {size / 2**20:.1f} MB, over "
+                                  f"LINEAGE_KEEP_FUNCTIONS_MB={self.max_bytes // 2**20}")
+            if digest not in self.functions:
+                self.store.fs.make_dirs(self._folder)
+                self.store.fs.write_bytes(self.store.fs.join(self._folder, f"{digest}.plan"), data)
+                self.functions[digest] = len(data)
+            self.frames[capture_id] = {"plan": digest, "columns": columns, "names": names}
+            self.not_kept.pop(capture_id, None)
+        except NotKeepable as exc:
+            self.not_kept[capture_id] = str(exc)
+            self.frames.pop(capture_id, None)
+        except Exception as exc:  # noqa: BLE001 - never the job's failure: the output is just not replayable
+            log.warning("lineage: cannot keep the query plan of %s: %s: %s", capture_id, type(exc).__name__, exc)
+            return
+        self._save()
 
     def _keep(self, capture_id: str, node: Node, redo: Redo, input_of: Any) -> None:
         pending: dict[str, bytes] = {}
@@ -190,8 +231,8 @@ class KeptJob:
 
     def document(self) -> dict[str, Any]:
         """What ``job.json`` holds (as ``query.stored_job.StoredJob`` reads it)."""
-        return {"version": VERSION, "nodes": self.nodes, "outputs": self.outputs, "not_kept": self.not_kept,
-                "functions": self.functions}
+        return {"version": VERSION, "nodes": self.nodes, "outputs": self.outputs, "frames": self.frames,
+                "not_kept": self.not_kept, "functions": self.functions}
 
     def _save(self) -> None:
         self.store.fs.make_dirs(self._folder)

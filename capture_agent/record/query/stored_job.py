@@ -91,6 +91,8 @@ class StoredJob:
 
     def why_not(self, target: str) -> str | None:
         """Why ``target`` cannot be replayed from the folder, or None when it can be tried."""
+        if target in self.job.get("frames", {}):
+            return None
         if target in self.job["outputs"]:
             redo = self.job["outputs"][target]["redo"]
             if redo["side_effects"]:
@@ -116,6 +118,10 @@ class StoredJob:
         why = self.why_not(target)
         if why is not None:
             raise ReplayNotPossible(why)
+        if target in self.job.get("frames", {}):
+            self.last_replay = FRAME_QUERY
+            self.keys_replayed, self.stages_in_full = {}, []
+            return self.frame_rows(target, deleted)
         nodes = self.job["nodes"]
         inputs = {n["input"]: n for n in nodes.values() if "input" in n}
         for cid in deleted:
@@ -164,6 +170,37 @@ class StoredJob:
         redo = self.job["outputs"][target]["redo"]
         plain = build.rdd(self.job["outputs"][target]["node"])
         return Redo(redo["method"], *redo["args"], shape=redo["shape"]).run(plain, build.value)
+
+    def frame_rows(self, target: str, deleted: Frontier) -> list[Any]:
+        """A DataFrame output's rows again without ``deleted``: its kept plan, loaded for this
+        process's session, its sources' files checked unchanged since capture (``frame_replay``)."""
+        from pyspark.sql import SparkSession
+
+        from capture_agent.record.query.frame_replay import loaded_plan, replay_rows
+
+        kept = self.job["frames"][target]
+        for source in kept["columns"]:
+            self._check_files(source)
+        spark = SparkSession.getActiveSession() or SparkSession(self.sc)
+        data = self.store.fs.read_bytes(self.store.fs.join(self._folder, f"{kept['plan']}.plan"))
+        try:
+            plan = loaded_plan(self.sc, spark, data)
+        except ReplayNotPossible:
+            raise
+        except Exception as exc:  # noqa: BLE001 - py4j's error: its Java exception says why
+            why = next((line.strip(": ") for line in str(exc).splitlines() if "Exception" in line), str(exc))
+            raise ReplayNotPossible(f"the query's kept plan cannot be loaded here ({why})") from None
+        return replay_rows(spark, plan, kept["columns"], kept["names"], deleted)
+
+    def _check_files(self, source: str) -> None:
+        """Raises ReplayNotPossible when a file ``source`` read has changed or gone since capture."""
+        from capture_agent.record.errors import InputChangedError
+        from capture_agent.record.storage.layouts.inputs import check_files
+
+        try:
+            check_files(getattr(self.store.point(source).layout, "files", None) or [])
+        except InputChangedError as exc:
+            raise ReplayNotPossible(f"the input {source} cannot be replayed: {exc}") from None
 
     def build_node(self, node: dict[str, Any], value: Callable[[Any], Any], deleted: Frontier) -> RDD:
         spec = node["recipe"]

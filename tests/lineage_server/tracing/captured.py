@@ -199,3 +199,45 @@ def capture_frame_chain(spark: Any, server_url: str, token: str,
     assert done.returncode == 0, done.stderr[-4000:]
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     return spark.sparkContext.applicationId, answer["app_id"], orders, answer["totals"]
+
+
+TOTAL_ORDERS = [(i, f"c{i % 5}", float(i % 11)) for i in range(60)]
+TOTAL_CUSTOMERS = [(f"c{i}", ["jp", "fr"][i % 2]) for i in range(5)]
+
+
+def frame_totals(orders: list[tuple[Any, ...]], customers: list[tuple[str, str]]) -> dict[str, float]:
+    """The oracle of ``capture_frame_totals``' job: per country (upper case), the amounts over 5."""
+    country = dict(customers)
+    out: dict[str, float] = {}
+    for _, customer, amount in orders:
+        if amount > 5 and customer in country:
+            out[country[customer].upper()] = out.get(country[customer].upper(), 0.0) + amount
+    return out
+
+
+def capture_frame_totals(spark: Any, server_url: str, token: str, folder: Path) -> tuple[str, list[Any]]:
+    """A captured DataFrame job registered with the live server: orders (Parquet) over 5 joined
+    with customers (local rows), the country upper-cased by a Python UDF, totals per country,
+    collected. Returns the app id and the rows."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    import capture_agent
+    from capture_agent import LineageContext
+
+    orders_path = str(folder / "orders")
+    spark.createDataFrame(TOTAL_ORDERS, "order_id long, customer_id string, amount double").repartition(2) \
+        .write.parquet(orders_path)
+    agent = capture_agent.enable(spark, server_url=server_url, token=token, spool_dir=str(folder / "spool"))
+    try:
+        lc = LineageContext(spark, store=str(folder / "store"))
+        orders = lc.read.parquet(orders_path)
+        customers = lc.createDataFrame(TOTAL_CUSTOMERS, "customer_id string, country string")
+        loud = F.udf(lambda s: s.upper(), T.StringType())
+        totals = orders.where(F.col("amount") > 5).join(customers, "customer_id") \
+            .withColumn("country", loud("country")).groupBy("country").agg(F.sum("amount").alias("total"))
+        result = totals.collect()
+        agent.flush(30)
+    finally:
+        capture_agent.disable()
+    return spark.sparkContext.applicationId, result

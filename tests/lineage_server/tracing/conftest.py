@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.lineage_server.tracing.captured import CapturedJob, capture_word_topics
+from tests.lineage_server.tracing.captured import CapturedJob, capture_frame_totals, capture_word_topics
 from tests.spark_fixtures import sc, spark
 
 __all__ = ["sc", "spark"]
@@ -18,3 +18,10 @@ def captured(spark: Any, live_server: Any, agent_token: str, tmp_path: Path) -> 
     """The word/topic job, captured into the test's own lineage store and registered with the live
     server (the test session's one SparkContext, so the same application id in every test)."""
     return capture_word_topics(spark, live_server.url, agent_token, tmp_path / "job")
+
+
+@pytest.fixture
+def frame_job(spark: Any, live_server: Any, agent_token: str, tmp_path: Path) -> tuple[str, list[Any]]:
+    """A captured DataFrame job (``captured.capture_frame_totals``) on the live server: its app id
+    and its rows."""
+    return capture_frame_totals(spark, live_server.url, agent_token, tmp_path / "frames")

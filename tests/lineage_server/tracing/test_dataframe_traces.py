@@ -1,59 +1,34 @@
-"""Traces of a captured DataFrame job through the server (run_trace, as the worker's task runs it):
-registered capture points, answers equal to oracles from the tables, both directions."""
+"""Traces and what-ifs of a captured DataFrame job through the server (run_trace, as the worker's
+task runs it): registered capture points, answers equal to oracles from the tables, both
+directions; a what-if's new totals from the query's plan kept in the run's folder."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from capture_agent.record.query.stored_job import FRAME_QUERY
+from capture_agent.record.query.whatif_results import iter_whatif
+from capture_agent.record.storage.fs import StoreFS
 from lineage_server.catalog.models import Application, CapturePoint
 from lineage_server.tracing.models import Trace
-from lineage_server.tracing.services import ask_trace, run_trace
+from lineage_server.tracing.services import ask_trace, ask_whatif, run_trace
+from tests.lineage_server.tracing.captured import TOTAL_CUSTOMERS as CUSTOMERS
+from tests.lineage_server.tracing.captured import TOTAL_ORDERS as ORDERS
+from tests.lineage_server.tracing.captured import frame_totals
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
-ORDERS = [(i, f"c{i % 5}", float(i % 11)) for i in range(60)]
-CUSTOMERS = [(f"c{i}", ["JP", "FR"][i % 2]) for i in range(5)]
-
-
 def _records(trace: Trace) -> list[dict[str, Any]]:
     from capture_agent.record.query.results import iter_records
-    from capture_agent.record.storage.fs import StoreFS
 
     store = StoreFS.resolve(trace.result_location)
     return list(iter_records(store, store.root))
 
 
-@pytest.fixture
-def job(spark: Any, live_server: Any, agent_token: str, tmp_path: Path) -> tuple[str, list[Any]]:
-    """Orders (Parquet) joined with customers (local rows), totals per country over 5, collected."""
-    from pyspark.sql import functions as F
-
-    import capture_agent
-    from capture_agent import LineageContext
-
-    orders_path = str(tmp_path / "orders")
-    spark.createDataFrame(ORDERS, "order_id long, customer_id string, amount double").repartition(2) \
-        .write.parquet(orders_path)
-    agent = capture_agent.enable(spark, server_url=live_server.url, token=agent_token,
-                                 spool_dir=str(tmp_path / "spool"))
-    try:
-        lc = LineageContext(spark, store=str(tmp_path / "store"))
-        orders = lc.read.parquet(orders_path)
-        customers = lc.createDataFrame(CUSTOMERS, "customer_id string, country string")
-        totals = orders.where(F.col("amount") > 5).join(customers, "customer_id").groupBy("country") \
-            .agg(F.sum("amount").alias("total"))
-        result = totals.collect()
-        agent.flush(30)
-    finally:
-        capture_agent.disable()
-    return spark.sparkContext.applicationId, result
-
-
-def test_backward_and_forward_through_the_server(job: tuple[str, list[Any]], make_member: Any) -> None:
-    app_id, result = job
+def test_backward_and_forward_through_the_server(frame_job: tuple[str, list[Any]], make_member: Any) -> None:
+    app_id, result = frame_job
     analyst = make_member("andy", "analyst")
     app = Application.objects.get(app_id=app_id)
     points = {p.capture_id: p for p in CapturePoint.objects.filter(application=app)}
@@ -69,7 +44,7 @@ def test_backward_and_forward_through_the_server(job: tuple[str, list[Any]], mak
                       seeds=Trace.objects.all())
     done = run_trace(trace.pk)
     assert done is not None and done.status == "succeeded", done and done.error
-    japanese = {c[0] for c in CUSTOMERS if c[1] == "JP"}
+    japanese = {c[0] for c in CUSTOMERS if c[1] == "jp"}
     expected_orders = [o for o in ORDERS if o[1] in japanese and o[2] > 5]
     expected_customers = [c for c in CUSTOMERS if c[0] in japanese]
     assert done.result_count == len(expected_orders) + len(expected_customers)
@@ -83,5 +58,30 @@ def test_backward_and_forward_through_the_server(job: tuple[str, list[Any]], mak
                         seeds=Trace.objects.all())
     done = run_trace(forward.pk)
     assert done is not None and done.status == "succeeded", done and done.error
-    countries = {next(c[1] for c in CUSTOMERS if c[0] == ORDERS[i][1]) for i in (6, 7)}
+    countries = {next(c[1] for c in CUSTOMERS if c[0] == ORDERS[i][1]).upper() for i in (6, 7)}
     assert sorted(r["value"]["country"] for r in _records(done)) == sorted(countries)
+
+
+def test_a_what_if_replays_the_kept_query_for_new_totals(frame_job: tuple[str, list[Any]], make_member: Any,
+                                                          sc: Any) -> None:
+    app_id, result = frame_job
+    analyst = make_member("andy", "analyst")
+    app = Application.objects.get(app_id=app_id)
+    source = CapturePoint.objects.get(application=app, capture_id__endswith="read.parquet")
+    whatif = ask_whatif(app, by=analyst, capture_point=source.capture_id,
+                        selection={"predicate": {"field": "customer_id", "op": "in", "value": ["c0", "c3"]}})
+    done = run_trace(whatif.pk, spark=lambda: sc)
+    assert done is not None and done.status == "succeeded", done and done.error
+    replay = done.summary["replay"]
+    assert (replay["done"], replay["reason"], replay["how"]) == (True, None, FRAME_QUERY)
+    before = frame_totals(ORDERS, CUSTOMERS)
+    after = frame_totals([o for o in ORDERS if o[1] not in ("c0", "c3")], CUSTOMERS)
+    assert {r.country: r.total for r in result} == before
+    store = StoreFS.resolve(done.result_location)
+    target = done.summary["target"].split("/", 1)[1]
+    rows = [r for r in iter_whatif(store, store.root) if r["capture_id"] == target]
+    changed = [r for r in rows if r["fate"] == "changed"]
+    assert sorted((r["value"]["country"], r["value"]["total"], r["new_value"]["total"]) for r in changed) == \
+        sorted((c, before[c], after[c]) for c in before if after.get(c) != before[c])
+    assert len(changed) == 2 and not [r for r in rows if r["fate"] in ("deleted", "appeared")]
+    assert done.summary["deleted_at"] == {source.capture_id: sum(1 for o in ORDERS if o[1] in ("c0", "c3"))}

@@ -1,7 +1,7 @@
 """What-ifs asked through the API and run by a real Celery worker, a process that never ran the job:
-its Spark session replays the job kept in the run's folder. Checked against the job's answer
-recomputed from the input files without the deleted lines; read by fate, downloaded, and listed in
-the team history beside traces."""
+its Spark session replays the job kept in the run's folder (an RDD job's recipes, a DataFrame
+query's plan). Checked against the job's answer recomputed from the input files without the
+deleted records; read by fate, downloaded, and listed in the team history beside traces."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import io
 
 import pytest
 
-from capture_agent.record.query.stored_job import RESTRICTED
-from tests.lineage_server.tracing.captured import topic_totals
+from capture_agent.record.query.stored_job import FRAME_QUERY, RESTRICTED
+from tests.lineage_server.tracing.captured import TOTAL_CUSTOMERS, TOTAL_ORDERS, frame_totals, topic_totals
 from tests.lineage_server.tracing.test_traces_through_worker import all_records, wait_for
 from tests.lineage_server.worker import celery_worker
 
@@ -61,3 +61,28 @@ def test_a_what_if_run_by_the_worker_gives_old_and_new_totals(captured, client_a
     assert renamed.status_code == 200 and renamed.json()["pinned"] is True
     graph = analyst.get(done["links"]["graph"]).json()
     assert graph["whatif"] == done["id"] and {p["capture_id"] for p in graph["points"]} >= {text}
+
+
+def test_a_dataframe_what_if_run_by_the_worker_replays_the_kept_plan(frame_job, client_as, tmp_path):
+    """The worker, a process with a Spark session of its own, loads the query's kept plan (a
+    Python UDF in it) and runs it without the deleted orders."""
+    app_id, _ = frame_job
+    analyst = client_as("andy", "analyst")
+    points = analyst.get(f"/api/v1/applications/{app_id}/capture-points/?kind=input").json()["results"]
+    source = next(p["capture_id"] for p in points if p["capture_id"].endswith("read.parquet"))
+    question = {"application": app_id, "capture_point": source, "name": "without small orders",
+                "selection": {"predicate": {"field": "amount", "op": "in", "value": [6.0, 7.0]}}}
+    log = tmp_path / "worker.log"
+    with celery_worker(log, LINEAGE_TRACE_MODE="local", LINEAGE_TRACE_SPARK_AT_START="false") as worker:
+        asked = analyst.post("/api/v1/whatifs/", question, format="json")
+        assert asked.status_code == 202, asked.json()
+        done = wait_for(analyst, asked.json()["url"], worker, log)
+    assert done["status"] == "succeeded", done["error"]
+    assert (done["summary"]["replay"]["done"], done["summary"]["replay"]["how"]) == (True, FRAME_QUERY), \
+        done["summary"]["replay"]
+    before = frame_totals(TOTAL_ORDERS, TOTAL_CUSTOMERS)
+    after = frame_totals([o for o in TOTAL_ORDERS if o[2] not in (6.0, 7.0)], TOTAL_CUSTOMERS)
+    changed = all_records(analyst, done["links"]["records"], fate="changed", capture_id=done["summary"]["target"])
+    assert sorted((r["value"]["country"], r["value"]["total"], r["new_value"]["total"]) for r in changed) == \
+        sorted((c, before[c], after[c]) for c in before if after.get(c) != before[c])
+    assert changed and done["summary"]["output"]["changed"] == len(changed)

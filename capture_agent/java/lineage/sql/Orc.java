@@ -1,6 +1,7 @@
 package lineage.sql;
 
 import java.io.IOException;
+import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -117,7 +118,8 @@ public final class Orc {
     }
 
     /** The read, as a table of Spark's data source API: its scan is its splits, one task each. */
-    static final class Read implements SupportsRead, ScanBuilder, SupportsPushDownRequiredColumns, Scan, Batch {
+    static final class Read implements Serializable, SupportsRead, ScanBuilder, SupportsPushDownRequiredColumns, Scan, Batch {
+        private static final long serialVersionUID = 1L;
         private final SerializableConfiguration conf;
         private final String[] paths;
         private final List<Split> splits;

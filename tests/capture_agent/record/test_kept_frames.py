@@ -1,0 +1,148 @@
+"""A captured DataFrame output's plan kept in the run's folder (``capture.kept``'s ``frames``) and
+replayed from there (``query.stored_job``, ``java/lineage/sql/KeptPlan.java``): new values equal
+to the query recomputed from the data without the deleted rows, and each reason a replay from the
+folder gives when it cannot run."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capture_agent.record import LineageRun, ReplayNotPossible
+from capture_agent.record.query.stored_job import FOLDER, FRAME_QUERY, JOB_FILE
+
+pytestmark = pytest.mark.spark
+
+ORDERS = [(i, f"c{i % 5}", float(i % 11), f"item-{i % 4}") for i in range(80)]
+CUSTOMERS = [(f"c{i}", ["jp", "fr"][i % 2]) for i in range(5)]
+
+
+def job_of(lc: Any) -> dict[str, Any]:
+    return json.loads(open(f"{lc.run_dir}/{FOLDER}/{JOB_FILE}").read())
+
+
+@pytest.fixture
+def orders(spark: Any, tmp_path: Path) -> str:
+    path = str(tmp_path / "orders")
+    spark.createDataFrame(ORDERS, "order_id long, customer_id string, amount double, item string") \
+        .repartition(3).write.parquet(path)
+    return path
+
+
+def per_country(lc: Any, orders: str) -> Any:
+    """Orders over 3 joined with customers, a Python UDF on the country, totals and counts by it."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    loud = F.udf(lambda s: s.upper(), T.StringType())
+    customers = lc.createDataFrame(CUSTOMERS, "customer_id string, country string")
+    return lc.read.parquet(orders).where(F.col("amount") > 3).join(customers, "customer_id") \
+        .withColumn("country", loud("country")).groupBy("country") \
+        .agg(F.sum("amount").alias("total"), F.count("*").alias("n"))
+
+
+def totals(orders: list[tuple[Any, ...]], customers: list[tuple[str, str]]) -> dict[str, tuple[float, int]]:
+    country = dict(customers)
+    out: dict[str, tuple[float, int]] = {}
+    for o in orders:
+        if o[2] > 3 and o[1] in country:
+            total, n = out.get(country[o[1]].upper(), (0.0, 0))
+            out[country[o[1]].upper()] = (total + o[2], n + 1)
+    return out
+
+
+def test_a_frame_s_plan_is_kept_and_replayed_from_the_folder(lc: Any, sc: Any, orders: str) -> None:
+    frame = per_country(lc, orders)
+    before = {r.country: (r.total, r.n) for r in frame.collect()}
+    assert before == totals(ORDERS, CUSTOMERS)
+    job = job_of(lc)
+    [(output, kept)] = job["frames"].items()
+    assert kept["names"] == ["country", "total", "n"] and len(kept["columns"]) == 2  # orders and customers
+    assert os.path.getsize(f"{lc.run_dir}/{FOLDER}/{kept['plan']}.plan") == job["functions"][kept["plan"]]
+
+    run = LineageRun(lc.run_dir, sc)
+    [source] = [p.capture_id for p in run.capture_points() if p.op == "read.parquet"]
+    gone = [o for o in ORDERS if o[0] % 3 == 0 or o[1] == "c1"]
+    doomed = run.lineage(source).filter(lambda r: r.order_id % 3 == 0 or r.customer_id == "c1")
+    impact = doomed.whatIfDeleted(output)
+    after = totals([o for o in ORDERS if o not in gone], CUSTOMERS)
+    assert sorted((old.country, (old.total, old.n), (new.total, new.n)) for old, new in impact.changed()) == \
+        sorted((c, before[c], after[c]) for c in after if after[c] != before[c])
+    assert impact.deleted() == [] and impact.appeared() == []
+    assert impact.replay()["how"] == FRAME_QUERY
+    # a customer's row left out: the other source of the same plan
+    [customers] = [p.capture_id for p in run.capture_points() if p.op == "createDataFrame"]
+    impact = run.lineage(customers).filter(lambda r: r.country == "fr").whatIfDeleted(output)
+    assert [r.country for r in impact.deleted()] == ["FR"] and impact.changed() == []
+    # the replays wrote no tables over the capture's: the lineage is still the whole one
+    assert frame.getLineage().filter(lambda r: r.country == "FR").goBackAll().count() == \
+        sum(1 for o in ORDERS if o[2] > 3 and dict(CUSTOMERS)[o[1]] == "fr") + 2
+
+
+def test_a_changed_input_file_is_not_replayed(lc: Any, sc: Any, orders: str) -> None:
+    frame = per_country(lc, orders)
+    frame.collect()
+    [output] = job_of(lc)["frames"]
+    part = sorted(f for f in os.listdir(orders) if f.endswith(".parquet"))[0]
+    os.utime(f"{orders}/{part}", (1, 1))
+    run = LineageRun(lc.run_dir, sc)
+    [source] = [p.capture_id for p in run.capture_points() if p.op == "read.parquet"]
+    impact = run.lineage(source, [0]).whatIfDeleted(output)
+    with pytest.raises(ReplayNotPossible, match=f"{part} changed since"):
+        impact.changed()
+
+
+def test_a_frame_read_by_the_agent_s_own_readers_says_why_it_is_not_kept(lc: Any, sc: Any, tmp_path: Path) -> None:
+    path = tmp_path / "orders.csv"
+    path.write_text("".join(f"{o[0]},{o[1]},{o[2]}\n" for o in ORDERS))
+    frame = lc.read.csv(str(path), schema="order_id long, customer_id string, amount double") \
+        .groupBy("customer_id").count()
+    frame.collect()
+    job = job_of(lc)
+    [(output, why)] = job["not_kept"].items()
+    assert job["frames"] == {} and "cannot make again" in why
+    run = LineageRun(lc.run_dir, sc)
+    [source] = [p.capture_id for p in run.capture_points() if p.kind == "input"]
+    impact = run.lineage(source, [0]).whatIfDeleted(output)
+    with pytest.raises(ReplayNotPossible, match="cannot make again"):
+        impact.changed()
+
+
+def test_an_orc_frame_is_replayed_from_the_folder(lc: Any, sc: Any, spark: Any, tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "orders.orc")
+    spark.createDataFrame(ORDERS, "order_id long, customer_id string, amount double, item string") \
+        .repartition(2).write.orc(path)
+    frame = lc.read.orc(path).groupBy("item").agg(F.sum("amount").alias("total"))
+    before = {r.item: r.total for r in frame.collect()}
+    [output] = job_of(lc)["frames"]
+    run = LineageRun(lc.run_dir, sc)
+    [source] = [p.capture_id for p in run.capture_points() if p.op == "read.orc"]
+    impact = run.lineage(source).filter(lambda r: r.order_id < 20).whatIfDeleted(output)
+    after: dict[str, float] = {}
+    for o in ORDERS[20:]:
+        after[o[3]] = after.get(o[3], 0.0) + o[2]
+    assert sorted((old.item, old.total, new.total) for old, new in impact.changed()) == \
+        sorted((i, before[i], after[i]) for i in before if after[i] != before[i])
+
+
+def test_a_kept_plan_holding_another_class_is_refused_before_it_is_made(lc: Any, sc: Any, orders: str) -> None:
+    frame = per_country(lc, orders)
+    frame.collect()
+    [(output, kept)] = job_of(lc)["frames"].items()
+    jvm = sc._jvm
+    buffer = jvm.java.io.ByteArrayOutputStream()
+    stream = jvm.java.io.ObjectOutputStream(buffer)
+    stream.writeObject(jvm.java.io.File("/etc/passwd"))  # serializable, outside the classes a plan holds
+    stream.close()
+    Path(f"{lc.run_dir}/{FOLDER}/{kept['plan']}.plan").write_bytes(bytes(buffer.toByteArray()))
+    run = LineageRun(lc.run_dir, sc)
+    [source] = [p.capture_id for p in run.capture_points() if p.op == "read.parquet"]
+    impact = run.lineage(source, [0]).whatIfDeleted(output)
+    with pytest.raises(ReplayNotPossible, match="java.io.File; a kept plan may not hold it"):
+        impact.changed()
