@@ -222,16 +222,40 @@ class CapturedReader:
 
     def text(self, path: str) -> Any:
         """Lines as rows of one ``value`` column; ids and positions (file, byte offset) of the lines."""
+        self._line_options("read.text", {}, {})
         lines = line_source(self._lc, path, "text", lambda lines, hidden: lines)
         if lines is None:
             return rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string")
         return lines
 
-    def csv(self, path: str, schema: Any = None, header: bool = False, sep: str = ",", quote: str = '"',
-            inferSchema: bool = False) -> Any:
+    def _line_options(self, op: str, known: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+        """The reader options of ``op`` (``known``: name -> default; ``given``: its arguments, None
+        for not given): an argument, else the option set with ``option()``, else the default. Any
+        other option set raises UnsupportedOperation: the lines are read by the agent's reader,
+        which knows only these."""
+        aliases = {"delimiter": "sep"}
+        options = {aliases.get(k, k): v for k, v in self._options.items()}
+        other = sorted(k for k in options if k not in known)
+        if other:
+            raise UnsupportedOperation(f"{op} with the option {other[0]}",
+                                       f"options of a captured {op}: {', '.join(sorted(known))}")
+        out = {}
+        for name, default in known.items():
+            value = given.get(name)
+            value = options.get(name, default) if value is None else value
+            out[name] = str(value).lower() == "true" if isinstance(default, bool) else value
+        return out
+
+    def csv(self, path: str, schema: Any = None, header: bool | None = None, sep: str | None = None,
+            quote: str | None = None, inferSchema: bool | None = None) -> Any:
         """CSV lines parsed as Spark's reader parses them, with the given or inferred schema (the
-        header's names, string fields otherwise); ids and positions of the lines."""
+        header's names, string fields otherwise); ids and positions of the lines. ``header``,
+        ``sep`` (``delimiter``), ``quote`` and ``inferSchema`` may be set with ``option()`` too."""
         from pyspark.sql import functions as F
+
+        chosen = self._line_options("read.csv", {"header": False, "sep": ",", "quote": '"', "inferSchema": False},
+                                    {"header": header, "sep": sep, "quote": quote, "inferSchema": inferSchema})
+        header, sep, quote, inferSchema = chosen["header"], chosen["sep"], chosen["quote"], chosen["inferSchema"]
 
         shape = self._lc.spark.read.csv(path, schema=schema, header=header, sep=sep, quote=quote,
                                         inferSchema=inferSchema).schema
@@ -259,6 +283,7 @@ class CapturedReader:
         and positions of the lines."""
         from pyspark.sql import functions as F
 
+        self._line_options("read.json", {}, {})
         shape = schema if schema is not None else self._lc.spark.read.json(path).schema
         names = shape.fieldNames() if hasattr(shape, "fieldNames") else None
         if names is None:

@@ -126,3 +126,25 @@ def test_csv_with_its_own_separator_and_an_id_column(lc: Any, spark: Any, tmp_pa
         map(tuple, plain.groupBy("kind").agg(F.sum("id").alias("ids")).collect()))
     behind = per_kind.getLineage().filter(lambda r: r.kind == 0).goBackAll().collect()
     assert sorted((int(r[0]), r[1]) for r in behind) == [(i, name) for i, name, k in items if k == 0]
+
+
+def test_reader_options_of_lines_are_honoured_or_refused(lc: Any, spark: Any, tmp_path: Path) -> None:
+    from capture_agent.record.errors import UnsupportedOperation
+
+    csv_files(tmp_path / "people")
+    folder = str(tmp_path / "people")
+    plain = spark.read.option("header", "true").option("inferSchema", True).csv(folder)
+    alone = lc.read.option("header", "true").option("inferSchema", True).csv(folder)
+    assert alone.dtypes == plain.dtypes
+    assert Counter(map(tuple, alone.collect())) == Counter(map(tuple, plain.collect())) == Counter(PEOPLE)
+    semi = tmp_path / "semi.csv"
+    semi.write_text("a;b\n1;x\n2;y\n")
+    assert [tuple(r) for r in lc.read.options(delimiter=";", header=True).csv(str(semi)).collect()] == \
+        [tuple(r) for r in spark.read.options(delimiter=";", header=True).csv(str(semi)).collect()] == \
+        [("1", "x"), ("2", "y")]
+    with pytest.raises(UnsupportedOperation, match="read.csv with the option nullValue"):
+        lc.read.option("nullValue", "NA").csv(folder)
+    with pytest.raises(UnsupportedOperation, match="read.json with the option multiLine"):
+        lc.read.option("multiLine", True).json(folder)
+    with pytest.raises(UnsupportedOperation, match="read.text with the option wholetext"):
+        lc.read.option("wholetext", True).text(folder)
