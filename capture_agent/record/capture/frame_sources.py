@@ -158,8 +158,7 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any], 
     layout = FileLines(format=fmt, source=path, files=source.files, header=header, sep=sep, quote=quote,
                        fields=list(fields or []))
     point = lc.store.new_point("input", f"read.{fmt}", layout, [], max(1, len(source.files)))
-    df = lines_frame(lc, source.raw, [s[0] for s in source.splits], [s[1] == 0 for s in source.splits],
-                     fmt != "text", header)
+    df = lines_frame(lc, source, fmt != "text", header)
     column = lc.frames.fresh_column()
     return sourced(lc, point, parse(df.select("value", F.col("id").alias(column)), column), column)
 

@@ -58,6 +58,7 @@ class TextInput:
         self.name = name
         self.min_partitions = min_partitions or min(sc.defaultParallelism, 2)
         self.use_unicode = use_unicode
+        self.split_bytes = split_bytes
         classes = (_jclass(sc, _TEXT_INPUT_FORMAT), _jclass(sc, _LONG_WRITABLE), _jclass(sc, _TEXT))
         if split_bytes is None:
             self._raw = sc._jsc.sc().hadoopFile(name, *classes, self.min_partitions)

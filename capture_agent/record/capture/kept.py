@@ -33,8 +33,7 @@ collection's recipe is ``sc.slices(<pickled worker.functions.Slices>, n)``.
 A captured DataFrame's output keeps its analyzed plan instead (``frames``), in
 ``<run>/job/<sha256>.plan`` (``query.frame_replay.saved_plan``), with the hidden column where each
 file source makes its ids and the output's column names; a plan that reads what cannot be made
-again in another process (ORC, text, CSV and JSON sources, which the agent's own readers read; an
-RDD turned into a DataFrame) is listed under ``not_kept``.
+again in another process (an RDD turned into a DataFrame) is listed under ``not_kept``.
 """
 
 from __future__ import annotations

@@ -96,19 +96,44 @@ def test_a_changed_input_file_is_not_replayed(lc: Any, sc: Any, orders: str) -> 
         impact.changed()
 
 
-def test_a_frame_read_by_the_agent_s_own_readers_says_why_it_is_not_kept(lc: Any, sc: Any, tmp_path: Path) -> None:
+def test_csv_and_text_frames_are_replayed_from_the_folder(lc: Any, sc: Any, tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
     path = tmp_path / "orders.csv"
-    path.write_text("".join(f"{o[0]},{o[1]},{o[2]}\n" for o in ORDERS))
-    frame = lc.read.csv(str(path), schema="order_id long, customer_id string, amount double") \
-        .groupBy("customer_id").count()
-    frame.collect()
+    path.write_text("order_id,customer_id,amount\n" + "".join(f"{o[0]},{o[1]},{o[2]}\n" for o in ORDERS))
+    frame = lc.read.option("header", True).csv(str(path), schema="order_id long, customer_id string, amount double") \
+        .groupBy("customer_id").agg(F.sum("amount").alias("total"))
+    before = {r.customer_id: r.total for r in frame.collect()}
+    text = lc.read.text(str(path)).where(F.col("value").contains(",c2,"))
+    assert text.count() == sum(1 for o in ORDERS if o[1] == "c2")
+    kept = job_of(lc)["frames"]
+    assert len(kept) == 2 and job_of(lc)["not_kept"] == {}
+    run = LineageRun(lc.run_dir, sc)
+    csv_source, text_source = [p.capture_id for p in run.capture_points() if p.kind == "input"]
+    # a CSV line read back from the file is its string fields
+    impact = run.lineage(csv_source).filter(lambda r: int(r.order_id) >= 60).whatIfDeleted(list(kept)[0])
+    after: dict[str, float] = {}
+    for o in ORDERS[:60]:
+        after[o[1]] = after.get(o[1], 0.0) + o[2]
+    assert sorted((old.customer_id, old.total, new.total) for old, new in impact.changed()) == \
+        sorted((c, before[c], after[c]) for c in before if after[c] != before[c])
+    impact = run.lineage(text_source).filter(lambda line: line.startswith("1")).whatIfDeleted(list(kept)[1])
+    c2 = [o for o in ORDERS if o[1] == "c2"]
+    assert [(old[0], new[0]) for old, new in impact.changed()] == \
+        [(len(c2), sum(1 for o in c2 if not str(o[0]).startswith("1")))]
+
+
+def test_a_frame_of_an_rdd_says_why_it_is_not_kept(lc: Any, sc: Any) -> None:
+    pairs = lc.parallelize([(o[1], o[2]) for o in ORDERS], 2).toDF(["customer_id", "amount"])
+    totals = pairs.groupBy("customer_id").count()
+    totals.collect()
     job = job_of(lc)
-    [(output, why)] = job["not_kept"].items()
-    assert job["frames"] == {} and "cannot make again" in why
+    [(output, why)] = [(cid, why) for cid, why in job["not_kept"].items() if cid.endswith("collect")]
+    assert output not in job["frames"] and "the rows of an RDD" in why
     run = LineageRun(lc.run_dir, sc)
     [source] = [p.capture_id for p in run.capture_points() if p.kind == "input"]
     impact = run.lineage(source, [0]).whatIfDeleted(output)
-    with pytest.raises(ReplayNotPossible, match="cannot make again"):
+    with pytest.raises(ReplayNotPossible, match="the rows of an RDD"):
         impact.changed()
 
 

@@ -51,6 +51,8 @@ import scala.jdk.javaapi.CollectionConverters;
  *   <li>a data source V2 relation of a table of no catalog (the agent's ORC reader, whose table
  *       is serializable): its table, output and options, the relation made again (its class cannot
  *       be read back by Java serialization);
+ *   <li>the rows of the agent's text, CSV and JSON reader ({@link Lines}): the files read again,
+ *       split as they were (else the loading fails, saying so);
  *   <li>a Hadoop configuration (of the agent's ORC reader): the loading context's, so that no
  *       setting of the job's (credentials...) is written to the folder;
  *   <li>a data source's options ({@link CaseInsensitiveStringMap}): as they were;
@@ -59,8 +61,8 @@ import scala.jdk.javaapi.CollectionConverters;
  *       broadcast, over 1 MB pickled, is not kept).
  * </ul>
  *
- * An RDD's rows (the agent's text, CSV and JSON reader; an RDD made a DataFrame), serializable but
- * computed only by its own SparkContext, and anything else that is not serializable (another kind
+ * Another RDD's rows (an RDD made a DataFrame), serializable but computed only by its own
+ * SparkContext, and anything else that is not serializable (another kind
  * of file index...) make {@link #save} fail, saying what: that output is not kept and a replay of
  * it elsewhere says why. Classes load through this jar's class loader, whose parent is Spark's; a
  * class outside Spark's, Scala's, the JDK's values and collections, Hadoop's paths and this jar's
@@ -194,6 +196,20 @@ public final class KeptPlan {
         }
     }
 
+    private static final class LineRows implements StandIn {
+        private static final long serialVersionUID = 1L;
+        private final Lines.Read read;
+
+        LineRows(Lines.Read read) {
+            this.read = read;
+        }
+
+        @Override
+        public Object made(Here here) throws IOException {
+            return read.rows(here.spark().sparkContext());
+        }
+    }
+
     private static final class Conf implements StandIn {
         private static final long serialVersionUID = 1L;
 
@@ -268,9 +284,11 @@ public final class KeptPlan {
             if (obj instanceof SparkSession) {
                 return new Session();
             }
+            if (obj instanceof RDD && Lines.readOf((RDD<?>) obj) != null) {
+                return new LineRows(Lines.readOf((RDD<?>) obj));
+            }
             if (obj instanceof RDD) {  // serializable, but its rows come from its own SparkContext only
-                throw new NotSerializableException("the rows of an RDD (the agent's text, CSV and JSON reader, or an "
-                        + "RDD made a DataFrame)");
+                throw new NotSerializableException("the rows of an RDD (an RDD made a DataFrame)");
             }
             if (obj != null && obj.getClass() == InMemoryFileIndex.class) {
                 return new Files((InMemoryFileIndex) obj);

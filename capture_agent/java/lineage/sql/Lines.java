@@ -1,12 +1,23 @@
 package lineage.sql;
 
+import java.io.IOException;
+import java.io.Serializable;
 import java.util.Arrays;
 import java.util.Iterator;
+import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.WeakHashMap;
 
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapred.FileInputFormat;
+import org.apache.hadoop.mapred.FileSplit;
+import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapred.TextInputFormat;
+import org.apache.spark.Partition;
+import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.HadoopPartition;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -36,16 +47,88 @@ public final class Lines {
 
     /**
      * {@code raw}: a HadoopRDD of TextInputFormat; {@code fileOf[p]}: the index of partition p's
-     * file, {@code fileStart[p]}: whether its split starts the file.
+     * file, {@code fileStart[p]}: whether its split starts the file. {@code paths}, {@code
+     * splitBytes}, {@code minPartitions} and {@code files} (the files' paths by index) say how
+     * {@code raw} was made: the frame's rows are kept as a {@link Read}, which a plan kept for a
+     * replay elsewhere holds in their place ({@link KeptPlan}).
      */
     public Dataset<Row> frame(SparkSession spark, RDD<Tuple2<LongWritable, Text>> raw, int[] fileOf,
-                                     boolean[] fileStart, boolean skipBlank, boolean header) {
+                              boolean[] fileStart, boolean skipBlank, boolean header, String paths,
+                              long splitBytes, int minPartitions, String[] files) {
+        Read read = new Read(paths, splitBytes, minPartitions, files, fileOf, fileStart, skipBlank, header);
+        RDD<InternalRow> rows = rows(raw, read);
+        synchronized (MADE) {
+            MADE.put(rows, read);
+        }
+        StructType schema = new StructType().add("id", DataTypes.LongType, false)
+            .add("value", DataTypes.StringType, false);
+        return spark.internalCreateDataFrame(rows, schema, false);
+    }
+
+    private static RDD<InternalRow> rows(RDD<Tuple2<LongWritable, Text>> raw, Read read) {
+        int[] fileOf = read.fileOf;
+        boolean[] fileStart = read.fileStart;
+        boolean skipBlank = read.skipBlank;
+        boolean header = read.header;
         JavaRDD<InternalRow> rows = raw.toJavaRDD().mapPartitionsWithIndex(
             (Integer p, Iterator<Tuple2<LongWritable, Text>> pairs) ->
                 new LineRows(pairs, (long) fileOf[p] << SHIFT, skipBlank, header && fileStart[p]), false);
-        StructType schema = new StructType().add("id", DataTypes.LongType, false)
-            .add("value", DataTypes.StringType, false);
-        return spark.internalCreateDataFrame(rows.rdd(), schema, false);
+        return rows.rdd();
+    }
+
+    /** The rows' RDDs {@link #frame} made, and how (weakly: an RDD no plan holds goes). */
+    private static final Map<RDD<?>, Read> MADE = new WeakHashMap<>();
+
+    /** How {@link #frame} made {@code rdd}, or null when it did not. */
+    static Read readOf(RDD<?> rdd) {
+        synchronized (MADE) {
+            return MADE.get(rdd);
+        }
+    }
+
+    /** How a frame's rows were read: enough to read them again in another process. */
+    static final class Read implements Serializable {
+        private static final long serialVersionUID = 1L;
+        private final String paths;
+        private final long splitBytes;
+        private final int minPartitions;
+        private final String[] files;
+        final int[] fileOf;
+        final boolean[] fileStart;
+        final boolean skipBlank;
+        final boolean header;
+
+        Read(String paths, long splitBytes, int minPartitions, String[] files, int[] fileOf, boolean[] fileStart,
+             boolean skipBlank, boolean header) {
+            this.paths = paths;
+            this.splitBytes = splitBytes;
+            this.minPartitions = minPartitions;
+            this.files = files;
+            this.fileOf = fileOf;
+            this.fileStart = fileStart;
+            this.skipBlank = skipBlank;
+            this.header = header;
+        }
+
+        /** The rows again, read by {@code sc}, split as they were (else an IOException says so). */
+        RDD<InternalRow> rows(SparkContext sc) throws IOException {
+            JobConf conf = new JobConf(sc.hadoopConfiguration());
+            conf.setLong("mapreduce.input.fileinputformat.split.minsize", splitBytes);
+            FileInputFormat.setInputPaths(conf, paths);
+            RDD<Tuple2<LongWritable, Text>> raw = sc.hadoopRDD(conf, TextInputFormat.class, LongWritable.class,
+                Text.class, minPartitions);
+            Partition[] parts = raw.partitions();
+            boolean same = parts.length == fileOf.length;
+            for (int p = 0; same && p < parts.length; p++) {
+                FileSplit split = (FileSplit) ((HadoopPartition) parts[p]).inputSplit().value();
+                same = split.getPath().toString().equals(files[fileOf[p]]) && (split.getStart() == 0) == fileStart[p];
+            }
+            if (!same) {
+                throw new IOException("the lines of " + paths + " are split otherwise here than at capture (" + parts.length
+                    + " splits, " + fileOf.length + " then): their files changed");
+            }
+            return Lines.rows(raw, this);
+        }
     }
 
     static boolean blank(Text line) {
