@@ -55,9 +55,11 @@ TAP_CLASS = "lineage.sql.Tap"
 
 
 def tap_column(lc: Any, location: str, hashed: Any, ids: list[Any]) -> Any:
-    """The column ``tap(hashed, ids...)`` (1 to 3 id columns): ``hashed``, the tap writing a
-    ``frame_groups`` table per task under ``location`` of which ids went into which group
-    (``java/lineage/sql/Tap.java``: Spark's own Invoke of the tap, called with primitive longs)."""
+    """The aggregate function ``lineage_tap(hashed, ids...)`` (1 to 3 id columns): the group's
+    ``hashed``, kept in the aggregation buffer (computed about once a group and task), the tap
+    writing a ``frame_groups`` table per task under ``location`` of which ids went into which group
+    (``java/lineage/sql/TapGroup.java``, ``Tap.java``: Spark's own Invoke of the tap, called with
+    primitive longs)."""
     from pyspark.sql import Column
 
     functions_registered(lc)  # the jar is there
@@ -67,7 +69,7 @@ def tap_column(lc: Any, location: str, hashed: Any, ids: list[Any]) -> Any:
     columns = gateway.new_array(jvm.org.apache.spark.sql.Column, len(ids))
     for i, column in enumerate(ids):
         columns[i] = column._jc
-    return Column(tap.column(hashed._jc, columns))
+    return Column(tap.grouped(hashed._jc, columns))
 
 
 LINES_CLASS = "lineage.sql.Lines"

@@ -746,9 +746,7 @@ class CapturedGroupedData:
         point = lc.store.new_point("combiner", "agg", FrameGroups(), parents, 1)
         group = lc.frames.fresh_column()
         tap = tap_column(lc, point.location, _group_id(frame._df, self._cols), [F.col(s.column) for s in frame._slots])
-        df = frame._df.withColumn(group, tap)
-        # every row of a group has its hash: max() brings it out (no input: none) in Spark's own aggregate
-        df = df.groupBy(*self._cols).agg(*exprs, F.max(group).alias(group))
+        df = frame._df.groupBy(*self._cols).agg(*exprs, tap.alias(group))
         frame._checked(df, "agg")
         out = frame._with(df, (Slot(point.capture_id, group, False),), "sum")
         if all(isinstance(c, str) for c in self._cols):

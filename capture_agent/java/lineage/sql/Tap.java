@@ -24,11 +24,10 @@ import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.MessageTypeParser;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.objects.Invoke;
-import org.apache.spark.sql.classic.ExpressionUtils;
-import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.ObjectType;
@@ -38,9 +37,10 @@ import org.roaringbitmap.RoaringBitmap;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * The map side of a captured DataFrame aggregate. The column {@code tap(group, id...)} ({@link
- * #column}) is {@code group} (a 63-bit hash of the row's group columns, which the aggregate brings
- * out with max()); the tap remembers, per task, which record ids of each source went into which
+ * The map side of a captured DataFrame aggregate. The aggregate function {@code lineage_tap(hash,
+ * ids...)} ({@link #grouped}, {@link TapGroup}) is the row's group, a 63-bit hash of its group
+ * columns kept in the aggregation buffer, and calls the tap with it and the row's ids ({@link
+ * #call}); the tap remembers, per task, which record ids of each source went into which
  * group: while the task has seen at most {@link #FEW} groups, an append to the group's own list
  * (folded into bitmaps each {@link #CHUNK} ids, {@link Folded}); past that, a row costs two appends
  * to flat arrays (no lookup, which a task of many groups would pay in cache misses), sorted by
@@ -51,9 +51,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * fewer than {@link #SET_IDS} rows each on average, else a Roaring bitmap (portable 64-bit format,
  * {@link IdSets#sorted}): a few large groups, as in a report by flag or by month, build a bitmap
  * for a few nanoseconds an id where Parquet's list writer costs ten times that. The aggregate
- * itself stays Spark's own, a code-generated hash aggregate; the tap's result is the only thing
- * that refers to the hash, so it runs once for every row that reaches the aggregate (filters the
- * optimizer pushes below it included, a query that does not need the hash column leaves it out).
+ * itself stays Spark's own, a code-generated hash aggregate, which calls the tap once for every
+ * row it aggregates (filters the optimizer pushes below it included).
  *
  * <p>A task that fails writes nothing; a task run again (a retry, a recomputed stage, a second
  * action over the same frame) writes its partition's table again over the first, with the same rows.
@@ -83,28 +82,37 @@ public final class Tap implements Serializable {
         this.slots = slots;
     }
 
+    /** The aggregate function {@code lineage_tap(hash, ids...)} of this tap ({@link TapGroup}). */
+    public Column grouped(Column hash, Column[] ids) {
+        return TapGroup.column(this, hash, ids);
+    }
+
     /**
-     * The column {@code tap(group, ids...)} over {@code slots} id columns (1 to 3): {@code group},
-     * the tap remembering the row's ids. It is Spark's own {@code Invoke} of {@link Link}s, one per
-     * source, nested (the innermost first): generated code calls each with primitive longs, nothing
-     * boxed; the calls go through {@link LongBinaryOperator} (a JDK type) because the code is
-     * compiled where this jar's classes are not seen (the driver checks a stage's code). A null
+     * The expression {@code tap(group, ids...)} over {@code slots} id expressions (1 to 3): {@code
+     * group}, the tap remembering the row's ids. It is Spark's own {@code Invoke} of {@link Link}s,
+     * one per source, nested (the innermost first): generated code calls each with primitive longs,
+     * nothing boxed; the calls go through {@link LongBinaryOperator} (a JDK type) because the code
+     * is compiled where this jar's classes are not seen (the driver checks a stage's code). A null
      * group is 0, a null id -1 (none: an outer join's missing side).
      */
-    public Column column(Column group, Column[] ids) {
+    Expression call(Expression group, Expression[] ids) {
         if (ids.length != slots) {
             throw new IllegalArgumentException("a tap of " + slots + " sources given " + ids.length + " ids");
         }
-        Expression call = ExpressionUtils.expression(functions.coalesce(group, functions.lit(0L)));
+        Expression call = new Coalesce(CollectionConverters.asScala(List.of(group, lit(0L))).toSeq());
         for (int s = 0; s < slots; s++) {
-            Expression id = ExpressionUtils.expression(functions.coalesce(ids[s], functions.lit(-1L)));
+            Expression id = new Coalesce(CollectionConverters.asScala(List.of(ids[s], lit(-1L))).toSeq());
             Literal link = new Literal(new Link(this, s), new ObjectType(LongBinaryOperator.class));
             call = new Invoke(link, "applyAsLong", DataTypes.LongType,
                     CollectionConverters.asScala(List.of(call, id)).toSeq(),
                     CollectionConverters.asScala(List.<AbstractDataType>of()).toSeq(),
                     false, false, true);
         }
-        return ExpressionUtils.column(call);
+        return call;
+    }
+
+    private static Expression lit(long value) {
+        return Literal.create(value, DataTypes.LongType);
     }
 
     /**

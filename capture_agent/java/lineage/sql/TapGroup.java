@@ -1,0 +1,149 @@
+package lineage.sql;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.EqualTo;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate;
+import org.apache.spark.sql.classic.ExpressionUtils;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A captured aggregate's tap as one of the aggregate's own functions: {@code lineage_tap(hash,
+ * ids...)} is the group's 63-bit hash ({@code hash}, an expression of the group columns), and each
+ * row it aggregates passes its ids to the {@link Tap}, which remembers them under that hash. The
+ * hash is in the aggregation buffer: a row of a group whose buffer has it already does not compute
+ * it again (Catalyst's {@link If} evaluates only the branch it takes), so a task computes it about
+ * once a group rather than once a row, and the aggregate carries no other column for it. Partial
+ * buffers merge by taking the hash either has; the result is the hash. A hash of 0 (one chance in
+ * 2^63) is computed again for each row of its group, with the same result.
+ *
+ * <p>Children: the hash, then one id column per source (1 to 3, as {@link Tap#column}).
+ */
+public final class TapGroup extends DeclarativeAggregate {
+    private static final long serialVersionUID = 1L;
+    private final Tap tap;
+    private final Seq<Expression> children;
+    private final AttributeReference group;
+
+    public TapGroup(Tap tap, Seq<Expression> children) {
+        this.tap = tap;
+        this.children = children;
+        this.group = new AttributeReference("lineage_group", DataTypes.LongType, false, Metadata.empty(),
+                NamedExpression.newExprId(), CollectionConverters.asScala(List.<String>of()).toSeq());
+    }
+
+    /** The aggregate function's column over the hash and the ids. */
+    public static Column column(Tap tap, Column hash, Column[] ids) {
+        List<Expression> all = new ArrayList<>();
+        all.add(ExpressionUtils.expression(hash));
+        for (Column id : ids) {
+            all.add(ExpressionUtils.expression(id));
+        }
+        TapGroup fn = new TapGroup(tap, CollectionConverters.asScala(all).toSeq());
+        return ExpressionUtils.column(fn.toAggregateExpression());
+    }
+
+    private static Seq<Expression> seq(Expression... items) {
+        return CollectionConverters.asScala(List.of(items)).toSeq();
+    }
+
+    @Override
+    public Seq<Expression> children() {
+        return children;
+    }
+
+    @Override
+    public TapGroup withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
+        return new TapGroup(tap, newChildren.toSeq());
+    }
+
+    @Override
+    public boolean nullable() {
+        return false;
+    }
+
+    @Override
+    public DataType dataType() {
+        return DataTypes.LongType;
+    }
+
+    @Override
+    public String prettyName() {
+        return "lineage_tap";
+    }
+
+    @Override
+    public Seq<AttributeReference> aggBufferAttributes() {
+        return CollectionConverters.asScala(List.of(group)).toSeq();
+    }
+
+    @Override
+    public Seq<Expression> initialValues() {
+        return seq(Literal.create(0L, DataTypes.LongType));
+    }
+
+    @Override
+    public Seq<Expression> updateExpressions() {
+        List<Expression> all = CollectionConverters.asJava(children);
+        Expression hash = new If(new EqualTo(group, Literal.create(0L, DataTypes.LongType)), all.get(0), group);
+        return seq(tap.call(hash, all.subList(1, all.size()).toArray(new Expression[0])));
+    }
+
+    @Override
+    public Seq<Expression> mergeExpressions() {
+        AttributeReference left = RichAttribute(group).left();
+        AttributeReference right = RichAttribute(group).right();
+        return seq(new If(new EqualTo(left, Literal.create(0L, DataTypes.LongType)), right, left));
+    }
+
+    @Override
+    public Expression evaluateExpression() {
+        return group;
+    }
+
+    @Override
+    public int productArity() {
+        return 2;
+    }
+
+    @Override
+    public Object productElement(int n) {
+        switch (n) {
+            case 0:
+                return tap;
+            case 1:
+                return children;
+            default:
+                throw new IndexOutOfBoundsException(String.valueOf(n));
+        }
+    }
+
+    @Override
+    public boolean canEqual(Object other) {
+        return other instanceof TapGroup;
+    }
+
+    /** Equal to a function of the same tap over equal children (copies are, as case classes' are). */
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof TapGroup && ((TapGroup) other).tap == tap && ((TapGroup) other).children.equals(children);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * System.identityHashCode(tap) + children.hashCode();
+    }
+}
