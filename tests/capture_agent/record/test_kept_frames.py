@@ -171,3 +171,18 @@ def test_a_kept_plan_holding_another_class_is_refused_before_it_is_made(lc: Any,
     impact = run.lineage(source, [0]).whatIfDeleted(output)
     with pytest.raises(ReplayNotPossible, match="java.io.File; a kept plan may not hold it"):
         impact.changed()
+
+
+def test_a_kept_plan_leaves_out_secret_reader_options(lc: Any, sc: Any, orders: str) -> None:
+    from pyspark.sql import functions as F
+
+    frame = lc.read.option("fs.s3a.secret.key", "hunter2-secret").option("mergeSchema", "false").parquet(orders) \
+        .groupBy("item").agg(F.count("*").alias("n"))
+    frame.collect()
+    [(output, kept)] = job_of(lc)["frames"].items()
+    data = Path(f"{lc.run_dir}/{FOLDER}/{kept['plan']}.plan").read_bytes()
+    assert b"mergeSchema" in data and b"hunter2-secret" not in data
+    run = LineageRun(lc.run_dir, sc)
+    [source] = [p.capture_id for p in run.capture_points() if p.op == "read.parquet"]
+    impact = run.lineage(source).filter(lambda r: r.item == "item-1").whatIfDeleted(output)
+    assert [r.item for r in impact.deleted()] == ["item-1"]

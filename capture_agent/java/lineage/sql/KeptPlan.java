@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.api.python.SimplePythonFunction;
@@ -60,6 +61,10 @@ import scala.jdk.javaapi.CollectionConverters;
  *       Python version, run by the loading context's Python and accumulator (a UDF whose command was
  *       broadcast, over 1 MB pickled, is not kept).
  * </ul>
+ *
+ * No option, property or Python environment variable whose name Spark would redact in its logs
+ * (keys, secrets, passwords, tokens: {@link #SECRET}) is written, in any of Scala's maps or the
+ * stand-ins: the loading process has such credentials of its own, or not at all.
  *
  * Another RDD's rows (an RDD made a DataFrame), serializable but computed only by its own
  * SparkContext, and anything else that is not serializable (another kind
@@ -122,7 +127,7 @@ public final class KeptPlan {
             }
             roots = paths.toArray(new String[0]);
             scala.collection.immutable.Map<String, String> given = field(index, "parameters");
-            options = new HashMap<>(CollectionConverters.asJava(given));
+            options = unsecret(CollectionConverters.asJava(given));
             Option<PartitionSpec> spec = field(index, "userSpecifiedPartitionSpec");
             partitions = spec.isDefined() ? spec.get() : null;
         }
@@ -155,7 +160,7 @@ public final class KeptPlan {
             for (int i = 0; i < command.length; i++) {
                 command[i] = (Byte) bytes.get(i);
             }
-            env = new HashMap<>(function.envVars());
+            env = unsecret(function.envVars());
             includes = new ArrayList<>(function.pythonIncludes());
             version = function.pythonVer();
         }
@@ -224,13 +229,43 @@ public final class KeptPlan {
         private final HashMap<String, String> options;
 
         Options(CaseInsensitiveStringMap map) {
-            options = new HashMap<>(map.asCaseSensitiveMap());
+            options = unsecret(map.asCaseSensitiveMap());
         }
 
         @Override
         public Object made(Here here) {
             return new CaseInsensitiveStringMap(options);
         }
+    }
+
+    /** Options whose names Spark would redact in its logs (keys, secrets, passwords, tokens). */
+    private static final Pattern SECRET = Pattern.compile("(?i)secret|password|token|access[.]?key|credential");
+
+    /** {@code options} without the secrets, which the loading process has of its own or not at all. */
+    private static HashMap<String, String> unsecret(Map<String, String> options) {
+        HashMap<String, String> kept = new HashMap<>();
+        options.forEach((name, value) -> {
+            if (!SECRET.matcher(name).find()) {
+                kept.put(name, value);
+            }
+        });
+        return kept;
+    }
+
+    /** A Scala map (a relation's options, a table's properties) without the entries of secret
+     * names; {@code map} itself when it has none. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static Object withoutSecrets(scala.collection.immutable.Map<?, ?> map) {
+        Map<Object, Object> kept = new HashMap<>();
+        boolean secret = false;
+        for (Map.Entry<?, ?> entry : CollectionConverters.asJava(map).entrySet()) {
+            if (entry.getKey() instanceof String name && SECRET.matcher(name).find()) {
+                secret = true;
+            } else {
+                kept.put(entry.getKey(), entry.getValue());
+            }
+        }
+        return secret ? scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(kept)) : map;
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
@@ -298,6 +333,10 @@ public final class KeptPlan {
             }
             if (obj instanceof SerializableConfiguration) {
                 return new Conf();
+            }
+            if (obj instanceof scala.collection.immutable.Map<?, ?> map
+                    && obj.getClass().getName().startsWith("scala.collection.immutable.")) {
+                return withoutSecrets(map);
             }
             if (obj instanceof CaseInsensitiveStringMap) {
                 return new Options((CaseInsensitiveStringMap) obj);
