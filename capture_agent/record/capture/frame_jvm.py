@@ -134,6 +134,16 @@ def saved_plan(lc: Any, plan: Any) -> bytes:
     return bytes(_new(lc, KEPT_PLAN_CLASS).save(plan))
 
 
+def not_kept_reason(exc: Exception) -> str:
+    """Why a plan could not be kept, from what ``saved_plan`` raised."""
+    text = str(exc)
+    marker = "java.io.NotSerializableException: "
+    if marker in text:
+        what = text.split(marker, 1)[1].splitlines()[0].strip()
+        return f"the query reads {what}, which a replay outside the job's process cannot make again"
+    return f"the query's plan cannot be kept ({type(exc).__name__}: {text.splitlines()[0] if text else ''})"
+
+
 def load_plan(sc: Any, spark: Any, data: bytes) -> Any:
     """The analyzed plan ``saved_plan`` kept, made for ``spark`` (its file listings, Hadoop
     settings and Python UDFs this process's: UDFs run by ``sc``'s Python), with the id-set

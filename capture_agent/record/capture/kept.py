@@ -31,7 +31,7 @@ plain RDD), ``{"name": "module:qualname"}`` or ``{"pickled": digest}``. A parall
 collection's recipe is ``sc.slices(<pickled worker.functions.Slices>, n)``.
 
 A captured DataFrame's output keeps its analyzed plan instead (``frames``), in
-``<run>/job/<sha256>.plan`` (``query.frame_replay.saved_plan``), with the hidden column where each
+``<run>/job/<sha256>.plan`` (``capture.frame_jvm.saved_plan``), with the hidden column where each
 file source makes its ids and the output's column names; a plan that reads what cannot be made
 again in another process (an RDD turned into a DataFrame) is listed under ``not_kept``.
 """
@@ -45,6 +45,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from capture_agent.record.capture.frame_jvm import not_kept_reason
 from capture_agent.record.capture.plan import CombineNode, Node
 from capture_agent.record.query.recipes import SC, Given, Recipe, Redo, Ref
 from capture_agent.record.query.stored_job import FOLDER, JOB_FILE, NAMED_MODULES, NAMED_PACKAGES, VERSION
@@ -125,8 +126,6 @@ class KeptJob:
                    names: list[str]) -> None:
         """Keeps what replays the DataFrame output ``capture_id``: ``plan()``'s bytes, the hidden
         ``columns`` of its sources, its column ``names``. Never raises."""
-        from capture_agent.record.query.frame_replay import not_kept_reason
-
         if self.max_bytes <= 0:
             return
         try:
@@ -135,14 +134,7 @@ class KeptJob:
             except Exception as exc:  # noqa: BLE001 - py4j's error: the plan reads what cannot be kept
                 raise NotKeepable(not_kept_reason(exc)) from None
             digest = hashlib.sha256(data).hexdigest()
-            size = self.kept_bytes + (0 if digest in self.functions else len(data))
-            if size > self.max_bytes:
-                raise NotKeepable(f"the job's functions, values and plans need {size / 2**20:.1f} MB, over "
-                                  f"LINEAGE_KEEP_FUNCTIONS_MB={self.max_bytes // 2**20}")
-            if digest not in self.functions:
-                self.store.fs.make_dirs(self._folder)
-                self.store.fs.write_bytes(self.store.fs.join(self._folder, f"{digest}.plan"), data)
-                self.functions[digest] = len(data)
+            self._write({digest: data}, "plan")
             self.frames[capture_id] = {"plan": digest, "columns": columns, "names": names}
             self.not_kept.pop(capture_id, None)
         except NotKeepable as exc:
@@ -166,19 +158,24 @@ class KeptJob:
             todo.extend(current.recipe.refs())
         encoded_redo = {"method": redo.method, "args": [self._arg(a, pending) for a in redo.args],
                         "shape": redo.shape, "side_effects": redo.side_effects}
-        new = {d: b for d, b in pending.items() if d not in self.functions}
-        size = self.kept_bytes + sum(len(b) for b in new.values())
-        if size > self.max_bytes:
-            raise NotKeepable(f"the job's functions and values need {size / 2**20:.1f} MB, over "
-                              f"LINEAGE_KEEP_FUNCTIONS_MB={self.max_bytes // 2**20}")
-        self.store.fs.make_dirs(self._folder)
-        for digest, data in new.items():
-            self.store.fs.write_bytes(self.store.fs.join(self._folder, f"{digest}.pkl"), data)
-            self.functions[digest] = len(data)
+        self._write(pending, "pkl")
         self.nodes.update(nodes)
         self.outputs[capture_id] = {"node": node.seq, "redo": encoded_redo}
         self.not_kept.pop(capture_id, None)
         self._save()
+
+    def _write(self, pending: dict[str, bytes], suffix: str) -> None:
+        """Writes ``pending`` ({digest: bytes}) not written yet as ``<digest>.<suffix>``, unless
+        they would take the kept files over the bound (NotKeepable)."""
+        new = {d: b for d, b in pending.items() if d not in self.functions}
+        size = self.kept_bytes + sum(len(b) for b in new.values())
+        if size > self.max_bytes:
+            raise NotKeepable(f"the job's functions, values and plans need {size / 2**20:.1f} MB, over "
+                              f"LINEAGE_KEEP_FUNCTIONS_MB={self.max_bytes // 2**20}")
+        self.store.fs.make_dirs(self._folder)
+        for digest, data in new.items():
+            self.store.fs.write_bytes(self.store.fs.join(self._folder, f"{digest}.{suffix}"), data)
+            self.functions[digest] = len(data)
 
     def _node(self, node: Node, pending: dict[str, bytes], input_of: Any) -> dict[str, Any]:
         recipe: Recipe = node.recipe

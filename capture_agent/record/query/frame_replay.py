@@ -93,12 +93,3 @@ def loaded_plan(sc: Any, spark: Any, data: bytes) -> Any:
                                 "imported in this process")
     return _load_plan(sc, spark, data)
 
-
-def not_kept_reason(exc: Exception) -> str:
-    """Why a plan could not be kept, from what ``saved_plan`` raised."""
-    text = str(exc)
-    marker = "java.io.NotSerializableException: "
-    if marker in text:
-        what = text.split(marker, 1)[1].splitlines()[0].strip()
-        return f"the query reads {what}, which a replay outside the job's process cannot make again"
-    return f"the query's plan cannot be kept ({type(exc).__name__}: {text.splitlines()[0] if text else ''})"
