@@ -13,6 +13,7 @@ file), no files are listed and reads of them start a new trace there: never a wr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from capture_agent.record.capture.frame_jvm import saved_plan
@@ -37,8 +38,9 @@ def collected(frame: Any, op: str) -> list[Any]:
     """The frame's rows brought to the driver (Rows of its visible columns), its lineage
     written as an output point."""
     visible, hidden = frame._positions()
+    plan = plan_ahead(frame)
     values, ids = split_collect(frame._df, visible, hidden)
-    record(frame, op, values, id_sets(ids, [s.is_set for s in frame._slots]))
+    record(frame, op, values, id_sets(ids, [s.is_set for s in frame._slots]), plan)
     return values
 
 
@@ -108,8 +110,9 @@ def _picker(indexes: list[int]) -> Any:
     return itemgetter(*indexes) if indexes else (lambda t: ())
 
 
-def record(frame: Any, op: str, values: list[Any], sets: list[list[bytes]]) -> CapturePoint:
-    """Writes an output point of one table (values kept) and finishes the action."""
+def record(frame: Any, op: str, values: list[Any], sets: list[list[bytes]], plan: Callable[[], bytes]) -> CapturePoint:
+    """Writes an output point of one table (values kept) and finishes the action (``plan``:
+    ``plan_ahead``'s)."""
     lc = frame._lc
     point = _new_output(lc, frame, op, 1)
     target = lc._target(point)
@@ -117,7 +120,7 @@ def record(frame: Any, op: str, values: list[Any], sets: list[list[bytes]]) -> C
     ids = list(range(len(values)))  # partition 0: ids are positions
     store_values(lc.store.fs, point, ids, values)
     lc.outputs[point.capture_id] = OutputRun(point, values, ids, frame_redo=lambda deleted: replayed(frame, deleted))
-    kept(frame, point)
+    kept(frame, point, plan)
     frame._point = point.capture_id
     lc.after_action(point)
     return point
@@ -133,6 +136,7 @@ def written(frame: Any, write: Any, destination: Any) -> Any:
     names = frame.columns
     full = frame._df
     was_cached = full.is_cached
+    plan = plan_ahead(frame)
     full = full.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         folder, fmt = destination()
@@ -151,7 +155,7 @@ def written(frame: Any, write: Any, destination: Any) -> Any:
         if not was_cached:
             full.unpersist()
     lc.outputs[point.capture_id] = OutputRun(point, None, [], frame_redo=lambda deleted: replayed(frame, deleted))
-    kept(frame, point)
+    kept(frame, point, plan)
     frame._point = point.capture_id
     lc.after_action(point)
     return result
@@ -183,11 +187,18 @@ def source_columns(lc: Any, frame: Any) -> dict[str, str]:
             if s.source in read and isinstance(lc.store.point(s.source).layout, (FileRows, FileLines))}
 
 
-def kept(frame: Any, point: CapturePoint) -> None:
-    """Keeps the frame's analyzed plan in the run's folder for replays elsewhere (``capture.kept``)."""
+def plan_ahead(frame: Any) -> Callable[[], bytes]:
+    """The frame's analyzed plan as ``KeptPlan``'s bytes, saved from now on while the action runs
+    (``KeptJob.ahead``): a callable waiting for them."""
     lc = frame._lc
-    lc.kept.keep_frame(point.capture_id, lambda: saved_plan(lc, frame._df._jdf.queryExecution().analyzed()),
-                       source_columns(lc, frame), frame.columns)
+    return lc.kept.ahead(lambda: saved_plan(lc, frame._df._jdf.queryExecution().analyzed()))
+
+
+def kept(frame: Any, point: CapturePoint, plan: Callable[[], bytes]) -> None:
+    """Keeps the frame's analyzed plan (``plan()``'s bytes) in the run's folder for replays
+    elsewhere (``capture.kept``)."""
+    lc = frame._lc
+    lc.kept.keep_frame(point.capture_id, plan, source_columns(lc, frame), frame.columns)
 
 
 def _qualified(lc: Any, path: Any) -> str | None:

@@ -38,38 +38,57 @@ def functions_registered(lc: Any) -> None:
 
 def _new(lc: Any, name: str, *args: tuple[Any, Any]) -> Any:
     """A new object of the jar's class ``name`` (its own class loader: reflection), made by the
-    constructor of ``args``' JVM classes, given as (class, value) pairs."""
+    constructor of ``args``' JVM classes, given as (class name, value) pairs."""
     from capture_agent.listener import ensure_jar, jvm_class
 
     sc, gateway = lc.sc, lc.sc._gateway
     jar = ensure_jar(lc.settings)
     assert jar is not None
-    types = gateway.new_array(sc._jvm.java.lang.Class, len(args))
+    made: dict[tuple[Any, ...], Any] = gateway.__dict__.setdefault("_lineage_constructors", {})
+    key = (str(jar), jar.stat().st_mtime_ns, name, *[cls for cls, _ in args])
+    if key not in made:  # each py4j call is a round trip: a query's captured steps make a few of these
+        types = gateway.new_array(sc._jvm.java.lang.Class, len(args))
+        for i, (cls, _) in enumerate(args):
+            types[i] = _java_class(sc, cls)
+        made[key] = jvm_class(sc, jar, name).getDeclaredConstructor(types)
     values = gateway.new_array(sc._jvm.java.lang.Object, len(args))
-    for i, (cls, value) in enumerate(args):
-        types[i], values[i] = cls, value
-    return jvm_class(sc, jar, name).getDeclaredConstructor(types).newInstance(values)
+    for i, (_, value) in enumerate(args):
+        values[i] = value
+    return made[key].newInstance(values)
+
+
+def _java_class(sc: Any, name: str) -> Any:
+    """The JVM's class of ``name`` (a primitive type by its name: int, long, boolean)."""
+    jvm = sc._jvm
+    primitives = {"int": jvm.java.lang.Integer, "long": jvm.java.lang.Long, "boolean": jvm.java.lang.Boolean}
+    return primitives[name].TYPE if name in primitives else jvm.java.lang.Class.forName(name)
 
 
 TAP_CLASS = "lineage.sql.Tap"
 
 
-def tap_column(lc: Any, location: str, hashed: Any, ids: list[Any]) -> Any:
-    """The aggregate function ``lineage_tap(hashed, ids...)`` (1 to 3 id columns): the group's
-    ``hashed``, kept in the aggregation buffer (computed about once a group and task), the tap
-    writing a ``frame_groups`` table per task under ``location`` of which ids went into which group
-    (``java/lineage/sql/TapGroup.java``, ``Tap.java``: Spark's own Invoke of the tap, called with
-    primitive longs)."""
+def tap_column(lc: Any, location: str, df: Any, keys: tuple[Any, ...], ids: list[str]) -> Any:
+    """The aggregate function ``lineage_tap(hash, ids...)`` of ``df``'s rows grouped by ``keys``
+    (column names or Columns), over 1 to 3 id columns (``ids``' names): the group's hash (a 63-bit
+    xxhash64 of its keys, ``TapGroup.groupHash``), kept in the aggregation buffer (computed about
+    once a group and task), the tap writing a ``frame_groups`` table per task under ``location``
+    of which ids went into which group (``java/lineage/sql/TapGroup.java``, ``Tap.java``: Spark's
+    own Invoke of the tap, called with primitive longs). Made in one call of the JVM: each py4j
+    call is a round trip."""
     from pyspark.sql import Column
+    from pyspark.sql.classic.column import _to_java_column
 
     functions_registered(lc)  # the jar is there
     jvm, gateway = lc.sc._jvm, lc.sc._gateway
-    tap = _new(lc, TAP_CLASS, (jvm.java.lang.Class.forName("java.lang.String"), lc.store.fs.uri(location)),
-               (jvm.java.lang.Integer.TYPE, len(ids)))
-    columns = gateway.new_array(jvm.org.apache.spark.sql.Column, len(ids))
-    for i, column in enumerate(ids):
-        columns[i] = column._jc
-    return Column(tap.grouped(hashed._jc, columns))
+    tap = _new(lc, TAP_CLASS, ("java.lang.String", lc.store.fs.uri(location)), ("int", len(ids)))
+    column_class = jvm.org.apache.spark.sql.Column
+    key_columns = gateway.new_array(column_class, len(keys))
+    for i, key in enumerate(keys):
+        key_columns[i] = _to_java_column(key)
+    id_columns = gateway.new_array(column_class, len(ids))
+    for i, name in enumerate(ids):
+        id_columns[i] = _to_java_column(name)
+    return Column(tap.grouped(df._jdf, key_columns, id_columns))
 
 
 LINES_CLASS = "lineage.sql.Lines"

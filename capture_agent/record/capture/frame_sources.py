@@ -41,11 +41,9 @@ SIZE_TREE_FILES = 1024  # more files: a lookup by path (a deeper tree is a long 
 
 def source_frame(lc: Any, df: Any, op: str, paths: list[str]) -> CapturedDataFrame:
     """A captured DataFrame over ``df`` (read from Parquet files only), its rows' ids added."""
-    from pyspark.sql import functions as F
-
     functions_registered(lc)
     point, files = file_rows_point(lc, df, op, paths, "parquet", parquet_rows)
-    record_id = F.shiftleft(file_index(lc, files).cast("long"), SHIFT) + F.col("_metadata.row_index")
+    record_id = record_ids(lc, files)
     column = lc.frames.fresh_column()
     return sourced(lc, point, df.select("*", record_id.alias(column)), column)
 
@@ -107,28 +105,31 @@ def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -
                                           F.col(column + "_row").alias(column)), column)
 
 
-def file_index(lc: Any, files: list[dict[str, Any]]) -> Any:
-    """The column of a row's file's index in ``files``: when no two files have the same size, found
-    from ``_metadata.file_size`` by a balanced tree of comparisons (a long compared per level; a
-    lookup of the path string costs the whole query a third more on TPC-H Q1), else by path."""
+def record_ids(lc: Any, files: list[dict[str, Any]]) -> Any:
+    """The column of a row's id: (index of its file in ``files``) << SHIFT | its row index. When no
+    two files have the same size, the file's index is found from ``_metadata.file_size`` by a
+    balanced tree of comparisons (a long compared per level; a lookup of the path string costs the
+    whole query a third more on TPC-H Q1), one SQL expression (a py4j call per Column operation
+    would be a round trip each); else by path."""
     from pyspark.sql import functions as F
 
     sizes = sorted((info["size"], index) for index, info in enumerate(files))
     if len({size for size, _ in sizes}) == len(sizes) and len(sizes) <= SIZE_TREE_FILES:
-        size = F.col("_metadata.file_size")
 
-        def tree(part: list[tuple[int, int]]) -> Any:
+        def tree(part: list[tuple[int, int]]) -> str:
             if len(part) == 1:
-                return F.lit(part[0][1])
+                return str(part[0][1])
             middle = len(part) // 2
-            return F.when(size < part[middle][0], tree(part[:middle])).otherwise(tree(part[middle:]))
+            return (f"CASE WHEN _metadata.file_size < {part[middle][0]} THEN {tree(part[:middle])} "
+                    f"ELSE {tree(part[middle:])} END")
 
-        return tree(sizes) if sizes else F.lit(0)
+        return F.expr(f"shiftleft(CAST({tree(sizes) if sizes else 0} AS BIGINT), {SHIFT}) + _metadata.row_index")
     jvm = lc.sc._jvm
     keys = []  # _metadata.file_path spells a path as Hadoop's Path does (file:/x for file:///x)
     for index, info in enumerate(files):
         keys += [F.lit(str(jvm.org.apache.hadoop.fs.Path(info["path"]).toString())), F.lit(index)]
-    return F.element_at(F.create_map(*keys), F.col("_metadata.file_path"))
+    found = F.element_at(F.create_map(*keys), F.col("_metadata.file_path"))
+    return F.shiftleft(found.cast("long"), SHIFT) + F.col("_metadata.row_index")
 
 
 def local_frame(lc: Any, df: Any) -> CapturedDataFrame:

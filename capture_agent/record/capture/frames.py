@@ -123,7 +123,6 @@ def _plan_nodes(df: Any) -> Counter[str]:
 WindowLineage = tuple[tuple[str | None, ...], tuple[tuple[str | None, bool, bool], ...],
                       tuple[str, int | None, int | None] | None]
 TAPPED_SOURCES = 3  # an aggregate over at most this many sources' ids keeps Spark's own aggregate (``_tapped``)
-GROUP_MASK = (1 << 63) - 1  # a group's id: its columns' xxhash64, non-negative
 WHOLE_PARTITION = ("CumeDist", "PercentRank", "NTile")  # values that depend on the partition's size
 
 
@@ -258,9 +257,10 @@ class CapturedDataFrame:
         out._keys = self._keys if slots is None else None  # rows 1:1 with this frame's keep their group
         return out
 
-    def _checked(self, df: Any, operation: str, aggregates: bool = True) -> None:
+    def _checked(self, df: Any, operation: str, aggregates: bool = True) -> Counter[str]:
         """Raises UnsupportedOperation when ``df`` (this frame transformed by ``operation``) has a
-        refused node this frame does not have, or (unless ``aggregates``) a new aggregate."""
+        refused node this frame does not have, or (unless ``aggregates``) a new aggregate; else
+        gives ``df``'s nodes (``_plan_nodes``)."""
         before, after = _plan_nodes(self._df), _plan_nodes(df)
         refused = {node for node in REFUSED_NODES if after[node] > before[node]}
         if refused:
@@ -268,6 +268,7 @@ class CapturedDataFrame:
                                        "pivots and pandas UDFs over whole partitions are not captured yet")
         if not aggregates and after["Aggregate"] > before["Aggregate"]:
             raise UnsupportedOperation(f"DataFrame.{operation} with an aggregate", "use agg() or groupBy().agg()")
+        return after
 
     def __repr__(self) -> str:
         return f"CapturedDataFrame[{', '.join(f'{n}: {t}' for n, t in self.dtypes)}]"
@@ -345,8 +346,8 @@ class CapturedDataFrame:
         no refused node, no aggregate it did not make (``aggregates``), every hidden column kept.
         A projection bringing window functions is built again (``build``, given the plain frame)
         over this frame with each row's ids replaced by those of its window partition."""
-        self._checked(df, operation, aggregates)
-        windows = _window_specs(df) - _window_specs(self._df)
+        nodes = self._checked(df, operation, aggregates)
+        windows = _window_specs(df) - _window_specs(self._df) if nodes["Window"] else Counter()
         if windows and build is not None:
             known = set(self.columns)  # Spark names a partition expression _w0...: a column only
             if any(c not in known for spec in windows for c in spec[0]):
@@ -633,6 +634,7 @@ class CapturedDataFrame:
 
         names = self.columns
         visible, hidden = self._positions()
+        plan = frame_io.plan_ahead(self)
         full = self._df.toPandas()
         plain = full.iloc[:, visible]
         plain.columns = names
@@ -640,7 +642,7 @@ class CapturedDataFrame:
         # pandas spells an outer join's missing ids NaN: no ids, as None is everywhere else
         records = list(ids.where(ids.notna(), None).itertuples(index=False, name=None))
         values = [_create_row(names, list(r)) for r in plain.itertuples(index=False, name=None)]
-        frame_io.record(self, "toPandas", values, id_sets(records, [s.is_set for s in self._slots]))
+        frame_io.record(self, "toPandas", values, id_sets(records, [s.is_set for s in self._slots]), plan)
         return plain.reset_index(drop=True)
 
     @property
@@ -682,30 +684,6 @@ class CapturedDataFrame:
         return LineageRDD.at_point(self._lc.lineage_session, self._point)
 
 
-def _group_id(df: Any, cols: tuple[Any, ...]) -> Any:
-    """A group's id: the 63-bit xxhash64 of its columns. Spark's hash skips null values, so (null,
-    x) and (x, null) would hash the same: with two nullable columns or more, a mask of which
-    columns are null is hashed too; a struct or array column is hashed as its JSON text (nulls
-    inside it hold their place there)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, StructType
-
-    if not cols:
-        return F.lit(0).cast("long")
-    fields = df.select(*cols).schema.fields
-    keys = [F.col(c) if isinstance(c, str) else c for c in cols]
-    keys = [F.to_json(k) if isinstance(f.dataType, (ArrayType, StructType)) else k
-            for k, f in zip(keys, fields, strict=True)]
-    nullable = [k for k, f in zip(keys, fields, strict=True) if f.nullable]
-    if len(nullable) > 1:
-        for start in range(0, len(nullable), 62):  # a long mask per 62 columns
-            mask = F.lit(0).cast("long")
-            for bit, key in enumerate(nullable[start:start + 62]):
-                mask = mask.bitwiseOR(F.when(key.isNull(), F.lit(1 << bit)).otherwise(F.lit(0)))
-            keys.append(mask)
-    return F.xxhash64(*keys).bitwiseAND(F.lit(GROUP_MASK))
-
-
 class CapturedGroupedData:
     """``groupBy(...)``: aggregates that also gather each source's ids of every group."""
 
@@ -736,8 +714,6 @@ class CapturedGroupedData:
         a ``combiner`` point of the ``frame_groups`` layout below it: each map task writes which
         ids of each source went into which group (``frame_jvm.tap_column``, ``java/lineage/sql/Tap.java``),
         and each output row carries its group's hash as its id there."""
-        from pyspark.sql import functions as F
-
         from capture_agent.record.capture.frame_jvm import tap_column
         from capture_agent.record.storage.layouts import FrameGroups
 
@@ -745,7 +721,7 @@ class CapturedGroupedData:
         parents = [lc.store.point(s.source) for s in frame._slots]
         point = lc.store.new_point("combiner", "agg", FrameGroups(), parents, 1)
         group = lc.frames.fresh_column()
-        tap = tap_column(lc, point.location, _group_id(frame._df, self._cols), [F.col(s.column) for s in frame._slots])
+        tap = tap_column(lc, point.location, frame._df, self._cols, [s.column for s in frame._slots])
         df = frame._df.groupBy(*self._cols).agg(*exprs, tap.alias(group))
         frame._checked(df, "agg")
         out = frame._with(df, (Slot(point.capture_id, group, False),), "sum")

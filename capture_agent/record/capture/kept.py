@@ -43,6 +43,7 @@ import importlib
 import json
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from capture_agent.record.capture.frame_jvm import not_kept_reason
@@ -101,6 +102,7 @@ class KeptJob:
         self.frames: dict[str, dict[str, Any]] = {}
         self.functions: dict[str, int] = {}  # written, digest -> bytes
         self._digests: dict[int, tuple[Any, str]] = {}  # id(obj) -> (obj, digest): pickled once
+        self._thread: ThreadPoolExecutor | None = None
         self._folder = store.fs.join(store.run_dir, FOLDER)
 
     @property
@@ -121,6 +123,17 @@ class KeptJob:
         except Exception as exc:  # noqa: BLE001 - never the job's failure: the output is just not replayable
             log.warning("lineage: cannot keep the job's functions for %s: %s: %s", capture_id, type(exc).__name__,
                         exc)
+
+    def ahead(self, make: Callable[[], bytes]) -> Callable[[], bytes]:
+        """``make`` begun now on the kept job's own thread, so that a DataFrame's plan is saved
+        while its action runs (a save takes about 50 ms, a task's time on a core that an action's
+        last tasks leave idle); the callable returned waits for the bytes, or raises what ``make``
+        raised. Nothing is begun when nothing is kept."""
+        if self.max_bytes <= 0:
+            return make
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-kept")
+        return self._thread.submit(make).result
 
     def keep_frame(self, capture_id: str, plan: Callable[[], bytes], columns: dict[str, str],
                    names: list[str]) -> None:

@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -12,9 +14,13 @@ import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate;
 import org.apache.spark.sql.classic.ExpressionUtils;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
@@ -43,6 +49,41 @@ public final class TapGroup extends DeclarativeAggregate {
         this.children = children;
         this.group = new AttributeReference("lineage_group", DataTypes.LongType, false, Metadata.empty(),
                 NamedExpression.newExprId(), CollectionConverters.asScala(List.<String>of()).toSeq());
+    }
+
+    /**
+     * A group's id, {@code frame}'s rows grouped by {@code keys}: the 63-bit xxhash64 of the keys (0
+     * for none). Spark's hash skips null values, so (null, x) and (x, null) would hash the same:
+     * with two nullable keys or more, a mask of which keys are null is hashed too (a long per 62
+     * keys); a struct or array key is hashed as its JSON text (nulls inside it hold their place
+     * there).
+     */
+    public static Column groupHash(Dataset<Row> frame, Column[] keys) {
+        if (keys.length == 0) {
+            return functions.lit(0L);
+        }
+        StructField[] fields = frame.select(keys).schema().fields();
+        List<Column> hashed = new ArrayList<>();
+        List<Column> nullable = new ArrayList<>();
+        for (int i = 0; i < keys.length; i++) {
+            DataType type = fields[i].dataType();
+            Column key = type instanceof ArrayType || type instanceof StructType ? functions.to_json(keys[i]) : keys[i];
+            hashed.add(key);
+            if (fields[i].nullable()) {
+                nullable.add(key);
+            }
+        }
+        if (nullable.size() > 1) {
+            for (int start = 0; start < nullable.size(); start += 62) {
+                Column mask = functions.lit(0L);
+                for (int bit = 0; bit < 62 && start + bit < nullable.size(); bit++) {
+                    Column key = nullable.get(start + bit);
+                    mask = mask.bitwiseOR(functions.when(key.isNull(), functions.lit(1L << bit)).otherwise(functions.lit(0L)));
+                }
+                hashed.add(mask);
+            }
+        }
+        return functions.xxhash64(hashed.toArray(new Column[0])).bitwiseAND(functions.lit(Long.MAX_VALUE));
     }
 
     /** The aggregate function's column over the hash and the ids. */
