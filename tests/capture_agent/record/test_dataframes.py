@@ -616,8 +616,8 @@ def test_collect_gives_pyspark_rows_of_every_type(lc: Any, spark: Any, tmp_path:
 
 
 def test_large_groups_fold_their_ids_into_bitmaps(lc: Any, spark: Any, tmp_path: Path) -> None:
-    """A group of a task's first 256 folds its ids into bitmaps 16,384 at a time (``Tap.Folded``):
-    a task of three large groups (its table holds bitmaps), a large group among 200 one-row groups
+    """A group of a task's first 256 keeps its ids in bitmaps as they come (``Tap.Folded``): a task
+    of three large groups (its table holds bitmaps), a large group among 200 one-row groups
     (lists), and a large group before 300 more (the task passes 256 groups), traced both ways."""
     from pyspark.sql import functions as F
 
@@ -640,3 +640,23 @@ def test_large_groups_fold_their_ids_into_bitmaps(lc: Any, spark: Any, tmp_path:
         for i in (7, n - 1):
             assert [tuple(r) for r in source.getLineage().filter(where("n", i)).goNextAll().collect()] == \
                 [(of(i), counts[of(i)])], (name, i)
+
+
+def test_a_group_whose_ids_come_out_of_order_keeps_them_all(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """Rows sorted by a hash before they are grouped reach a group's bitmaps out of order, from two
+    files at once (``Tap.Folded``: an id below the chunk its appender is at goes into the bitmap
+    itself): every id is kept, traced both ways."""
+    from pyspark.sql import functions as F
+
+    n = 200_000  # four 16-bit chunks of row indexes a file
+    path = str(tmp_path / "t")
+    spark.range(2 * n).select(F.col("id").alias("n"), (F.col("id") % 3).alias("g")) \
+        .repartitionByRange(2, "n").write.parquet(path)
+    source = lc.read.parquet(path)
+    frame = source.orderBy(F.xxhash64("n")).groupBy("g").agg(F.count("*").alias("c"))
+    assert sorted(map(tuple, frame.collect())) == sorted(Counter(i % 3 for i in range(2 * n)).items())
+    for g in range(3):
+        assert back(frame, where("g", g)) == rows([(i, g) for i in range(2 * n) if i % 3 == g]), g
+    for i in (0, n - 1, n, 2 * n - 1):
+        assert [tuple(r) for r in source.getLineage().filter(where("n", i)).goNextAll().collect()] == \
+            [(i % 3, len(range(i % 3, 2 * n, 3)))], i

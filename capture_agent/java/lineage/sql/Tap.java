@@ -35,6 +35,7 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.ObjectType;
 import org.roaringbitmap.PeekableIntIterator;
 import org.roaringbitmap.RoaringBitmap;
+import org.roaringbitmap.RoaringBitmapWriter;
 
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -43,8 +44,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * ids...)} ({@link #grouped}, {@link TapGroup}) is the row's group, a 63-bit hash of its group
  * columns kept in the aggregation buffer, and calls the tap with it and the row's ids ({@link
  * #call}); the tap remembers, per task, which record ids of each source went into which
- * group: while the task has seen at most {@link #FEW} groups, an append to the group's own list
- * (folded into bitmaps each {@link #CHUNK} ids, {@link Folded}); past that, a row costs two appends
+ * group: while the task has seen at most {@link #FEW} groups, a bit set in the group's own
+ * bitmaps ({@link Folded}); past that, a row costs two appends
  * to flat arrays (no lookup, which a task of many groups would pay in cache misses), sorted by
  * group once, at the end, in buckets of the group's top bits ({@link Pairs}). When the task ends
  * well it writes them as one Parquet table, {@code <dir>/part-<partition>.parquet}: rows (out_id:
@@ -70,8 +71,6 @@ public final class Tap implements Serializable {
     static final int BUCKET = 512;
     /** Groups a task keeps apart as rows come (see {@link Pairs}). */
     static final int FEW = 256;
-    /** Ids of a group of {@link Few} (of one source) folded into bitmaps at once ({@link Folded}). */
-    static final int CHUNK = 1 << 14;
     /** A job with this local property "true" (a what-if replay) runs the taps without writing. */
     public static final String OFF = "lineage.taps.off";
 
@@ -188,8 +187,8 @@ public final class Tap implements Serializable {
 
     /**
      * A task's rows. While the task has seen at most {@link #FEW} groups, each group keeps its own
-     * list of each source's ids ({@link Few}): nothing to sort by group at the end, and a group's
-     * ids from a scan of files came in order (the sort of its list at the end finds them sorted).
+     * set of each source's ids ({@link Few}): nothing to sort by group at the end, and a group's
+     * ids from a scan of files come in order, as a bitmap is best built.
      * Past that, the rows are appended as they come: the group and each source's id (-1: none),
      * sorted by group when the task ends.
      */
@@ -286,10 +285,8 @@ public final class Tap implements Serializable {
                 }
                 Arrays.sort(order, (x, y) -> Long.compare(few.keys[x], few.keys[y]));
                 for (int g : order) {
-                    for (int s = 0; s < sources; s++) {
-                        Arrays.sort(few.lists[g][s], 0, few.sizes[g][s]);
-                    }
-                    rows.add(new Group(few.keys[g], few.lists[g], new int[sources], few.sizes[g], few.folded[g]));
+                    rows.add(new Group(few.keys[g], new long[sources][0], new int[sources], new int[sources],
+                            few.folded[g]));
                 }
                 return rows;
             }
@@ -431,14 +428,12 @@ public final class Tap implements Serializable {
         }
     }
 
-    /** A task's first {@link #FEW} groups, each with a list per source of its ids, in the order
-     * they came; {@link #add} says no (and changes nothing) to a new group past them. */
+    /** A task's first {@link #FEW} groups, each with a set per source of its ids ({@link
+     * Folded}); {@link #add} says no (and changes nothing) to a new group past them. */
     static final class Few {
         private static final int SLOTS = 2 * FEW;  // an open-addressing table of group -> index + 1
         final long[] keys = new long[FEW];
-        final long[][][] lists = new long[FEW][][];
-        final int[][] sizes = new int[FEW][];
-        /** Each source's ids of a group folded into bitmaps so far, a {@link #CHUNK} at a time (or null). */
+        /** Each source's ids of a group (null: none yet). */
         final Folded[][] folded = new Folded[FEW][];
         int count;
         long rows;
@@ -459,36 +454,25 @@ public final class Tap implements Serializable {
                 }
                 last = g;
             }
-            put(g, 0, a);
+            Folded[] sets = folded[g];
+            put(sets, 0, a);
             if (sources > 1) {
-                put(g, 1, b);
+                put(sets, 1, b);
             }
             if (sources > 2) {
-                put(g, 2, c);
+                put(sets, 2, c);
             }
             rows++;
             return true;
         }
 
-        private void put(int g, int s, long id) {
-            int n = sizes[g][s];
-            if (id < 0 || (n > 0 && lists[g][s][n - 1] == id)) {
-                return;
-            }
-            if (n == lists[g][s].length) {
-                lists[g][s] = Arrays.copyOf(lists[g][s], n + (n >> 1) + 16);
-            }
-            lists[g][s][n] = id;
-            sizes[g][s] = n + 1;
-            if (n + 1 == CHUNK) {  // a large group: its list folded into bitmaps, and begun again
-                if (folded[g] == null) {
-                    folded[g] = new Folded[sources];
+        private static void put(Folded[] sets, int s, long id) {
+            if (id >= 0) {
+                Folded set = sets[s];
+                if (set == null) {
+                    set = sets[s] = new Folded();
                 }
-                if (folded[g][s] == null) {
-                    folded[g][s] = new Folded();
-                }
-                folded[g][s].add(lists[g][s], 0, CHUNK);
-                sizes[g][s] = 0;
+                set.add(id);
             }
         }
 
@@ -507,8 +491,7 @@ public final class Tap implements Serializable {
             }
             int g = count++;
             keys[g] = group;
-            lists[g] = new long[sources][16];
-            sizes[g] = new int[sources];
+            folded[g] = new Folded[sources];
             table[slot] = g + 1;
             return g;
         }
@@ -518,8 +501,7 @@ public final class Tap implements Serializable {
             for (int g = 0; g < count; g++) {
                 boolean none = true;
                 for (int s = 0; s < sources; s++) {
-                    long[] ids = folded[g] != null && folded[g][s] != null
-                            ? folded[g][s].all(lists[g][s], 0, sizes[g][s]) : Arrays.copyOf(lists[g][s], sizes[g][s]);
+                    long[] ids = folded[g][s] != null ? folded[g][s].all() : new long[0];
                     for (long id : ids) {
                         pairs.append(keys[g], s == 0 ? id : -1L, s == 1 ? id : -1L, s == 2 ? id : -1L);
                         none = false;
@@ -533,49 +515,51 @@ public final class Tap implements Serializable {
     }
 
     /**
-     * The ids of a large group of {@link Few} (of one source), folded into Roaring bitmaps by their
-     * top 32 bits a chunk at a time as they come: a task of a few large groups (a report by flag or
-     * by month) neither grows nor sorts a list of all its rows, and builds each group's bitmap from
-     * ids still in cache.
+     * The ids of a group of {@link Few} (of one source), kept as Roaring bitmaps by their top 32
+     * bits as they come, each written by the library's appender ({@code RoaringBitmapWriter}): ids
+     * in order, as a scan of files gives them, cost a bit set in the chunk at hand; an id below it
+     * goes into the bitmap itself. An id twice is kept once.
      */
     static final class Folded {
-        private final TreeMap<Long, RoaringBitmap> parts = new TreeMap<>();
-        private int[] lows = new int[0];
+        private final TreeMap<Long, RoaringBitmapWriter<RoaringBitmap>> parts = new TreeMap<>();
+        private long high = -1;
+        private RoaringBitmapWriter<RoaringBitmap> part;
 
-        /** Adds {@code ids[from, to)} (each at least 0, in any order; a run of one top half at once). */
-        void add(long[] ids, int from, int to) {
-            if (lows.length < to - from) {
-                lows = new int[to - from];
+        /** Adds {@code id} (at least 0). */
+        void add(long id) {
+            long top = id >>> 32;
+            if (top != high) {
+                part = parts.computeIfAbsent(top, h -> RoaringBitmapWriter.writer().get());
+                high = top;
             }
-            int k = from;
-            while (k < to) {
-                long high = ids[k] >>> 32;
-                int m = 0;
-                for (; k < to && (ids[k] >>> 32) == high; k++) {
-                    lows[m++] = (int) ids[k];
-                }
-                parts.computeIfAbsent(high, h -> new RoaringBitmap()).addN(lows, 0, m);
-            }
+            part.add((int) id);
         }
 
-        /** With {@code ids[from, to)} added: the set, in the portable 64-bit format. */
-        byte[] bytes(long[] ids, int from, int to) {
-            add(ids, from, to);
-            return IdSets.portable(parts);
+        private TreeMap<Long, RoaringBitmap> bitmaps() {
+            TreeMap<Long, RoaringBitmap> out = new TreeMap<>();
+            for (Map.Entry<Long, RoaringBitmapWriter<RoaringBitmap>> entry : parts.entrySet()) {
+                out.put(entry.getKey(), entry.getValue().get());
+            }
+            return out;
         }
 
-        /** With {@code ids[from, to)} added: every id, sorted, each once. */
-        long[] all(long[] ids, int from, int to) {
-            add(ids, from, to);
+        /** The set, in the portable 64-bit format. */
+        byte[] bytes() {
+            return IdSets.portable(bitmaps());
+        }
+
+        /** Every id, sorted, each once. */
+        long[] all() {
+            TreeMap<Long, RoaringBitmap> sets = bitmaps();
             long n = 0;
-            for (RoaringBitmap part : parts.values()) {
-                n += part.getLongCardinality();
+            for (RoaringBitmap set : sets.values()) {
+                n += set.getLongCardinality();
             }
             long[] out = new long[Math.toIntExact(n)];
             int i = 0;
-            for (Map.Entry<Long, RoaringBitmap> part : parts.entrySet()) {
-                long high = part.getKey() << 32;
-                PeekableIntIterator it = part.getValue().getIntIterator();
+            for (Map.Entry<Long, RoaringBitmap> set : sets.entrySet()) {
+                long high = set.getKey() << 32;
+                PeekableIntIterator it = set.getValue().getIntIterator();
                 while (it.hasNext()) {
                     out[i++] = high | Integer.toUnsignedLong(it.next());
                 }
@@ -584,8 +568,8 @@ public final class Tap implements Serializable {
         }
     }
 
-    /** A row of the table: the group, and each source's ids, {@code lists[s][from[s], to[s])}
-     * (sorted) with those of {@code folded[s]} where that is not null. */
+    /** A row of the table: the group, and each source's ids: {@code lists[s][from[s], to[s])}
+     * (sorted), or a group of {@link Few}'s {@code folded[s]} (null: none). */
     static final class Group {
         final long group;
         final long[][] lists;
@@ -618,11 +602,11 @@ public final class Tap implements Serializable {
                     String name = "in_ids_" + s;
                     out.startField(name, s + 1);
                     if (sets) {
-                        byte[] set = f == null ? IdSets.sorted(list, k, end) : f.bytes(list, k, end);
+                        byte[] set = f == null ? IdSets.sorted(list, k, end) : f.bytes();
                         out.addBinary(Binary.fromConstantByteArray(set));
                     } else {
                         if (f != null) {
-                            list = f.all(list, k, end);
+                            list = f.all();
                             k = 0;
                             end = list.length;
                         }
