@@ -10,7 +10,9 @@ Workloads on generated TPC-H-like Parquet tables (written once under --data-dir 
   q1orc  q1 on lineitem as ORC (Spark gives no ORC row index: the agent reads ORC itself)
 
 Each workload runs plain and captured alternately, --runs times each after one warm-up of both, in
-one Spark application; the ratio is median(captured) / median(plain) of the wall-clock time. Then,
+one Spark application; the ratio is median(captured) / median(plain) of the wall-clock time, and
+the paired ratio the median of each run's captured / plain (the two ran one after the other: a
+machine that slows for a while slows both). Then,
 on the last captured run: the lineage bytes (the tables of the output point and of the aggregates'
 combiner points it reads; sources write nothing) as a share of the input's bytes, and the time of
 a one-row backward trace (to the source ids) and of reading the source rows of one output row.
@@ -193,7 +195,9 @@ def main() -> None:
             lc.lineage(frame, [0]).goBackAll().take(10)
             rows_s = time.perf_counter() - start
             plain_m, captured_m = statistics.median(plain_times), statistics.median(captured_times)
+            paired = statistics.median(c / p for c, p in zip(captured_times, plain_times, strict=True))
             print(f"{name:8s} plain {plain_m:6.2f} s  captured {captured_m:6.2f} s  ratio {captured_m / plain_m:4.2f}  "
+                  f"paired {paired:4.2f}  "
                   f"(plain {', '.join(f'{t:.2f}' for t in plain_times)}; "
                   f"captured {', '.join(f'{t:.2f}' for t in captured_times)})")
             print(f"{'':8s} lineage {lineage_bytes / 1e6:.2f} MB = {100 * lineage_bytes / input_bytes:.2f}% of the "
