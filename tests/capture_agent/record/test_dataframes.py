@@ -616,9 +616,10 @@ def test_collect_gives_pyspark_rows_of_every_type(lc: Any, spark: Any, tmp_path:
 
 
 def test_large_groups_fold_their_ids_into_bitmaps(lc: Any, spark: Any, tmp_path: Path) -> None:
-    """A group of a task's first 256 keeps its ids in bitmaps as they come (``Tap.Folded``): a task
-    of three large groups (its table holds bitmaps), a large group among 200 one-row groups
-    (lists), and a large group before 300 more (the task passes 256 groups), traced both ways."""
+    """A group of a task's first 256 keeps its ids in bitmaps, 512 rows at a time (``Tap.Few``,
+    ``Tap.Folded``): a task of three large groups (its table holds bitmaps), a large group among
+    200 one-row groups (lists), and a large group before 300 more (the task passes 256 groups,
+    its waiting rows handed over), traced both ways."""
     from pyspark.sql import functions as F
 
     n = 60_000
@@ -637,6 +638,7 @@ def test_large_groups_fold_their_ids_into_bitmaps(lc: Any, spark: Any, tmp_path:
         assert sorted(map(tuple, frame.collect())) == sorted(counts.items()), name
         for g in (0, 1, max(counts)):
             assert back(frame, where("g", g)) == rows([(i, g) for i in range(n) if of(i) == g]), (name, g)
+        assert back(frame, lambda r: True) == rows([(i, of(i)) for i in range(n)]), name  # every group's
         for i in (7, n - 1):
             assert [tuple(r) for r in source.getLineage().filter(where("n", i)).goNextAll().collect()] == \
                 [(of(i), counts[of(i)])], (name, i)
