@@ -59,9 +59,9 @@ def _new(lc: Any, name: str, *args: tuple[Any, Any]) -> Any:
 
 def _java_class(sc: Any, name: str) -> Any:
     """The JVM's class of ``name`` (a primitive type by its name: int, long, boolean)."""
-    jvm = sc._jvm
-    primitives = {"int": jvm.java.lang.Integer, "long": jvm.java.lang.Long, "boolean": jvm.java.lang.Boolean}
-    return primitives[name].TYPE if name in primitives else jvm.java.lang.Class.forName(name)
+    boxes = {"int": "Integer", "long": "Long", "boolean": "Boolean"}
+    lang = sc._jvm.java.lang
+    return getattr(lang, boxes[name]).TYPE if name in boxes else lang.Class.forName(name)
 
 
 TAP_CLASS = "lineage.sql.Tap"
