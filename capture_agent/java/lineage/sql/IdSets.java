@@ -7,6 +7,8 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -109,21 +111,20 @@ public final class IdSets {
     /** The set of the Roaring bitmaps of {@code parts} (by the ids' top 32 bits, each at least 0) in
      * the portable 64-bit format: their count, then each one's top half and its bitmap. */
     static byte[] portable(NavigableMap<Long, RoaringBitmap> parts) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        DataOutputStream out = new DataOutputStream(bytes);
-        try {
-            out.writeLong(Long.reverseBytes(parts.size()));
-            for (Map.Entry<Long, RoaringBitmap> part : parts.entrySet()) {
-                RoaringBitmap set = part.getValue();
-                set.runOptimize();
-                out.writeInt(Integer.reverseBytes((int) (long) part.getKey()));
-                set.serialize(out);
-            }
-            out.flush();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        int size = 8;
+        for (RoaringBitmap set : parts.values()) {
+            set.runOptimize();
+            size += 4 + set.serializedSizeInBytes();
         }
-        return bytes.toByteArray();
+        // RoaringBitmap's own little-endian layout, into a buffer of the right size: a DataOutputStream
+        // took a call a word
+        ByteBuffer out = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+        out.putLong(parts.size());
+        for (Map.Entry<Long, RoaringBitmap> part : parts.entrySet()) {
+            out.putInt((int) (long) part.getKey());
+            part.getValue().serialize(out);
+        }
+        return out.array();
     }
 
     static Roaring64NavigableMap read(byte[] set) {
