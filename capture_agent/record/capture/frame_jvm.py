@@ -119,11 +119,11 @@ def lines_frame(lc: Any, source: Any, skip_blank: bool, header: bool) -> Any:
 ORC_CLASS = "lineage.sql.Orc"
 
 
-def orc_frame(lc: Any, paths: list[str], schema: Any, id_name: str, split_bytes: int, name: str,
-              location: str | None) -> Any:
-    """A DataFrame of the rows of ORC files (``paths``, in file-index order) with ``schema``'s
-    columns and the rows' ids in column ``id_name``, last, read in the JVM
-    (``java/lineage/sql/Orc.java``): id (file index, row number). ``name``: the table's (a catalog
+def orc_frame(lc: Any, plain: Any, paths: list[str], id_name: str, name: str, location: str | None) -> Any:
+    """A DataFrame of the rows of ORC files (``paths``, in file-index order) with the columns of
+    ``plain`` (Spark's read of them) and the rows' ids in column ``id_name``, last, read in the JVM
+    (``java/lineage/sql/Orc.java``) in the tasks of ``plain``'s scan, the same rows in the same
+    order: id (file index, row number). ``name``: the table's (a catalog
     table's, or the folders'); ``location``: the folders read, by commas (None for a catalog
     table), which the coarse listener records as ORC reads."""
     from pyspark.sql import DataFrame
@@ -133,10 +133,9 @@ def orc_frame(lc: Any, paths: list[str], schema: Any, id_name: str, split_bytes:
     files = gateway.new_array(gateway.jvm.String, len(paths))
     for i, path in enumerate(paths):
         files[i] = path
-    jschema = lc.spark._jsparkSession.parseDataType(schema.json())
     orc = _new(lc, ORC_CLASS)
-    return DataFrame(orc.frame(lc.spark._jsparkSession, files, jschema, id_name, split_bytes, name, location),
-                     lc.spark)
+    return DataFrame(orc.frame(lc.spark._jsparkSession, plain._jdf, files, plain._jdf.schema(), id_name, name,
+                               location), lc.spark)
 
 
 KEPT_PLAN_CLASS = "lineage.sql.KeptPlan"

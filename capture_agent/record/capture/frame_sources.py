@@ -9,8 +9,8 @@ it (other runs: ``storage.chains``). Local data given to
 ``createDataFrame`` is written once to Parquet in the run's folder and read from there.
 ORC files (``lc.read.orc``, ``lc.read.table`` of an ORC table) are ``file_rows`` points too (format
 orc): Spark gives no row index of ORC files, so their rows are read in the JVM with ORC's own reader
-(``java/lineage/sql/Orc.java``, whole stripes a task, every row: no predicate pushdown), a row's id
-(file index, its row number in the file).
+(``java/lineage/sql/Orc.java``: in the tasks of Spark's own read of the files, the same rows in the
+same order; every row, no predicate pushdown), a row's id (file index, its row number in the file).
 Text, CSV and JSON Lines are ``input`` points of the ``file_lines`` layout: the lines are read in
 the JVM (``java/lineage/sql/Lines.java``, Hadoop's TextInputFormat as Spark's own readers use it)
 with ids (file index, byte offset), stable whatever the split size, and parsed there by
@@ -73,8 +73,8 @@ def sourced(lc: Any, point: Any, df: Any, column: str) -> CapturedDataFrame:
 
 def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -> CapturedDataFrame:
     """A captured DataFrame of the ORC files ``df`` (Spark's read of them) reads, with its schema:
-    the rows read in the JVM with their ids (file index, row number), splits of whole stripes about
-    as large as Spark's. Every column of the schema must be a column of the files (a partitioned
+    the rows read in the JVM with their ids (file index, row number), in the tasks of ``df``'s own
+    scan. Every column of the schema must be a column of the files (a partitioned
     directory's columns are not)."""
     from pyspark.sql import functions as F
 
@@ -93,13 +93,12 @@ def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -
 
     point, files = file_rows_point(lc, df, op, paths, "orc", checked_rows)
     column = lc.frames.fresh_column()
-    split = sql_splits(lc.spark, ",".join(f["path"] for f in files))[0] if files else 1 << 27
     if op == "read.table":
         name, location = paths[0], None
     else:
         folders = [_qualified(lc, p) or p for p in paths]
         name, location = ",".join(folders), ",".join(folders)
-    read = orc_frame(lc, [f["path"] for f in files], df.schema, column + "_row", split, name, location)
+    read = orc_frame(lc, df, [f["path"] for f in files], column + "_row", name, location)
     # the id made by a Project of its own: what-if replays filter right above it (frame_io.replayed)
     return sourced(lc, point, read.select(*[F.col(f"`{n}`") for n in df.columns],
                                           F.col(column + "_row").alias(column)), column)

@@ -146,3 +146,20 @@ def test_the_coarse_agent_records_an_orc_read_as_its_folder(lc: Any, spark: Any,
         capture_agent.disable()
     reads = {(e["direction"], e["path"], e["format"]) for e in sink.events if e["type"] == "dataset_io"}
     assert reads == {("read", f"file:{striped}", "orc")}
+
+
+def test_orc_rows_come_in_the_tasks_and_order_of_sparks_own_read(lc: Any, spark: Any, striped: str) -> None:
+    """Each row of the captured read is in the task, and at the place there, where Spark's own reader
+    puts it (monotonically_increasing_id: the task and the row's place in it), whatever the split
+    size: an aggregate of floating-point values then adds them in Spark's order, to the same bits."""
+    from pyspark.sql import functions as F
+
+    for size in ("40k", "100k", None):
+        old = _max_split(spark, size)
+        try:
+            def placed(df: Any) -> Counter[tuple[Any, ...]]:
+                return Counter(map(tuple, df.select("n", F.monotonically_increasing_id()).collect()))
+
+            assert placed(lc.read.orc(striped)) == placed(spark.read.orc(striped))
+        finally:
+            _max_split(spark, old)

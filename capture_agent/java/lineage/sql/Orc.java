@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -19,6 +20,7 @@ import org.apache.orc.Reader;
 import org.apache.orc.RecordReader;
 import org.apache.orc.StripeInformation;
 import org.apache.orc.TypeDescription;
+import org.apache.spark.Partition;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -34,6 +36,11 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.execution.FileSourceScanExec;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.execution.datasources.orc.OrcColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
@@ -47,13 +54,17 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.SerializableConfiguration;
 
 import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * ORC files as a DataFrame of their rows and, last, each row's id: (index of its file &lt;&lt; 32) |
  * its row number in the file, so ids do not depend on how the files are split (Spark's ORC
- * reader gives no {@code _metadata.row_index}). A split is a run of whole stripes, at most {@code
- * splitBytes} long (one stripe at least); its first row's number is the rows of the stripes before
- * it. The read is a table of Spark's data source API ({@link Read}): Spark asks it for the columns
+ * reader gives no {@code _metadata.row_index}). Its tasks are those of Spark's own read of the
+ * files (its file partitions: byte ranges of files, packed as Spark packs them), each range read
+ * as the stripes that start in it, as Spark's ORC reader reads it: the same rows in the same
+ * tasks in the same order, so that an aggregate of floating-point values sums them in Spark's
+ * order and gives Spark's result to the last bit. A range's first row number is the rows of
+ * the stripes before it. The read is a table of Spark's data source API ({@link Read}): Spark asks it for the columns
  * a query reads only, and a task reads its split with ORC's own reader, every row (no predicate
  * pushdown: a row number counts every row), handing Spark column batches: ORC's vectors seen
  * through Spark's own ORC column vectors, as Spark's vectorized ORC reader does, and the ids. The
@@ -67,54 +78,82 @@ public final class Orc {
     public Orc() {
     }
 
-    /** One task's stripes: file index, byte range, the number of its first row. */
-    record Split(int file, long offset, long length, long firstRow) implements InputPartition {
+    /** One task's reads: the pieces of files of one of Spark's file partitions, in its order. */
+    record Split(Piece[] pieces) implements InputPartition {
+    }
+
+    /** A byte range of a file (its index): the stripes that start in it, the first one's first row
+     * number in the file {@code firstRow}. */
+    record Piece(int file, long offset, long length, long firstRow) implements Serializable {
     }
 
     /**
-     * The rows of {@code paths} (the files of the read, in file-index order) with {@code schema}'s
-     * fields (Spark's schema of the read; each a top-level column of every file, by name) and an id
-     * column named {@code idName}, last: a relation of Spark's data source API, which reads only
-     * the columns a query needs and hands Spark column batches ({@link Read}).
+     * The rows of {@code paths} (the files of {@code plain}, Spark's own read of them, in file-index
+     * order) with {@code schema}'s fields (Spark's schema of the read; each a top-level column of
+     * every file, by name) and an id column named {@code idName}, last: a relation of Spark's data
+     * source API, which reads only the columns a query needs and hands Spark column batches ({@link
+     * Read}), in the tasks of {@code plain}'s scan.
      */
-    public Dataset<Row> frame(SparkSession spark, String[] paths, StructType schema, String idName, long splitBytes,
+    public Dataset<Row> frame(SparkSession spark, Dataset<Row> plain, String[] paths, StructType schema, String idName,
                               String name, String location) {
         Configuration conf = spark.sparkContext().hadoopConfiguration();
-        List<Split> splits = new ArrayList<>();
-        for (int f = 0; f < paths.length; f++) {
-            splits.addAll(splits(conf, f, paths[f], splitBytes));
-        }
-        Read table = new Read(new SerializableConfiguration(conf), paths, splits,
+        Read table = new Read(new SerializableConfiguration(conf), paths, splits(conf, plain, paths),
             schema.add(idName, DataTypes.LongType, false), idName, name, location);
         return Dataset$.MODULE$.ofRows(spark, DataSourceV2Relation$.MODULE$.create(table, Option.empty(), Option.empty()));
     }
 
-    static List<Split> splits(Configuration conf, int file, String path, long splitBytes) {
+    /** The tasks of {@code plain}'s file scan (Spark's file partitions), each file's range with the
+     * row number of the first stripe that starts in it. */
+    static List<Split> splits(Configuration conf, Dataset<Row> plain, String[] paths) {
+        Map<String, Integer> index = new HashMap<>();
+        for (int f = 0; f < paths.length; f++) {
+            index.put(new Path(paths[f]).toString(), f);
+        }
+        Map<Integer, List<StripeInformation>> stripes = new HashMap<>();
         List<Split> out = new ArrayList<>();
+        for (Partition partition : scan(plain).inputRDD().partitions()) {
+            List<Piece> pieces = new ArrayList<>();
+            for (PartitionedFile file : ((FilePartition) partition).files()) {
+                Integer f = index.get(file.filePath().toPath().toString());
+                if (f == null) {
+                    throw new IllegalStateException("Spark's read of the ORC files reads " + file.filePath()
+                        + ", which is not one of them");
+                }
+                long before = 0;
+                for (StripeInformation stripe : stripes.computeIfAbsent(f, k -> stripesOf(conf, paths[k]))) {
+                    if (stripe.getOffset() < file.start()) {
+                        before += stripe.getNumberOfRows();
+                    }
+                }
+                pieces.add(new Piece(f, file.start(), file.length(), before));
+            }
+            out.add(new Split(pieces.toArray(new Piece[0])));
+        }
+        return out;
+    }
+
+    /** The file scan of Spark's read {@code plain} (its physical plan's one leaf, within AQE's plan if it is one). */
+    private static FileSourceScanExec scan(Dataset<Row> plain) {
+        SparkPlan plan = plain.queryExecution().executedPlan();
+        while (true) {
+            List<SparkPlan> leaves = CollectionConverters.asJava(plan.collectLeaves());
+            SparkPlan leaf = leaves.size() == 1 ? leaves.get(0) : null;
+            if (leaf instanceof AdaptiveSparkPlanExec adaptive) {
+                plan = adaptive.executedPlan();
+            } else if (leaf instanceof FileSourceScanExec scan) {
+                return scan;
+            } else {
+                throw new IllegalStateException("Spark's read of the ORC files is not one file scan: " + plan);
+            }
+        }
+    }
+
+    private static List<StripeInformation> stripesOf(Configuration conf, String path) {
         try (Reader reader = OrcFile.createReader(new Path(path), OrcFile.readerOptions(conf))) {
-            long row = 0;
-            long start = -1;
-            long end = -1;
-            long first = 0;
-            for (StripeInformation stripe : reader.getStripes()) {
-                if (start >= 0 && stripe.getOffset() + stripe.getLength() - start > splitBytes) {
-                    out.add(new Split(file, start, end - start, first));
-                    start = -1;
-                }
-                if (start < 0) {
-                    start = stripe.getOffset();
-                    first = row;
-                }
-                end = stripe.getOffset() + stripe.getLength();
-                row += stripe.getNumberOfRows();
-            }
-            if (start >= 0) {
-                out.add(new Split(file, start, end - start, first));
-            }
+            return reader.getStripes();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return out;
     }
 
     /** The read, as a table of Spark's data source API: its scan is its splits, one task each. */
@@ -232,27 +271,36 @@ public final class Orc {
 
         @Override
         public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-            try {
-                return new SplitBatches(conf.value(), paths, (Split) partition, read, idName);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            return new SplitBatches(conf.value(), paths, (Split) partition, read, idName);
         }
     }
 
-    /** A split's rows as column batches: the ORC reader's vectors seen as Spark's, and the ids. */
+    /** A split's rows as column batches, its pieces in turn: the ORC reader's vectors seen as Spark's, and the ids. */
     private static final class SplitBatches implements PartitionReader<ColumnarBatch> {
-        private final RecordReader rows;
-        private final VectorizedRowBatch batch;
-        private final ColumnarBatch out;
-        private final OrcColumnVector[] wrapped;
-        private final OnHeapColumnVector ids;
-        private final long high;
+        private final Configuration conf;
+        private final String[] paths;
+        private final Piece[] pieces;
+        private final StructType read;
+        private final String idName;
+        private int next;  // the piece to read after the one at hand
+        private RecordReader rows;  // the piece at hand's, or null
+        private VectorizedRowBatch batch;
+        private ColumnarBatch out;
+        private OrcColumnVector[] wrapped;
+        private OnHeapColumnVector ids;
+        private long high;
         private long nextRow;
 
-        SplitBatches(Configuration conf, String[] paths, Split split, StructType read, String idName)
-                throws IOException {
-            String path = paths[split.file()];
+        SplitBatches(Configuration conf, String[] paths, Split split, StructType read, String idName) {
+            this.conf = conf;
+            this.paths = paths;
+            this.pieces = split.pieces();
+            this.read = read;
+            this.idName = idName;
+        }
+
+        private void open(Piece piece) throws IOException {
+            String path = paths[piece.file()];
             Reader reader = OrcFile.createReader(new Path(path), OrcFile.readerOptions(conf));
             TypeDescription fileSchema = reader.getSchema();
             boolean[] include = new boolean[fileSchema.getMaximumId() + 1];
@@ -268,9 +316,11 @@ public final class Orc {
                     }
                 }
             }
-            rows = reader.rows(reader.options().range(split.offset(), split.length()).include(include));
+            rows = reader.rows(reader.options().range(piece.offset(), piece.length()).include(include));
             batch = fileSchema.createRowBatch();
-            ids = new OnHeapColumnVector(batch.getMaxSize(), DataTypes.LongType);
+            if (ids == null) {
+                ids = new OnHeapColumnVector(batch.getMaxSize(), DataTypes.LongType);
+            }
             ColumnVector[] vectors = new ColumnVector[fields.length];
             List<OrcColumnVector> orc = new ArrayList<>();
             for (int i = 0; i < fields.length; i++) {
@@ -284,8 +334,8 @@ public final class Orc {
             }
             wrapped = orc.toArray(new OrcColumnVector[0]);
             out = new ColumnarBatch(vectors);
-            high = (long) split.file() << SHIFT;
-            nextRow = split.firstRow();
+            high = (long) piece.file() << SHIFT;
+            nextRow = piece.firstRow();
         }
 
         private static int column(TypeDescription fileSchema, String name, String path) {
@@ -318,8 +368,12 @@ public final class Orc {
 
         @Override
         public boolean next() throws IOException {
-            if (!rows.nextBatch(batch)) {
-                return false;
+            while (rows == null || !rows.nextBatch(batch)) {
+                close();
+                if (next == pieces.length) {
+                    return false;
+                }
+                open(pieces[next++]);
             }
             for (OrcColumnVector column : wrapped) {
                 column.setBatchSize(batch.size);
@@ -339,7 +393,10 @@ public final class Orc {
 
         @Override
         public void close() throws IOException {
-            rows.close();
+            if (rows != null) {
+                rows.close();
+                rows = null;
+            }
         }
     }
 }
