@@ -18,7 +18,8 @@ combiner points it reads; sources write nothing) as a share of the input's bytes
 a one-row backward trace (to the source ids) and of reading the source rows of one output row.
 
     .venv/bin/python bench/dataframe_capture.py                        # 2M lineitem rows, quick
-    .venv/bin/python bench/dataframe_capture.py --lineitem 16000000    # 0.4 GB of Parquet, 1.5 GB of CSV
+    .venv/bin/python bench/dataframe_capture.py --lineitem 16000000    # 0.4 GB of Parquet, 1.1 GB of CSV
+    .venv/bin/python bench/dataframe_capture.py --lineitem 40000000 --workloads q1,q3,q1orc   # 1 GB of Parquet
 """
 
 from __future__ import annotations
