@@ -94,26 +94,17 @@ def tap_column(lc: Any, location: str, df: Any, keys: tuple[Any, ...], ids: list
 LINES_CLASS = "lineage.sql.Lines"
 
 
-def lines_frame(lc: Any, source: Any, skip_blank: bool, header: bool) -> Any:
-    """A DataFrame (id, value) of the lines of ``source`` (a ``capture.inputs.TextInput`` made with
-    a split size: a HadoopRDD of TextInputFormat), read in the JVM (``java/lineage/sql/Lines.java``):
-    id (file index of the line's split, byte offset). How the lines were read is kept with the
-    rows, so that an output's kept plan reads them again elsewhere (``KeptPlan``)."""
+def lines_frame(lc: Any, plain: Any, skip_blank: bool, header: bool) -> tuple[Any, list[str]]:
+    """A DataFrame (id, value) of the lines of the files ``plain`` (Spark's read of them) reads,
+    read in the JVM (``java/lineage/sql/Lines.java``) in ``plain``'s tasks, and the files by index
+    (as Hadoop's Path spells them): id (file index, byte offset). How the lines were read is kept
+    with the rows, so that an output's kept plan reads them again elsewhere (``KeptPlan``)."""
     from pyspark.sql import DataFrame
 
     functions_registered(lc)  # the jar is there, and on the executors
-    gateway = lc.sc._gateway
     lines = _new(lc, LINES_CLASS)
-    splits = source.splits
-    files = gateway.new_array(gateway.jvm.int, len(splits))
-    starts = gateway.new_array(gateway.jvm.boolean, len(splits))
-    for p, (index, start, _) in enumerate(splits):
-        files[p], starts[p] = index, start == 0
-    paths = gateway.new_array(gateway.jvm.String, len(source.files))
-    for i, info in enumerate(source.files):
-        paths[i] = info["path"]
-    return DataFrame(lines.frame(lc.spark._jsparkSession, source.raw, files, starts, skip_blank, header, source.name,
-                                 source.split_bytes, source.min_partitions, paths), lc.spark)
+    df = DataFrame(lines.frame(lc.spark._jsparkSession, plain._jdf, skip_blank, header), lc.spark)
+    return df, [str(path) for path in lines.files()]
 
 
 ORC_CLASS = "lineage.sql.Orc"

@@ -12,8 +12,9 @@ orc): Spark gives no row index of ORC files, so their rows are read in the JVM w
 (``java/lineage/sql/Orc.java``: in the tasks of Spark's own read of the files, the same rows in the
 same order; every row, no predicate pushdown), a row's id (file index, its row number in the file).
 Text, CSV and JSON Lines are ``input`` points of the ``file_lines`` layout: the lines are read in
-the JVM (``java/lineage/sql/Lines.java``, Hadoop's TextInputFormat as Spark's own readers use it)
-with ids (file index, byte offset), stable whatever the split size, and parsed there by
+the JVM (``java/lineage/sql/Lines.java``: Hadoop's line reader, as Spark's own readers use it, in
+the tasks of Spark's own read of the files) with ids (file index, byte offset), stable whatever
+the split size, and parsed there by
 ``from_csv`` / ``from_json`` with the schema Spark's reader gives the files; nothing is written at
 capture. Files of 4 GiB or more, and part files an earlier ``saveAsTextFile`` of the run wrote
 (traces chain through it), are read as lines by the RDD engine's text input instead. A
@@ -143,45 +144,27 @@ def local_frame(lc: Any, df: Any) -> CapturedDataFrame:
 def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any], header: bool = False,
                 sep: str = ",", quote: str = '"', fields: list[str] | None = None) -> CapturedDataFrame | None:
     """A captured DataFrame of what ``parse(lines, hidden)`` makes of the lines of the files (text:
-    every line; CSV, JSON: the lines Spark's readers make rows of), read in the JVM: a DataFrame of
-    columns ``value`` and ``hidden``, the lines' ids (file index, byte offset), which it keeps. None
-    when the RDD engine's text input must read them (see the module docstring)."""
+    every line; CSV, JSON: the lines Spark's readers make rows of), read in the JVM in the tasks of
+    Spark's own read of them: a DataFrame of columns ``value`` and ``hidden``, the lines' ids (file
+    index, byte offset), which it keeps. None when the RDD engine's text input must read them (see
+    the module docstring). ``path``: paths or globs, by commas."""
     from pyspark.sql import functions as F
 
-    from capture_agent.record.capture.inputs import TextInput
+    from capture_agent.record.capture.inputs import file_status
 
-    split, splits = sql_splits(lc.spark, path)
-    source = TextInput(lc.sc, path, splits, True, split)
-    saves = [p for p in lc.store.points.values() if isinstance(p.layout, Save) and reads_save(source.files, p)]
-    if saves or any(info["size"] >= 1 << SHIFT for info in source.files):
+    df, uris = lines_frame(lc, lc.spark.read.text(path.split(",")), fmt != "text", header)
+    files: list[dict[str, Any]] = []
+    for uri in uris:
+        size, mtime = file_status(lc.sc, uri)
+        files.append({"path": uri, "size": size, "mtime": mtime})
+    saves = [p for p in lc.store.points.values() if isinstance(p.layout, Save) and reads_save(files, p)]
+    if saves or any(info["size"] >= 1 << SHIFT for info in files):
         return None
-    layout = FileLines(format=fmt, source=path, files=source.files, header=header, sep=sep, quote=quote,
+    layout = FileLines(format=fmt, source=path, files=files, header=header, sep=sep, quote=quote,
                        fields=list(fields or []))
-    point = lc.store.new_point("input", f"read.{fmt}", layout, [], max(1, len(source.files)))
-    df = lines_frame(lc, source, fmt != "text", header)
+    point = lc.store.new_point("input", f"read.{fmt}", layout, [], max(1, len(files)))
     column = lc.frames.fresh_column()
     return sourced(lc, point, parse(df.select("value", F.col("id").alias(column)), column), column)
-
-
-def sql_splits(spark: Any, path: str) -> tuple[int, int]:
-    """(split size, how many splits) as Spark's file sources would split these files
-    (``maxSplitBytes``: spark.sql.files.maxPartitionBytes, or less where that leaves cores idle),
-    so that a captured read of lines makes about as many tasks as a plain one."""
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    size = jvm.org.apache.spark.network.util.JavaUtils.byteStringAsBytes
-    most = size(spark.conf.get("spark.sql.files.maxPartitionBytes"))
-    open_cost = size(spark.conf.get("spark.sql.files.openCostInBytes"))
-    total = 0
-    for pattern in path.split(","):
-        glob = jvm.org.apache.hadoop.fs.Path(pattern)
-        fs = glob.getFileSystem(conf)
-        for status in fs.globStatus(glob) or []:
-            summary = fs.getContentSummary(status.getPath())
-            total += summary.getLength() + summary.getFileCount() * open_cost
-    cores = int(spark.conf.get("spark.sql.files.minPartitionNum", None) or spark.sparkContext.defaultParallelism)
-    split = int(min(most, max(open_cost, total // max(1, cores))))
-    return split, max(1, -(-total // split))
 
 
 class CapturedReader:

@@ -50,24 +50,14 @@ def file_status(sc: Any, uri: str) -> tuple[int, int]:
 class TextInput:
     """``textFile``: (byte offset, line) pairs from Hadoop's TextInputFormat."""
 
-    def __init__(self, sc: Any, name: str, min_partitions: int | None, use_unicode: bool,
-                 split_bytes: int | None = None) -> None:
-        """``split_bytes``: the smallest split (Hadoop's split.minsize: with ``min_partitions`` the
-        files' bytes over it, splits of that size), else as ``sc.textFile`` splits."""
+    def __init__(self, sc: Any, name: str, min_partitions: int | None, use_unicode: bool) -> None:
+        """Split as ``sc.textFile`` splits."""
         self.sc = sc
         self.name = name
         self.min_partitions = min_partitions or min(sc.defaultParallelism, 2)
         self.use_unicode = use_unicode
-        self.split_bytes = split_bytes
         classes = (_jclass(sc, _TEXT_INPUT_FORMAT), _jclass(sc, _LONG_WRITABLE), _jclass(sc, _TEXT))
-        if split_bytes is None:
-            self._raw = sc._jsc.sc().hadoopFile(name, *classes, self.min_partitions)
-        else:
-            mapred = sc._jvm.org.apache.hadoop.mapred
-            conf = mapred.JobConf(sc._jsc.hadoopConfiguration())
-            conf.setLong("mapreduce.input.fileinputformat.split.minsize", split_bytes)
-            mapred.FileInputFormat.setInputPaths(conf, name)
-            self._raw = sc._jsc.sc().hadoopRDD(conf, *classes, self.min_partitions)
+        self._raw = sc._jsc.sc().hadoopFile(name, *classes, self.min_partitions)
         self.files: list[dict[str, Any]] = []
         self.splits: list[list[int]] = []
         index: dict[str, int] = {}

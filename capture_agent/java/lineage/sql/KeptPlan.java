@@ -53,7 +53,7 @@ import scala.jdk.javaapi.CollectionConverters;
  *       is serializable): its table, output and options, the relation made again (its class cannot
  *       be read back by Java serialization);
  *   <li>the rows of the agent's text, CSV and JSON reader ({@link Lines}): the files read again,
- *       split as they were (else the loading fails, saying so);
+ *       in the same tasks (the replay checks first that the files did not change);
  *   <li>a Hadoop configuration (of the agent's ORC reader): the loading context's, so that no
  *       setting of the job's (credentials...) is written to the folder;
  *   <li>a data source's options ({@link CaseInsensitiveStringMap}): as they were;

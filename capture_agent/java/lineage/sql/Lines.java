@@ -2,22 +2,23 @@ package lineage.sql;
 
 import java.io.IOException;
 import java.io.Serializable;
+import java.io.UncheckedIOException;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.WeakHashMap;
 
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapred.FileInputFormat;
 import org.apache.hadoop.mapred.FileSplit;
-import org.apache.hadoop.mapred.JobConf;
-import org.apache.hadoop.mapred.TextInputFormat;
-import org.apache.spark.Partition;
+import org.apache.hadoop.mapred.LineRecordReader;
 import org.apache.spark.SparkContext;
+import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.rdd.HadoopPartition;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -27,13 +28,15 @@ import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
-
-import scala.Tuple2;
+import org.apache.spark.util.SerializableConfiguration;
 
 /**
- * Lines of text files as a DataFrame of (id, value) rows, read in the JVM from the (byte offset,
- * line) pairs of Hadoop's TextInputFormat: id = (index of the line's file &lt;&lt; 32) | the line's
- * byte offset in the file, so ids do not depend on how the files are split. The record engine's
+ * Lines of text files as a DataFrame of (id, value) rows, read in the JVM by Hadoop's line reader
+ * (the one Spark's text, CSV and JSON readers use): id = (index of the line's file &lt;&lt; 32) |
+ * the line's byte offset in the file, so ids do not depend on how the files are split. The read
+ * runs in the tasks of Spark's own read of the files ({@link FileTasks}), each byte range read as
+ * the lines that start in it: the same lines in the same tasks in the same order as Spark's, so
+ * that an aggregate of floating-point values adds them in Spark's order. The record engine's
  * {@code file_lines} layout reads the lines back from these ids. CSV and JSON Lines leave out the
  * lines Spark's readers leave out: blank lines (only characters up to U+0020) and, for CSV with a
  * header, the first non-blank line of each file.
@@ -46,17 +49,16 @@ public final class Lines {
     }
 
     /**
-     * {@code raw}: a HadoopRDD of TextInputFormat; {@code fileOf[p]}: the index of partition p's
-     * file, {@code fileStart[p]}: whether its split starts the file. {@code paths}, {@code
-     * splitBytes}, {@code minPartitions} and {@code files} (the files' paths by index) say how
-     * {@code raw} was made: the frame's rows are kept as a {@link Read}, which a plan kept for a
-     * replay elsewhere holds in their place ({@link KeptPlan}).
+     * The lines of the files {@code plain} (Spark's read of them: one file scan) reads, in its
+     * tasks; {@link #files} of the last frame made names them by index. The frame's rows are kept
+     * as a {@link Read}, which a plan kept for a replay elsewhere holds in their place ({@link
+     * KeptPlan}).
      */
-    public Dataset<Row> frame(SparkSession spark, RDD<Tuple2<LongWritable, Text>> raw, int[] fileOf,
-                              boolean[] fileStart, boolean skipBlank, boolean header, String paths,
-                              long splitBytes, int minPartitions, String[] files) {
-        Read read = new Read(paths, splitBytes, minPartitions, files, fileOf, fileStart, skipBlank, header);
-        RDD<InternalRow> rows = rows(raw, read);
+    public Dataset<Row> frame(SparkSession spark, Dataset<Row> plain, boolean skipBlank, boolean header) {
+        FileTasks tasks = FileTasks.of(plain);
+        Read read = new Read(tasks.files, tasks.tasks.toArray(new FileTasks.Piece[0][]), skipBlank, header);
+        files = tasks.files;
+        RDD<InternalRow> rows = read.rows(spark.sparkContext());
         synchronized (MADE) {
             MADE.put(rows, read);
         }
@@ -65,15 +67,11 @@ public final class Lines {
         return spark.internalCreateDataFrame(rows, schema, false);
     }
 
-    private static RDD<InternalRow> rows(RDD<Tuple2<LongWritable, Text>> raw, Read read) {
-        int[] fileOf = read.fileOf;
-        boolean[] fileStart = read.fileStart;
-        boolean skipBlank = read.skipBlank;
-        boolean header = read.header;
-        JavaRDD<InternalRow> rows = raw.toJavaRDD().mapPartitionsWithIndex(
-            (Integer p, Iterator<Tuple2<LongWritable, Text>> pairs) ->
-                new LineRows(pairs, (long) fileOf[p] << SHIFT, skipBlank, header && fileStart[p]), false);
-        return rows.rdd();
+    private String[] files = new String[0];
+
+    /** The files of the last frame made, by index, as Hadoop's {@link Path} spells them. */
+    public String[] files() {
+        return files;
     }
 
     /** The rows' RDDs {@link #frame} made, and how (weakly: an RDD no plan holds goes). */
@@ -88,46 +86,31 @@ public final class Lines {
 
     /** How a frame's rows were read: enough to read them again in another process. */
     static final class Read implements Serializable {
-        private static final long serialVersionUID = 1L;
-        private final String paths;
-        private final long splitBytes;
-        private final int minPartitions;
+        private static final long serialVersionUID = 2L;
         private final String[] files;
-        final int[] fileOf;
-        final boolean[] fileStart;
+        private final FileTasks.Piece[][] tasks;
         final boolean skipBlank;
         final boolean header;
 
-        Read(String paths, long splitBytes, int minPartitions, String[] files, int[] fileOf, boolean[] fileStart,
-             boolean skipBlank, boolean header) {
-            this.paths = paths;
-            this.splitBytes = splitBytes;
-            this.minPartitions = minPartitions;
+        Read(String[] files, FileTasks.Piece[][] tasks, boolean skipBlank, boolean header) {
             this.files = files;
-            this.fileOf = fileOf;
-            this.fileStart = fileStart;
+            this.tasks = tasks;
             this.skipBlank = skipBlank;
             this.header = header;
         }
 
-        /** The rows again, read by {@code sc}, split as they were (else an IOException says so). */
-        RDD<InternalRow> rows(SparkContext sc) throws IOException {
-            JobConf conf = new JobConf(sc.hadoopConfiguration());
-            conf.setLong("mapreduce.input.fileinputformat.split.minsize", splitBytes);
-            FileInputFormat.setInputPaths(conf, paths);
-            RDD<Tuple2<LongWritable, Text>> raw = sc.hadoopRDD(conf, TextInputFormat.class, LongWritable.class,
-                Text.class, minPartitions);
-            Partition[] parts = raw.partitions();
-            boolean same = parts.length == fileOf.length;
-            for (int p = 0; same && p < parts.length; p++) {
-                FileSplit split = (FileSplit) ((HadoopPartition) parts[p]).inputSplit().value();
-                same = split.getPath().toString().equals(files[fileOf[p]]) && (split.getStart() == 0) == fileStart[p];
-            }
-            if (!same) {
-                throw new IOException("the lines of " + paths + " are split otherwise here than at capture (" + parts.length
-                    + " splits, " + fileOf.length + " then): their files changed");
-            }
-            return Lines.rows(raw, this);
+        /** The rows, read by {@code sc}: a task each of {@link #tasks} (a replay checks first that the
+         * files did not change: {@code stored_job}). */
+        RDD<InternalRow> rows(SparkContext sc) {
+            SerializableConfiguration conf = new SerializableConfiguration(sc.hadoopConfiguration());
+            String[] paths = files;
+            boolean blank = skipBlank;
+            boolean head = header;
+            JavaRDD<FileTasks.Piece[]> each = JavaSparkContext.fromSparkContext(sc)
+                .parallelize(Arrays.asList(tasks), Math.max(1, tasks.length));
+            return each.mapPartitions((Iterator<FileTasks.Piece[]> task) ->
+                new LineRows(conf.value(), paths, task.hasNext() ? task.next() : new FileTasks.Piece[0], blank, head),
+                true).rdd();
         }
     }
 
@@ -141,37 +124,77 @@ public final class Lines {
         return true;
     }
 
-    /** The rows of one split: the line's bytes are copied (the record reader reuses its buffer). */
+    /** The rows of one task: its pieces' lines in turn (each line's bytes copied: the reader reuses
+     * its buffer); the reader at hand is closed when the task ends, all read or not. */
     private static final class LineRows implements Iterator<InternalRow> {
-        private final Iterator<Tuple2<LongWritable, Text>> pairs;
-        private final long high;
+        private final Configuration conf;
+        private final String[] paths;
+        private final FileTasks.Piece[] pieces;
         private final boolean skipBlank;
+        private final boolean header;
+        private final LongWritable offset = new LongWritable();
+        private final Text line = new Text();
+        private int next;
+        private LineRecordReader reader;
+        private long high;
         private boolean headerLeft;
-        private InternalRow next;
+        private InternalRow row;
 
-        LineRows(Iterator<Tuple2<LongWritable, Text>> pairs, long high, boolean skipBlank, boolean header) {
-            this.pairs = pairs;
-            this.high = high;
+        LineRows(Configuration conf, String[] paths, FileTasks.Piece[] pieces, boolean skipBlank, boolean header) {
+            this.conf = conf;
+            this.paths = paths;
+            this.pieces = pieces;
             this.skipBlank = skipBlank;
-            this.headerLeft = header;
+            this.header = header;
+            TaskContext task = TaskContext.get();
+            if (task != null) {
+                task.addTaskCompletionListener(ctx -> {
+                    close();
+                });
+            }
+        }
+
+        private void close() {
+            if (reader != null) {
+                try {
+                    reader.close();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                reader = null;
+            }
         }
 
         @Override
         public boolean hasNext() {
-            while (next == null && pairs.hasNext()) {
-                Tuple2<LongWritable, Text> pair = pairs.next();
-                Text line = pair._2();
-                if (skipBlank && blank(line)) {
-                    continue;
+            try {
+                while (row == null) {
+                    if (reader == null || !reader.next(offset, line)) {
+                        close();
+                        if (next == pieces.length) {
+                            return false;
+                        }
+                        FileTasks.Piece piece = pieces[next++];
+                        reader = new LineRecordReader(conf,
+                            new FileSplit(new Path(paths[piece.file()]), piece.start(), piece.length(), (String[]) null));
+                        high = (long) piece.file() << SHIFT;
+                        headerLeft = header && piece.start() == 0;
+                        continue;
+                    }
+                    if (skipBlank && blank(line)) {
+                        continue;
+                    }
+                    if (headerLeft) {
+                        headerLeft = false;
+                        continue;
+                    }
+                    byte[] copy = Arrays.copyOf(line.getBytes(), line.getLength());
+                    row = new GenericInternalRow(new Object[] {high | offset.get(), UTF8String.fromBytes(copy)});
                 }
-                if (headerLeft) {
-                    headerLeft = false;
-                    continue;
-                }
-                byte[] copy = Arrays.copyOf(line.getBytes(), line.getLength());
-                next = new GenericInternalRow(new Object[] {high | pair._1().get(), UTF8String.fromBytes(copy)});
+                return true;
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
-            return next != null;
         }
 
         @Override
@@ -179,9 +202,9 @@ public final class Lines {
             if (!hasNext()) {
                 throw new NoSuchElementException();
             }
-            InternalRow row = next;
-            next = null;
-            return row;
+            InternalRow out = row;
+            row = null;
+            return out;
         }
     }
 }

@@ -20,7 +20,6 @@ import org.apache.orc.Reader;
 import org.apache.orc.RecordReader;
 import org.apache.orc.StripeInformation;
 import org.apache.orc.TypeDescription;
-import org.apache.spark.Partition;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -36,11 +35,6 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
-import org.apache.spark.sql.execution.FileSourceScanExec;
-import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
-import org.apache.spark.sql.execution.datasources.FilePartition;
-import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.execution.datasources.orc.OrcColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
@@ -54,13 +48,12 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.SerializableConfiguration;
 
 import scala.Option;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * ORC files as a DataFrame of their rows and, last, each row's id: (index of its file &lt;&lt; 32) |
  * its row number in the file, so ids do not depend on how the files are split (Spark's ORC
  * reader gives no {@code _metadata.row_index}). Its tasks are those of Spark's own read of the
- * files (its file partitions: byte ranges of files, packed as Spark packs them), each range read
+ * files ({@link FileTasks}: byte ranges of files, packed as Spark packs them), each range read
  * as the stripes that start in it, as Spark's ORC reader reads it: the same rows in the same
  * tasks in the same order, so that an aggregate of floating-point values sums them in Spark's
  * order and gives Spark's result to the last bit. A range's first row number is the rows of
@@ -102,50 +95,36 @@ public final class Orc {
         return Dataset$.MODULE$.ofRows(spark, DataSourceV2Relation$.MODULE$.create(table, Option.empty(), Option.empty()));
     }
 
-    /** The tasks of {@code plain}'s file scan (Spark's file partitions), each file's range with the
+    /** The tasks of {@code plain}'s file scan ({@link FileTasks}), each file's range with the
      * row number of the first stripe that starts in it. */
     static List<Split> splits(Configuration conf, Dataset<Row> plain, String[] paths) {
+        FileTasks tasks = FileTasks.of(plain);
         Map<String, Integer> index = new HashMap<>();
         for (int f = 0; f < paths.length; f++) {
             index.put(new Path(paths[f]).toString(), f);
         }
         Map<Integer, List<StripeInformation>> stripes = new HashMap<>();
         List<Split> out = new ArrayList<>();
-        for (Partition partition : scan(plain).inputRDD().partitions()) {
-            List<Piece> pieces = new ArrayList<>();
-            for (PartitionedFile file : ((FilePartition) partition).files()) {
-                Integer f = index.get(file.filePath().toPath().toString());
+        for (FileTasks.Piece[] task : tasks.tasks) {
+            Piece[] pieces = new Piece[task.length];
+            for (int i = 0; i < task.length; i++) {
+                FileTasks.Piece piece = task[i];
+                Integer f = index.get(tasks.files[piece.file()]);
                 if (f == null) {
-                    throw new IllegalStateException("Spark's read of the ORC files reads " + file.filePath()
+                    throw new IllegalStateException("Spark's read of the ORC files reads " + tasks.files[piece.file()]
                         + ", which is not one of them");
                 }
                 long before = 0;
                 for (StripeInformation stripe : stripes.computeIfAbsent(f, k -> stripesOf(conf, paths[k]))) {
-                    if (stripe.getOffset() < file.start()) {
+                    if (stripe.getOffset() < piece.start()) {
                         before += stripe.getNumberOfRows();
                     }
                 }
-                pieces.add(new Piece(f, file.start(), file.length(), before));
+                pieces[i] = new Piece(f, piece.start(), piece.length(), before);
             }
-            out.add(new Split(pieces.toArray(new Piece[0])));
+            out.add(new Split(pieces));
         }
         return out;
-    }
-
-    /** The file scan of Spark's read {@code plain} (its physical plan's one leaf, within AQE's plan if it is one). */
-    private static FileSourceScanExec scan(Dataset<Row> plain) {
-        SparkPlan plan = plain.queryExecution().executedPlan();
-        while (true) {
-            List<SparkPlan> leaves = CollectionConverters.asJava(plan.collectLeaves());
-            SparkPlan leaf = leaves.size() == 1 ? leaves.get(0) : null;
-            if (leaf instanceof AdaptiveSparkPlanExec adaptive) {
-                plan = adaptive.executedPlan();
-            } else if (leaf instanceof FileSourceScanExec scan) {
-                return scan;
-            } else {
-                throw new IllegalStateException("Spark's read of the ORC files is not one file scan: " + plan);
-            }
-        }
     }
 
     private static List<StripeInformation> stripesOf(Configuration conf, String path) {

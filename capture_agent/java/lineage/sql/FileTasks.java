@@ -1,0 +1,86 @@
+package lineage.sql;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.Partition;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.execution.FileSourceScanExec;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * The tasks of Spark's own read of files: the file partitions of a plain read's scan (byte ranges
+ * of files, split and packed as Spark splits and packs them for the session's settings), so that
+ * the agent's readers of ORC rows ({@link Orc}) and of text lines ({@link Lines}) read the same
+ * rows in the same tasks in the same order as Spark's readers: an aggregate of floating-point
+ * values then adds them in Spark's order, to the same bits.
+ */
+final class FileTasks {
+    private FileTasks() {
+    }
+
+    /** A byte range of a file: its index among the read's files, start, length. */
+    record Piece(int file, long start, long length) implements Serializable {
+    }
+
+    /** The read's tasks, each its pieces in order; {@link #files} the files they index. */
+    final List<Piece[]> tasks = new ArrayList<>();
+    /** The files read, sorted, as Hadoop's {@link Path} spells them. */
+    String[] files;
+
+    /** The tasks of {@code plain}'s scan (Spark's read of the files: one file scan). */
+    static FileTasks of(Dataset<Row> plain) {
+        List<List<PartitionedFile>> partitions = new ArrayList<>();
+        Set<String> paths = new TreeSet<>();
+        for (Partition partition : scan(plain).inputRDD().partitions()) {
+            List<PartitionedFile> files = List.of(((FilePartition) partition).files());
+            for (PartitionedFile file : files) {
+                paths.add(file.filePath().toPath().toString());
+            }
+            partitions.add(files);
+        }
+        FileTasks out = new FileTasks();
+        out.files = paths.toArray(new String[0]);
+        Map<String, Integer> index = new HashMap<>();
+        for (int f = 0; f < out.files.length; f++) {
+            index.put(out.files[f], f);
+        }
+        for (List<PartitionedFile> files : partitions) {
+            Piece[] pieces = new Piece[files.size()];
+            for (int i = 0; i < pieces.length; i++) {
+                PartitionedFile file = files.get(i);
+                pieces[i] = new Piece(index.get(file.filePath().toPath().toString()), file.start(), file.length());
+            }
+            out.tasks.add(pieces);
+        }
+        return out;
+    }
+
+    /** The file scan of {@code plain} (its physical plan's one leaf, within AQE's plan if it is one). */
+    private static FileSourceScanExec scan(Dataset<Row> plain) {
+        SparkPlan plan = plain.queryExecution().executedPlan();
+        while (true) {
+            List<SparkPlan> leaves = CollectionConverters.asJava(plan.collectLeaves());
+            SparkPlan leaf = leaves.size() == 1 ? leaves.get(0) : null;
+            if (leaf instanceof AdaptiveSparkPlanExec adaptive) {
+                plan = adaptive.executedPlan();
+            } else if (leaf instanceof FileSourceScanExec scan) {
+                return scan;
+            } else {
+                throw new IllegalStateException("Spark's read of the files is not one file scan: " + plan);
+            }
+        }
+    }
+}
