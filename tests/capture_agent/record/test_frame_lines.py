@@ -112,6 +112,30 @@ def test_lines_come_in_the_tasks_and_order_of_sparks_own_readers(lc: Any, spark:
         assert lc.read.json(str(events)).agg(total).collect() == spark.read.json(str(events)).agg(total).collect()
 
 
+def test_lines_count_in_the_tasks_input_as_sparks_readers_count_theirs(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A captured read of lines counts its records and bytes in the stage's input metrics (the coarse
+    lineage's input_records and input_bytes), as Spark's own reader of the files does."""
+    csv_files(tmp_path / "people")
+    folder = str(tmp_path / "people")
+    sc = spark.sparkContext._jsc.sc()
+
+    def stages() -> dict[int, Any]:
+        store = sc.statusStore()
+        listed = store.stageList(None, False, False, getattr(store, "stageList$default$4")(), None)
+        return {listed.apply(i).stageId(): listed.apply(i) for i in range(listed.size())}
+
+    def input_of(df: Any) -> tuple[int, int]:
+        before = stages()
+        df.collect()
+        sc.listenerBus().waitUntilEmpty()
+        new = [s for k, s in stages().items() if k not in before]
+        return sum(s.inputRecords() for s in new), sum(s.inputBytes() for s in new)
+
+    records, size = input_of(spark.read.text(folder))
+    assert records == sum(len(f.read_bytes().splitlines()) for f in (tmp_path / "people").iterdir())
+    assert input_of(lc.read.text(folder)) == (records, size)
+
+
 def test_text_and_json_lines(lc: Any, spark: Any, tmp_path: Path) -> None:
     from pyspark.sql import functions as F
 

@@ -19,6 +19,7 @@ import org.apache.spark.SparkContext;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.executor.InputMetrics;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -125,7 +126,8 @@ public final class Lines {
     }
 
     /** The rows of one task: its pieces' lines in turn (each line's bytes copied: the reader reuses
-     * its buffer); the reader at hand is closed when the task ends, all read or not. */
+     * its buffer), counted in the task's input metrics as Spark's readers count theirs; the reader
+     * at hand is closed when the task ends, all read or not. */
     private static final class LineRows implements Iterator<InternalRow> {
         private final Configuration conf;
         private final String[] paths;
@@ -134,8 +136,10 @@ public final class Lines {
         private final boolean header;
         private final LongWritable offset = new LongWritable();
         private final Text line = new Text();
+        private final InputMetrics metrics;  // the task's input, as Spark's readers count it (null: no task)
         private int next;
         private LineRecordReader reader;
+        private long opened;  // the reader's position when it was opened
         private long high;
         private boolean headerLeft;
         private InternalRow row;
@@ -147,6 +151,7 @@ public final class Lines {
             this.skipBlank = skipBlank;
             this.header = header;
             TaskContext task = TaskContext.get();
+            metrics = task == null ? null : task.taskMetrics().inputMetrics();
             if (task != null) {
                 task.addTaskCompletionListener(ctx -> {
                     close();
@@ -157,6 +162,9 @@ public final class Lines {
         private void close() {
             if (reader != null) {
                 try {
+                    if (metrics != null) {
+                        metrics.incBytesRead(reader.getPos() - opened);
+                    }
                     reader.close();
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
@@ -177,6 +185,7 @@ public final class Lines {
                         FileTasks.Piece piece = pieces[next++];
                         reader = new LineRecordReader(conf,
                             new FileSplit(new Path(paths[piece.file()]), piece.start(), piece.length(), (String[]) null));
+                        opened = reader.getPos();
                         high = (long) piece.file() << SHIFT;
                         headerLeft = header && piece.start() == 0;
                         continue;
@@ -190,6 +199,9 @@ public final class Lines {
                     }
                     byte[] copy = Arrays.copyOf(line.getBytes(), line.getLength());
                     row = new GenericInternalRow(new Object[] {high | offset.get(), UTF8String.fromBytes(copy)});
+                    if (metrics != null) {
+                        metrics.incRecordsRead(1);
+                    }
                 }
                 return true;
             } catch (IOException e) {
