@@ -152,7 +152,12 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any], 
 
     from capture_agent.record.capture.inputs import file_status
 
-    df, uris = lines_frame(lc, lc.spark.read.text(path.split(",")), fmt != "text", header)
+    plain = lc.spark.read.text(path.split(","))
+    partitions = [c for c in plain.columns if c != "value"]
+    if partitions:  # columns of partition directories (key=value): not in the lines
+        raise UnsupportedOperation(f"read.{fmt} of partition directories ({', '.join(partitions)})",
+                                   "read the files without partition directories")
+    df, uris = lines_frame(lc, plain, fmt != "text", header)
     files: list[dict[str, Any]] = []
     for uri in uris:
         size, mtime = file_status(lc.sc, uri)

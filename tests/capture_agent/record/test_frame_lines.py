@@ -198,3 +198,18 @@ def test_reader_options_of_lines_are_honoured_or_refused(lc: Any, spark: Any, tm
         lc.read.option("multiLine", True).json(folder)
     with pytest.raises(UnsupportedOperation, match="read.text with the option wholetext"):
         lc.read.option("wholetext", True).text(folder)
+
+
+def test_lines_of_partition_directories_are_refused(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """Spark's readers add a column per key=value directory, which the lines do not hold: refused
+    before the job runs, never a column of nulls."""
+    from capture_agent.record.errors import UnsupportedOperation
+
+    for day in (1, 2):
+        (tmp_path / "events" / f"day={day}").mkdir(parents=True)
+        (tmp_path / "events" / f"day={day}" / "part.csv").write_text(f"n,kind\n{day},a\n")
+    folder = str(tmp_path / "events")
+    assert spark.read.csv(folder, header=True).columns == ["n", "kind", "day"]
+    for read in (lambda: lc.read.csv(folder, header=True), lambda: lc.read.text(folder), lambda: lc.read.json(folder)):
+        with pytest.raises(UnsupportedOperation, match="partition directories \\(day\\)"):
+            read()
