@@ -183,8 +183,8 @@ public final class Lines {
                             return false;
                         }
                         FileTasks.Piece piece = pieces[next++];
-                        reader = new LineRecordReader(conf,
-                            new FileSplit(new Path(paths[piece.file()]), piece.start(), piece.length(), (String[]) null));
+                        Path path = new Path(paths[piece.file()]);
+                        reader = new LineRecordReader(conf, new FileSplit(path, piece.start(), piece.length(), (String[]) null));
                         opened = reader.getPos();
                         high = (long) piece.file() << SHIFT;
                         headerLeft = header && piece.start() == 0;
