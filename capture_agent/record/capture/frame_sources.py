@@ -54,12 +54,9 @@ def file_rows_point(lc: Any, df: Any, op: str, paths: list[str], fmt: str,
     """The ``input`` point (``file_rows`` layout) of the files ``df`` reads, and its files (path,
     size, mtime, rows: ``rows_of(path)``); its parents, the earlier captured writes of this run it
     reads."""
-    from capture_agent.record.capture.inputs import file_status
+    from capture_agent.record.capture.inputs import file_info
 
-    files = []
-    for uri in sorted(df.inputFiles()):
-        size, mtime = file_status(lc.sc, uri)
-        files.append({"path": uri, "size": size, "mtime": mtime, "rows": rows_of(uri)})
+    files = [{**file_info(lc.sc, uri), "rows": rows_of(uri)} for uri in sorted(df.inputFiles())]
     written = [p for p in lc.store.points.values() if reads_write(files, p)]
     layout = FileRows(format=fmt, paths=paths, files=files)
     return lc.store.new_point("input", op, layout, written, max(1, len(files))), files
@@ -150,7 +147,7 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any], 
     the module docstring). ``path``: paths or globs, by commas."""
     from pyspark.sql import functions as F
 
-    from capture_agent.record.capture.inputs import file_status
+    from capture_agent.record.capture.inputs import file_info
 
     plain = lc.spark.read.text(path.split(","))
     partitions = [c for c in plain.columns if c != "value"]
@@ -158,10 +155,7 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any], 
         raise UnsupportedOperation(f"read.{fmt} of partition directories ({', '.join(partitions)})",
                                    "read the files without partition directories")
     df, uris = lines_frame(lc, plain, fmt != "text", header)
-    files: list[dict[str, Any]] = []
-    for uri in uris:
-        size, mtime = file_status(lc.sc, uri)
-        files.append({"path": uri, "size": size, "mtime": mtime})
+    files = [file_info(lc.sc, uri) for uri in uris]
     saves = [p for p in lc.store.points.values() if isinstance(p.layout, Save) and reads_save(files, p)]
     if saves or any(info["size"] >= 1 << SHIFT for info in files):
         return None

@@ -47,6 +47,12 @@ def file_status(sc: Any, uri: str) -> tuple[int, int]:
     return int(status.getLen()), int(status.getModificationTime())
 
 
+def file_info(sc: Any, uri: str) -> dict[str, Any]:
+    """A file as an input layout lists it: path, size, modification time (``file_status``)."""
+    size, mtime = file_status(sc, uri)
+    return {"path": uri, "size": size, "mtime": mtime}
+
+
 class TextInput:
     """``textFile``: (byte offset, line) pairs from Hadoop's TextInputFormat."""
 
@@ -66,19 +72,13 @@ class TextInput:
             uri = split.getPath().toString()
             if uri not in index:
                 index[uri] = len(self.files)
-                size, mtime = file_status(sc, uri)
-                self.files.append({"path": uri, "size": size, "mtime": mtime})
+                self.files.append(file_info(sc, uri))
             self.splits.append([index[uri], int(split.getStart()), int(split.getLength())])
         self.bases = [start for _, start, _ in self.splits]
 
     @property
     def num_partitions(self) -> int:
         return len(self.splits)
-
-    @property
-    def raw(self) -> Any:
-        """The JVM HadoopRDD of (byte offset, line) pairs, one partition per split."""
-        return self._raw
 
     def pairs_rdd(self) -> RDD:
         jvm = self.sc._jvm
@@ -153,10 +153,7 @@ class ParquetInput:
         self.paths = paths
         self._meta = self.df.select("*", self.df["_metadata.file_path"].alias("__lineage_file"),
                                     self.df["_metadata.row_index"].alias("__lineage_row"))
-        self.files = []
-        for uri in self.df.inputFiles():
-            size, mtime = file_status(sc, uri)
-            self.files.append({"path": uri, "size": size, "mtime": mtime})
+        self.files = [file_info(sc, uri) for uri in self.df.inputFiles()]
 
     @property
     def num_partitions(self) -> int:

@@ -184,7 +184,8 @@ public final class Lines {
                         }
                         FileTasks.Piece piece = pieces[next++];
                         Path path = new Path(paths[piece.file()]);
-                        reader = new LineRecordReader(conf, new FileSplit(path, piece.start(), piece.length(), (String[]) null));
+                        FileSplit split = new FileSplit(path, piece.start(), piece.length(), (String[]) null);
+                        reader = new LineRecordReader(conf, split);
                         opened = reader.getPos();
                         high = (long) piece.file() << SHIFT;
                         headerLeft = header && piece.start() == 0;
