@@ -616,10 +616,10 @@ def test_collect_gives_pyspark_rows_of_every_type(lc: Any, spark: Any, tmp_path:
 
 
 def test_large_groups_fold_their_ids_into_bitmaps(lc: Any, spark: Any, tmp_path: Path) -> None:
-    """A group of a task's first 256 keeps its ids in bitmaps, 512 rows at a time (``Tap.Few``,
-    ``Tap.Folded``): a task of three large groups (its table holds bitmaps), a large group among
-    200 one-row groups (lists), and a large group before 300 more (the task passes 256 groups,
-    its waiting rows handed over), traced both ways."""
+    """A group of a task's first 256 keeps its ids, in order, in bitmaps, 1024 at a time
+    (``Tap.Few``, ``Tap.GroupIds``): a task of three large groups (its table holds bitmaps), a
+    large group among 200 one-row groups (lists), and a large group before 300 more (the task
+    passes 256 groups, its groups' ids handed over), traced both ways."""
     from pyspark.sql import functions as F
 
     n = 60_000
@@ -645,9 +645,9 @@ def test_large_groups_fold_their_ids_into_bitmaps(lc: Any, spark: Any, tmp_path:
 
 
 def test_a_group_whose_ids_come_out_of_order_keeps_them_all(lc: Any, spark: Any, tmp_path: Path) -> None:
-    """Rows sorted by a hash before they are grouped reach a group's bitmaps out of order, from two
-    files at once (``Tap.Folded``: an id below the chunk its appender is at goes into the bitmap
-    itself): every id is kept, traced both ways."""
+    """Rows sorted by a hash before they are grouped reach a group out of order, from two files
+    at once (``Tap.GroupIds``: its list of ids is sorted at the end, not folded into bitmaps):
+    every id is kept, traced both ways."""
     from pyspark.sql import functions as F
 
     n = 200_000  # four 16-bit chunks of row indexes a file
@@ -662,3 +662,24 @@ def test_a_group_whose_ids_come_out_of_order_keeps_them_all(lc: Any, spark: Any,
     for i in (0, n - 1, n, 2 * n - 1):
         assert [tuple(r) for r in source.getLineage().filter(where("n", i)).goNextAll().collect()] == \
             [(i % 3, len(range(i % 3, 2 * n, 3)))], i
+
+
+def test_a_group_whose_ids_turn_out_of_order_after_some_in_order(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A group's first ids come in order and go into its bitmaps, 1024 at a time; then an id comes
+    below them, and the group keeps the rest in its list (``Tap.GroupIds``): the table holds the
+    bitmaps' ids and the list's, sorted together, traced both ways."""
+    from pyspark.sql import functions as F
+
+    n = 10_000
+    path = str(tmp_path / "t")
+    spark.range(n).select(F.col("id").alias("n"), (F.col("id") % 2).alias("g")).coalesce(1).write.parquet(path)
+    source = lc.read.parquet(path)
+    # one task: 7000..9999 (1500 ids a group, in order), then 0..6999
+    frame = source.repartition(1).sortWithinPartitions((F.col("n") + 3000) % n) \
+        .groupBy("g").agg(F.count("*").alias("c"), F.min("n").alias("low"))
+    assert sorted(map(tuple, frame.collect())) == [(0, n // 2, 0), (1, n // 2, 1)]
+    for g in (0, 1):
+        assert back(frame, where("g", g)) == rows([(i, g) for i in range(n) if i % 2 == g]), g
+    for i in (0, 6999, 7000, n - 1):
+        assert [tuple(r) for r in source.getLineage().filter(where("n", i)).goNextAll().collect()] == \
+            [(i % 2, n // 2, i % 2)], i

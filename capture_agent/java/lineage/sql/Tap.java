@@ -46,8 +46,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * ids...)} ({@link #grouped}, {@link TapGroup}) is the row's group, a 63-bit hash of its group
  * columns kept in the aggregation buffer, and calls the tap with it and the row's ids ({@link
  * #call}); the tap remembers, per task, which record ids of each source went into which
- * group: while the task has seen at most {@link #FEW} groups, a bit set in the group's own
- * bitmaps, {@link #WAITING} rows at a time ({@link Few}, {@link Folded}); past that, a row costs two appends
+ * group: while the task has seen at most {@link #FEW} groups, an append to the group's own list,
+ * folded into its bitmaps {@link #FOLD} ids at a time ({@link Few}, {@link GroupIds}); past that, a row costs two appends
  * to flat arrays (no lookup, which a task of many groups would pay in cache misses), sorted by
  * group once, at the end, in buckets of the group's top bits ({@link Pairs}). When the task ends
  * well it writes them as one Parquet table, {@code <dir>/part-<partition>.parquet}: rows (out_id:
@@ -73,8 +73,8 @@ public final class Tap implements Serializable {
     static final int BUCKET = 512;
     /** Groups a task keeps apart as rows come (see {@link Pairs}). */
     static final int FEW = 256;
-    /** Rows of a {@link Few} that wait to go into their groups' bitmaps together. */
-    static final int WAITING = 512;
+    /** Ids of a group of a {@link Few} (of one source) that go into its bitmaps together. */
+    static final int FOLD = 1024;
     /** A job with this local property "true" (a what-if replay) runs the taps without writing. */
     public static final String OFF = "lineage.taps.off";
 
@@ -233,7 +233,6 @@ public final class Tap implements Serializable {
                 if (few.add(group, ia, ib, ic)) {
                     return;
                 }
-                few.drain();
                 few.appendTo(this);
                 few = null;
             }
@@ -302,15 +301,21 @@ public final class Tap implements Serializable {
         List<Group> rows() {
             List<Group> rows = new ArrayList<>();
             if (few != null) {
-                few.drain();
                 Integer[] order = new Integer[few.count];
                 for (int g = 0; g < few.count; g++) {
                     order[g] = g;
                 }
                 Arrays.sort(order, (x, y) -> Long.compare(few.keys[x], few.keys[y]));
                 for (int g : order) {
-                    rows.add(new Group(few.keys[g], new long[sources][0], new int[sources], new int[sources],
-                            few.folded[g]));
+                    long[][] lists = new long[sources][];
+                    int[] to = new int[sources];
+                    Folded[] folded = new Folded[sources];
+                    for (int s = 0; s < sources; s++) {
+                        folded[s] = few.ids[g][s].bitmaps();
+                        lists[s] = folded[s] == null ? few.ids[g][s].all() : new long[0];
+                        to[s] = lists[s].length;
+                    }
+                    rows.add(new Group(few.keys[g], lists, new int[sources], to, folded));
                 }
                 return rows;
             }
@@ -453,30 +458,21 @@ public final class Tap implements Serializable {
     }
 
     /**
-     * A task's first {@link #FEW} groups, each with a set per source of its ids ({@link Folded});
-     * {@link #add} says no (and changes nothing) to a new group past them. A row waits, with its
-     * group and ids, until {@link #WAITING} rows have come, and they go into their groups'
-     * bitmaps together: a bitmap's chunk (8 KB) stays in cache while rows set its bits, where a
-     * row at a time, between the scan's and the aggregate's own work, found it evicted (TPC-H
-     * Q1: 0.6 s less JVM CPU on 16M rows). {@link #drain} before reading the sets.
+     * A task's first {@link #FEW} groups, each with the ids of each source ({@link GroupIds});
+     * {@link #add} says no (and changes nothing) to a new group past them.
      */
     static final class Few {
         private static final int SLOTS = 2 * FEW;  // an open-addressing table of group -> index + 1
         final long[] keys = new long[FEW];
-        /** Each source's ids of a group (null: none yet). */
-        final Folded[][] folded = new Folded[FEW][];
+        /** Each group's ids of each source. */
+        final GroupIds[][] ids = new GroupIds[FEW][];
         int count;
         long rows;
         private final int[] table = new int[SLOTS];
         private final int sources;
-        /** Rows not yet in their groups' bitmaps: each one's group and ids ({@link #drain}). */
-        private final int[] waitingGroups = new int[WAITING];
-        private final long[][] waitingIds;
-        private int waiting;
 
         Few(int sources) {
             this.sources = sources;
-            waitingIds = new long[sources][WAITING];
         }
 
         boolean add(long group, long a, long b, long c) {
@@ -484,42 +480,18 @@ public final class Tap implements Serializable {
             if (g < 0) {          // groups in no order miss three times in four (a report by flag)
                 return false;
             }
-            int k = waiting;
-            waitingGroups[k] = g;
-            waitingIds[0][k] = a;
-            if (sources > 1) {
-                waitingIds[1][k] = b;
+            GroupIds[] sets = ids[g];
+            if (a >= 0) {
+                sets[0].add(a);
             }
-            if (sources > 2) {
-                waitingIds[2][k] = c;
+            if (sources > 1 && b >= 0) {
+                sets[1].add(b);
             }
-            waiting = k + 1;
-            if (waiting == WAITING) {
-                drain();
+            if (sources > 2 && c >= 0) {
+                sets[2].add(c);
             }
             rows++;
             return true;
-        }
-
-        /** Sets the waiting rows' ids in their groups' bitmaps. */
-        void drain() {
-            for (int k = 0; k < waiting; k++) {
-                Folded[] sets = folded[waitingGroups[k]];
-                for (int s = 0; s < sources; s++) {
-                    put(sets, s, waitingIds[s][k]);
-                }
-            }
-            waiting = 0;
-        }
-
-        private static void put(Folded[] sets, int s, long id) {
-            if (id >= 0) {
-                Folded set = sets[s];
-                if (set == null) {
-                    set = sets[s] = new Folded();
-                }
-                set.add(id);
-            }
         }
 
         /** The group's index, a new one if there is room (else -1). */
@@ -537,7 +509,10 @@ public final class Tap implements Serializable {
             }
             int g = count++;
             keys[g] = group;
-            folded[g] = new Folded[sources];
+            ids[g] = new GroupIds[sources];
+            for (int s = 0; s < sources; s++) {
+                ids[g][s] = new GroupIds();
+            }
             table[slot] = g + 1;
             return g;
         }
@@ -547,8 +522,7 @@ public final class Tap implements Serializable {
             for (int g = 0; g < count; g++) {
                 boolean none = true;
                 for (int s = 0; s < sources; s++) {
-                    long[] ids = folded[g][s] != null ? folded[g][s].all() : new long[0];
-                    for (long id : ids) {
+                    for (long id : ids[g][s].all()) {
                         pairs.append(keys[g], s == 0 ? id : -1L, s == 1 ? id : -1L, s == 2 ? id : -1L);
                         none = false;
                     }
@@ -561,10 +535,73 @@ public final class Tap implements Serializable {
     }
 
     /**
-     * The ids of a group of {@link Few} (of one source), kept as Roaring bitmaps by their top 32
-     * bits as they come, each written by the library's appender ({@code RoaringBitmapWriter}): ids
-     * in order, as a scan of files gives them, cost a bit set in the chunk at hand; an id below it
-     * goes into the bitmap itself. An id twice is kept once.
+     * The ids of one source in one group of {@link Few}, appended as they come to a list of at
+     * most {@link #FOLD} ids; a full list whose ids are in order (each at least the one before,
+     * as a scan of files gives them) goes into the group's bitmaps ({@link Folded}) in one pass,
+     * the bitmap at hand in cache, and the list starts again. Ids out of order stay in the list,
+     * which then grows, and are sorted once, at the end: setting them one by one in bitmaps
+     * had cost a search of the bitmaps for each (250 ns an id, where the list costs a few).
+     */
+    static final class GroupIds {
+        private long[] list = new long[64];
+        private int size;
+        /** The ids folded, all at most {@link #last} (null: none). */
+        private Folded folded;
+        private long last = -1;
+        private boolean ordered = true;
+
+        void add(long id) {
+            if (size == list.length) {
+                if (!(ordered && size >= FOLD && fold())) {
+                    list = Arrays.copyOf(list, size * 2);
+                }
+            }
+            list[size++] = id;
+        }
+
+        /** Folds the list into the bitmaps, if its ids are in order after those folded. */
+        private boolean fold() {
+            long previous = last;
+            for (int i = 0; i < size; i++) {
+                if (list[i] < previous) {
+                    ordered = false;
+                    return false;
+                }
+                previous = list[i];
+            }
+            if (folded == null) {
+                folded = new Folded();
+            }
+            for (int i = 0; i < size; i++) {
+                folded.add(list[i]);
+            }
+            last = previous;
+            size = 0;
+            return true;
+        }
+
+        /** The ids as bitmaps, when they all came in order (else null: {@link #all}). */
+        Folded bitmaps() {
+            if (ordered && size > 0) {
+                fold();
+            }
+            return ordered ? folded : null;
+        }
+
+        /** Every id, sorted (an id twice: twice). */
+        long[] all() {
+            long[] before = folded == null ? new long[0] : folded.all();
+            long[] out = Arrays.copyOf(before, before.length + size);
+            System.arraycopy(list, 0, out, before.length, size);
+            Arrays.sort(out);
+            return out;
+        }
+    }
+
+    /**
+     * The ids of a group of {@link Few} (of one source) that came in order ({@link GroupIds}), kept
+     * as Roaring bitmaps by their top 32 bits, each written by the library's appender ({@code
+     * RoaringBitmapWriter}): an id costs a bit set in the chunk at hand. An id twice is kept once.
      */
     static final class Folded {
         private final TreeMap<Long, RoaringBitmapWriter<RoaringBitmap>> parts = new TreeMap<>();
