@@ -24,11 +24,10 @@ import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.util.SerializableConfiguration;
 
 /**
@@ -125,9 +124,12 @@ public final class Lines {
         return true;
     }
 
-    /** The rows of one task: its pieces' lines in turn (each line's bytes copied: the reader reuses
-     * its buffer), counted in the task's input metrics as Spark's readers count theirs; the reader
-     * at hand is closed when the task ends, all read or not. */
+    /** The rows of one task: its pieces' lines in turn, counted in the task's input metrics as
+     * Spark's readers count theirs; the reader at hand is closed when the task ends, all read or
+     * not. A row is one UnsafeRow written again for each line (the id, then the line's bytes
+     * copied from the reader's buffer), which Spark's scan of the rows copies before asking for
+     * the next: a line had cost a copy of its bytes, a string, a boxed id and a row of objects,
+     * which the scan then copied into an UnsafeRow all the same. */
     private static final class LineRows implements Iterator<InternalRow> {
         private final Configuration conf;
         private final String[] paths;
@@ -137,6 +139,7 @@ public final class Lines {
         private final LongWritable offset = new LongWritable();
         private final Text line = new Text();
         private final InputMetrics metrics;  // the task's input, as Spark's readers count it (null: no task)
+        private final UnsafeRowWriter writer = new UnsafeRowWriter(2, 256);
         private int next;
         private LineRecordReader reader;
         private long opened;  // the reader's position when it was opened
@@ -198,8 +201,11 @@ public final class Lines {
                         headerLeft = false;
                         continue;
                     }
-                    byte[] copy = Arrays.copyOf(line.getBytes(), line.getLength());
-                    row = new GenericInternalRow(new Object[] {high | offset.get(), UTF8String.fromBytes(copy)});
+                    writer.reset();
+                    writer.zeroOutNullBytes();
+                    writer.write(0, high | offset.get());
+                    writer.write(1, line.getBytes(), 0, line.getLength());
+                    row = writer.getRow();
                     if (metrics != null) {
                         metrics.incRecordsRead(1);
                     }
