@@ -28,7 +28,13 @@ class AttachedListener(Protocol):
     def detach(self) -> None: ...
 
 
+_JARS_CHECKED: set[Path] = set()
+
+
 def ensure_jar(settings: Settings) -> Path | None:
+    """The listener jar of ``settings``, the agent's own one built first if it is missing or older
+    than its Java sources: once a process. A jar rebuilt while a job runs (a source edited in a
+    checkout) would have the job load its classes a second time, and the two could not mix."""
     # Imported here so that `python -m capture_agent.build_jar` runs a fresh module.
     from capture_agent.build_jar import (
         DEFAULT_JAR,
@@ -40,20 +46,24 @@ def ensure_jar(settings: Settings) -> Path | None:
 
     jar = Path(settings.jar)
     own_jar = jar.resolve() == DEFAULT_JAR.resolve()
-    if own_jar and jar_is_stale(jar) and find_javac() is not None:
+    if own_jar and jar.resolve() not in _JARS_CHECKED and jar_is_stale(jar) and find_javac() is not None:
         try:
             build_jar(jar)
         except (JarBuildError, OSError) as exc:
             log.warning("lineage: cannot build the listener jar: %s", exc)
-    return jar if jar.exists() else None
+    if jar.exists():
+        _JARS_CHECKED.add(jar.resolve())
+        return jar
+    return None
 
 
 def jvm_class(sc: Any, jar: Path, name: str = LISTENER_CLASS) -> Any:
     """Loads a class of the agent's jar, through one class loader per JVM and jar (a second
-    loader of the same jar would be a leak)."""
+    loader of the same jar would be a leak, and its classes would not mix with the first's: the
+    jar rebuilt while the JVM runs is not loaded again)."""
     gateway = sc._gateway
     cache: dict[str, Any] = gateway.__dict__.setdefault("_lineage_listener_classes", {})
-    key = f"{jar}:{jar.stat().st_mtime_ns}"
+    key = str(jar.resolve())
     if key not in cache:
         jvm = sc._jvm
         urls = gateway.new_array(jvm.java.net.URL, 1)

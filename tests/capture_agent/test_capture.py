@@ -239,3 +239,27 @@ def test_config_file_enabled_false_beats_the_environment_and_stops_enable(
     assert not autoenable.install_auto_enable()
     agent = capture_agent.enable(spark, sink=CollectingSink())
     assert not agent.enabled and capture_agent.current_agent() is None
+
+
+def test_the_agents_jar_is_built_once_a_process() -> None:
+    """A Java source newer than the jar does not rebuild it once this process has checked it: a
+    job that runs while a source is edited keeps the classes it loaded (a second build had the
+    next captured step load them through a second class loader, and fail)."""
+    import os
+
+    from capture_agent.build_jar import DEFAULT_JAR, java_sources
+    from capture_agent.config import Settings
+    from capture_agent.listener import ensure_jar
+
+    settings = Settings(jar=str(DEFAULT_JAR))
+    jar = ensure_jar(settings)
+    assert jar is not None
+    built = jar.stat().st_mtime_ns
+    source = java_sources()[0]
+    stat = source.stat()
+    os.utime(source, ns=(stat.st_atime_ns, built + 60 * 10**9))
+    try:
+        assert ensure_jar(settings) == jar
+        assert jar.stat().st_mtime_ns == built
+    finally:
+        os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))

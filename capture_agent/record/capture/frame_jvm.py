@@ -45,7 +45,7 @@ def _new(lc: Any, name: str, *args: tuple[Any, Any]) -> Any:
     jar = ensure_jar(lc.settings)
     assert jar is not None
     made: dict[tuple[Any, ...], Any] = gateway.__dict__.setdefault("_lineage_constructors", {})
-    key = (str(jar), jar.stat().st_mtime_ns, name, *[cls for cls, _ in args])
+    key = (str(jar.resolve()), name, *[cls for cls, _ in args])
     if key not in made:  # each py4j call is a round trip: a query's captured steps make a few of these
         types = gateway.new_array(sc._jvm.java.lang.Class, len(args))
         for i, (cls, _) in enumerate(args):
