@@ -45,21 +45,21 @@ import scala.jdk.javaapi.CollectionConverters;
  * The map side of a captured DataFrame aggregate. The aggregate function {@code lineage_tap(hash,
  * ids...)} ({@link #grouped}, {@link TapGroup}) is the row's group, a 63-bit hash of its group
  * columns kept in the aggregation buffer, and calls the tap with it and the row's ids ({@link
- * #call}); the tap remembers, per task, which record ids of each source went into which
- * group: while the task has seen at most {@link #FEW} groups, an append to the group's own list,
- * folded into its bitmaps {@link #FOLD} ids at a time ({@link Few}, {@link GroupIds}); past that, a row costs two appends
- * to flat arrays (no lookup, which a task of many groups would pay in cache misses), sorted by
- * group once, at the end, in buckets of the group's top bits ({@link Pairs}). When the task ends
- * well it writes them as one Parquet table, {@code <dir>/part-<partition>.parquet}: rows (out_id:
- * the group, in_ids_0, in_ids_1...: the ids of each source), sorted by group (the ``frame_groups``
- * layout of the record engine). A source's ids are a list (sorted) when the task's groups hold
- * fewer than {@link #SET_IDS} rows each on average, else a Roaring bitmap (portable 64-bit format,
- * {@link IdSets#sorted}): a few large groups, as in a report by flag or by month, build a bitmap
- * for a few nanoseconds an id where Parquet's list writer costs ten times that. Lists are
- * compressed with ZSTD; bitmaps are not (ZSTD took a fifth off their size for half the write's
- * time). The aggregate
- * itself stays Spark's own, a code-generated hash aggregate, which calls the tap once for every
- * row it aggregates (filters the optimizer pushes below it included).
+ * #call}); the tap remembers, per task, which record ids of each source went into which group:
+ * while the task has seen at most {@link #FEW} groups, an append to the group's own list, folded
+ * into its bitmaps {@link #FOLD} ids at a time ({@link Few}, {@link GroupIds}); past that, a row
+ * costs two appends to flat arrays (no lookup, which a task of many groups would pay in cache
+ * misses), sorted by group once, at the end, in buckets of the group's top bits ({@link Pairs}).
+ * When the task ends well it writes them as one Parquet table, {@code
+ * <dir>/part-<partition>.parquet}: rows (out_id: the group, in_ids_0, in_ids_1...: the ids of each
+ * source), sorted by group (the ``frame_groups`` layout of the record engine). A source's ids are a
+ * list (sorted) when the task's groups hold fewer than {@link #SET_IDS} rows each on average, else
+ * a Roaring bitmap (portable 64-bit format, {@link IdSets#sorted}): a few large groups, as in a
+ * report by flag or by month, build a bitmap for a few nanoseconds an id where Parquet's list
+ * writer costs ten times that. Lists are compressed with ZSTD; bitmaps are not (ZSTD took a fifth
+ * off their size for half the write's time). The aggregate itself stays Spark's own, a
+ * code-generated hash aggregate, which calls the tap once for every row it aggregates (filters the
+ * optimizer pushes below it included).
  *
  * <p>A task that fails writes nothing; a task run again (a retry, a recomputed stage, a second
  * action over the same frame) writes its partition's table again over the first, with the same rows.
