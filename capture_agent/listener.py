@@ -45,14 +45,15 @@ def ensure_jar(settings: Settings) -> Path | None:
     )
 
     jar = Path(settings.jar)
-    own_jar = jar.resolve() == DEFAULT_JAR.resolve()
-    if own_jar and jar.resolve() not in _JARS_CHECKED and jar_is_stale(jar) and find_javac() is not None:
+    resolved = jar.resolve()
+    own_jar = resolved == DEFAULT_JAR.resolve()
+    if own_jar and resolved not in _JARS_CHECKED and jar_is_stale(jar) and find_javac() is not None:
         try:
             build_jar(jar)
         except (JarBuildError, OSError) as exc:
             log.warning("lineage: cannot build the listener jar: %s", exc)
     if jar.exists():
-        _JARS_CHECKED.add(jar.resolve())
+        _JARS_CHECKED.add(resolved)
         return jar
     return None
 

@@ -58,10 +58,11 @@ import scala.Option;
  * tasks in the same order, so that an aggregate of floating-point values sums them in Spark's
  * order and gives Spark's result to the last bit. A range's first row number is the rows of
  * the stripes before it. The read is a table of Spark's data source API ({@link Read}): Spark
- * asks it for the columns a query reads only, and a task reads its split with ORC's own reader, every row (no predicate
- * pushdown: a row number counts every row), handing Spark column batches: ORC's vectors seen
- * through Spark's own ORC column vectors, as Spark's vectorized ORC reader does, and the ids. The
- * record engine's {@code file_rows} layout (format orc) reads the rows back from these ids.
+ * asks it for the columns a query reads only, and a task reads its split with ORC's own reader,
+ * every row (no predicate pushdown: a row number counts every row), handing Spark column
+ * batches: ORC's vectors seen through Spark's own ORC column vectors, as Spark's vectorized ORC
+ * reader does, and the ids. The record engine's {@code file_rows} layout (format orc) reads the
+ * rows back from these ids.
  */
 public final class Orc {
     private static final int SHIFT = 32;
