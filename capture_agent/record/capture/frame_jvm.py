@@ -2,7 +2,7 @@
 session: the id-set functions once (``IdSets``: lineage_ids, lineage_union, lineage_set,
 lineage_or, lineage_keep) and the planning strategy that reads a scan's ``_metadata`` flat
 (``FlatMetadata``), the tap of each captured aggregate (``Tap``), and the readers of
-text lines (``Lines``) and of ORC rows (``Orc``) with their ids."""
+text lines (``Lines``) and of ORC and Parquet rows (``Orc``, ``Parquet``) with their ids."""
 
 from __future__ import annotations
 
@@ -107,16 +107,17 @@ def lines_frame(lc: Any, plain: Any, skip_blank: bool, header: bool) -> tuple[An
     return df, [str(path) for path in lines.files()]
 
 
-ORC_CLASS = "lineage.sql.Orc"
+ROWS_CLASSES = {"orc": "lineage.sql.Orc", "parquet": "lineage.sql.Parquet"}
 
 
-def orc_frame(lc: Any, plain: Any, paths: list[str], id_name: str, name: str, location: str | None) -> Any:
-    """A DataFrame of the rows of ORC files (``paths``, in file-index order) with the columns of
-    ``plain`` (Spark's read of them) and the rows' ids in column ``id_name``, last, read in the JVM
-    (``java/lineage/sql/Orc.java``) in the tasks of ``plain``'s scan, the same rows in the same
-    order: id (file index, row number). ``name``: the table's (a catalog
-    table's, or the folders'); ``location``: the folders read, by commas (None for a catalog
-    table), which the coarse listener records as ORC reads."""
+def rows_frame(lc: Any, fmt: str, plain: Any, paths: list[str], id_name: str, name: str,
+               location: str | None) -> Any:
+    """A DataFrame of the rows of ``fmt``'s files (orc, parquet; ``paths``, in file-index order)
+    with the columns of ``plain`` (Spark's read of them) and the rows' ids in column ``id_name``,
+    last, read in the JVM (``java/lineage/sql/Orc.java``, ``Parquet.java``) in the tasks of
+    ``plain``'s scan, the same rows in the same order: id (file index, row number). ``name``: the
+    table's (a catalog table's, or the folders'); ``location``: the folders read, by commas (None
+    for a catalog table), which the coarse listener records as reads of ``fmt``."""
     from pyspark.sql import DataFrame
 
     functions_registered(lc)  # the jar is there, and on the executors
@@ -124,9 +125,16 @@ def orc_frame(lc: Any, plain: Any, paths: list[str], id_name: str, name: str, lo
     files = gateway.new_array(gateway.jvm.String, len(paths))
     for i, path in enumerate(paths):
         files[i] = path
-    orc = _new(lc, ORC_CLASS)
-    return DataFrame(orc.frame(lc.spark._jsparkSession, plain._jdf, files, plain._jdf.schema(), id_name, name,
-                               location), lc.spark)
+    reader = _new(lc, ROWS_CLASSES[fmt])
+    return DataFrame(reader.frame(lc.spark._jsparkSession, plain._jdf, files, plain._jdf.schema(), id_name, name,
+                                  location), lc.spark)
+
+
+def parquet_unread(lc: Any, plain: Any) -> str | None:
+    """Why the agent's Parquet reader (``java/lineage/sql/Parquet.java``) cannot read the rows
+    ``plain`` (Spark's read of Parquet files) reads, or None when it can."""
+    functions_registered(lc)
+    return _new(lc, ROWS_CLASSES["parquet"]).unread(lc.spark._jsparkSession, plain._jdf)
 
 
 KEPT_PLAN_CLASS = "lineage.sql.KeptPlan"

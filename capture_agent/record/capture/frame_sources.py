@@ -2,8 +2,12 @@
 
 Sources (``lc.read.parquet``, ``lc.read.table`` of a Parquet table, ``lc.createDataFrame``) are
 ``input`` points of the ``file_rows`` layout: a record's id is (index of its file, its row index
-in the file), both from Spark's ``_metadata`` columns, so ids do not depend on how Spark splits
-files into partitions, and nothing is written at capture; a source reading part files an
+in the file), the index Spark's ``_metadata.row_index`` gives, so ids do not depend on how Spark
+splits files into partitions, and nothing is written at capture. The rows are read in the JVM
+with their ids (``java/lineage/sql/Parquet.java``: Spark's own vectorized reader, in the tasks of
+Spark's own read of the files; ``_metadata.row_index`` costs a boxed long a row), or, for files
+in partition directories and columns Spark reads as rows only, with Spark's ``_metadata``
+columns. A source reading part files an
 earlier captured write of the run made has that write as its parent, and traces chain through
 it (other runs: ``storage.chains``). Local data given to
 ``createDataFrame`` is written once to Parquet in the run's folder and read from there.
@@ -28,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from capture_agent.record.capture.frame_jvm import functions_registered, lines_frame
+from capture_agent.record.capture.frame_jvm import functions_registered, lines_frame, parquet_unread, rows_frame
 from capture_agent.record.capture.frames import CapturedDataFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
 from capture_agent.record.storage.ids import SHIFT
@@ -41,11 +45,17 @@ SIZE_TREE_FILES = 1024  # more files: a lookup by path (a deeper tree is a long 
 
 
 def source_frame(lc: Any, df: Any, op: str, paths: list[str]) -> CapturedDataFrame:
-    """A captured DataFrame over ``df`` (read from Parquet files only), its rows' ids added."""
+    """A captured DataFrame over ``df`` (read from Parquet files only), its rows' ids added: read
+    in the JVM with their ids (``java/lineage/sql/Parquet.java``: Spark's own reader, in the tasks
+    of ``df``'s scan; Spark's ``_metadata.row_index`` costs a boxed long a row) when it can, else
+    ``df``'s rows with ``_metadata.row_index`` (files in partition directories, columns Spark's
+    reader reads as rows only)."""
     functions_registered(lc)
     point, files = file_rows_point(lc, df, op, paths, "parquet", parquet_rows)
-    record_id = record_ids(lc, files)
     column = lc.frames.fresh_column()
+    if files and parquet_unread(lc, df) is None:
+        return jvm_rows(lc, "parquet", df, op, paths, point, files, column)
+    record_id = record_ids(lc, files)
     return sourced(lc, point, df.select("*", record_id.alias(column)), column)
 
 
@@ -74,10 +84,6 @@ def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -
     the rows read in the JVM with their ids (file index, row number), in the tasks of ``df``'s own
     scan. Every column of the schema must be a column of the files (a partitioned
     directory's columns are not)."""
-    from pyspark.sql import functions as F
-
-    from capture_agent.record.capture.frame_io import _qualified
-    from capture_agent.record.capture.frame_jvm import orc_frame
     from capture_agent.record.storage.sources import orc_rows
 
     def checked_rows(uri: str) -> int:
@@ -90,13 +96,24 @@ def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -
         return rows
 
     point, files = file_rows_point(lc, df, op, paths, "orc", checked_rows)
-    column = lc.frames.fresh_column()
+    return jvm_rows(lc, "orc", df, op, paths, point, files, lc.frames.fresh_column())
+
+
+def jvm_rows(lc: Any, fmt: str, df: Any, op: str, paths: list[str], point: Any, files: list[dict[str, Any]],
+             column: str) -> CapturedDataFrame:
+    """The captured DataFrame of source ``point``: the rows of ``fmt``'s ``files`` (orc, parquet),
+    which ``df`` reads, read in the JVM with their ids in ``column`` (``frame_jvm.rows_frame``);
+    ``paths``: the folders given to ``op``, or the catalog table's name (``read.table``)."""
+    from pyspark.sql import functions as F
+
+    from capture_agent.record.capture.frame_io import _qualified
+
     if op == "read.table":
         name, location = paths[0], None
     else:
         folders = [_qualified(lc, p) or p for p in paths]
         name, location = ",".join(folders), ",".join(folders)
-    read = orc_frame(lc, df, [f["path"] for f in files], column + "_row", name, location)
+    read = rows_frame(lc, fmt, df, [f["path"] for f in files], column + "_row", name, location)
     # the id made by a Project of its own: what-if replays filter right above it (frame_io.replayed)
     return sourced(lc, point, read.select(*[F.col(f"`{n}`") for n in df.columns],
                                           F.col(column + "_row").alias(column)), column)

@@ -458,33 +458,6 @@ def test_parquet_files_of_the_same_size_and_of_many_sizes(lc: Any, spark: Any, t
             assert (table["n"][position.offset].as_py(), table["k"][position.offset].as_py()) == tuple(row)
 
 
-def test_a_source_reads_its_metadata_flat(lc: Any, spark: Any, tmp_path: Path) -> None:
-    """A captured Parquet source reads its rows' file size and row index as the scan's own columns
-    (``FlatMetadata``), no struct built a row, and traces exactly; a query that uses ``_metadata``
-    whole still gets the struct, with Spark's values."""
-    import pyarrow.parquet as pq
-    from pyspark.sql import functions as F
-
-    path = str(tmp_path / "flat")
-    spark.range(300).select(F.col("id").alias("n"), (F.col("id") % 4).alias("k")).repartition(3).write.parquet(path)
-    frame = lc.read.parquet(path).where(F.col("n") % 3 == 0).groupBy("k").agg(F.sum("n").alias("total"))
-    totals = [(k, sum(n for n in range(0, 300, 3) if n % 4 == k)) for k in range(4)]
-    assert sorted(map(tuple, frame.collect())) == totals
-    plan = frame._df._jdf.queryExecution().executedPlan().toString()
-    assert "_tmp_metadata_row_index" in plan and "named_struct" not in plan
-    assert back(frame, where("k", 1)) == rows([(n, 1) for n in range(0, 300, 3) if n % 4 == 1])
-    whole = spark.read.parquet(path).where(F.col("n") % 50 == 7).select("n", "_metadata",
-                                                                        F.col("_metadata.row_index").alias("at"))
-    got = whole.collect()
-    assert "named_struct" in whole._jdf.queryExecution().executedPlan().toString()
-    assert sorted(r.n for r in got) == list(range(7, 300, 50))
-    for r in got:
-        local = r._metadata.file_path.removeprefix("file:")
-        column = pq.read_table(local)["n"]
-        assert column[r.at].as_py() == r.n == column[r._metadata.row_index].as_py()
-        assert r._metadata.file_size == Path(local).stat().st_size
-
-
 def test_groups_that_differ_only_by_where_their_nulls_are(lc: Any, spark: Any, tmp_path: Path) -> None:
     """Groups (null, x) and (x, null), and (null, null) against no key at all, are different
     groups: Spark's hash of a row skips its nulls, so the group's id must tell where they are."""

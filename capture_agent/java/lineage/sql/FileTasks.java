@@ -23,9 +23,9 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * The tasks of Spark's own read of files: the file partitions of a plain read's scan (byte ranges
  * of files, split and packed as Spark splits and packs them for the session's settings), so that
- * the agent's readers of ORC rows ({@link Orc}) and of text lines ({@link Lines}) read the same
- * rows in the same tasks in the same order as Spark's readers: an aggregate of floating-point
- * values then adds them in Spark's order, to the same bits.
+ * the agent's readers of ORC and Parquet rows ({@link Orc}, {@link Parquet}) and of text lines
+ * ({@link Lines}) read the same rows in the same tasks in the same order as Spark's readers: an
+ * aggregate of floating-point values then adds them in Spark's order, to the same bits.
  */
 final class FileTasks {
     private FileTasks() {
@@ -39,6 +39,8 @@ final class FileTasks {
     final List<Piece[]> tasks = new ArrayList<>();
     /** The files read, sorted, as Hadoop's {@link Path} spells them. */
     String[] files;
+    /** Spark's own pieces of each task, as its file scan hands them to its readers. */
+    final List<PartitionedFile[]> partitioned = new ArrayList<>();
 
     /** The tasks of {@code plain}'s scan (Spark's read of the files: one file scan). */
     static FileTasks of(Dataset<Row> plain) {
@@ -64,12 +66,24 @@ final class FileTasks {
                 pieces[i] = new Piece(index.get(file.filePath().toPath().toString()), file.start(), file.length());
             }
             out.tasks.add(pieces);
+            out.partitioned.add(files.toArray(new PartitionedFile[0]));
         }
         return out;
     }
 
+    /** The bytes of the files read (their pieces' lengths). */
+    long bytes() {
+        long bytes = 0;
+        for (Piece[] task : tasks) {
+            for (Piece piece : task) {
+                bytes += piece.length();
+            }
+        }
+        return bytes;
+    }
+
     /** The file scan of {@code plain} (its physical plan's one leaf, within AQE's plan if it is one). */
-    private static FileSourceScanExec scan(Dataset<Row> plain) {
+    static FileSourceScanExec scan(Dataset<Row> plain) {
         SparkPlan plan = plain.queryExecution().executedPlan();
         while (true) {
             List<SparkPlan> leaves = CollectionConverters.asJava(plan.collectLeaves());

@@ -10,7 +10,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -25,16 +24,9 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.classic.Dataset$;
 import org.apache.spark.sql.classic.SparkSession;
-import org.apache.spark.sql.connector.catalog.SupportsRead;
-import org.apache.spark.sql.connector.catalog.TableCapability;
-import org.apache.spark.sql.connector.catalog.TableCatalog;
-import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
-import org.apache.spark.sql.connector.read.Scan;
-import org.apache.spark.sql.connector.read.ScanBuilder;
-import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.execution.datasources.orc.OrcColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
@@ -42,7 +34,6 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.SerializableConfiguration;
@@ -57,11 +48,11 @@ import scala.Option;
  * as the stripes that start in it, as Spark's ORC reader reads it: the same rows in the same
  * tasks in the same order, so that an aggregate of floating-point values sums them in Spark's
  * order and gives Spark's result to the last bit. A range's first row number is the rows of
- * the stripes before it. The read is a table of Spark's data source API ({@link Read}): Spark
- * asks it for the columns a query reads only, and a task reads its split with ORC's own reader,
- * every row (no predicate pushdown: a row number counts every row), handing Spark column
- * batches: ORC's vectors seen through Spark's own ORC column vectors, as Spark's vectorized ORC
- * reader does, and the ids. The record engine's {@code file_rows} layout (format orc) reads the
+ * the stripes before it. The read is a table of Spark's data source API ({@link
+ * FileRowsTable}): Spark asks it for the columns a query reads only, and a task reads its split
+ * with ORC's own reader, every row (no predicate pushdown: a row number counts every row),
+ * handing Spark column batches: ORC's vectors seen through Spark's own ORC column vectors, as
+ * Spark's vectorized ORC reader does, and the ids. The record engine's {@code file_rows} layout (format orc) reads the
  * rows back from these ids.
  */
 public final class Orc {
@@ -86,20 +77,21 @@ public final class Orc {
      * order) with {@code schema}'s fields (Spark's schema of the read; each a top-level column of
      * every file, by name) and an id column named {@code idName}, last: a relation of Spark's data
      * source API, which reads only the columns a query needs and hands Spark column batches ({@link
-     * Read}), in the tasks of {@code plain}'s scan.
+     * FileRowsTable}), in the tasks of {@code plain}'s scan.
      */
     public Dataset<Row> frame(SparkSession spark, Dataset<Row> plain, String[] paths, StructType schema, String idName,
                               String name, String location) {
         Configuration conf = spark.sparkContext().hadoopConfiguration();
-        Read table = new Read(new SerializableConfiguration(conf), paths, splits(conf, plain, paths),
-            schema.add(idName, DataTypes.LongType, false), idName, name, location);
+        FileTasks tasks = FileTasks.of(plain);
+        FileRowsTable table = new FileRowsTable("orc", paths.length, tasks.bytes(), splits(conf, tasks, paths),
+            schema.add(idName, DataTypes.LongType, false), new Makes(new SerializableConfiguration(conf), paths, idName),
+            name, location);
         return Dataset$.MODULE$.ofRows(spark, DataSourceV2Relation$.MODULE$.create(table, Option.empty(), Option.empty()));
     }
 
-    /** The tasks of {@code plain}'s file scan ({@link FileTasks}), each file's range with the
+    /** The tasks of Spark's own read ({@code tasks}), each file's range with the
      * row number of the first stripe that starts in it. */
-    static List<Split> splits(Configuration conf, Dataset<Row> plain, String[] paths) {
-        FileTasks tasks = FileTasks.of(plain);
+    static List<Split> splits(Configuration conf, FileTasks tasks, String[] paths) {
         Map<String, Integer> index = new HashMap<>();
         for (int f = 0; f < paths.length; f++) {
             index.put(new Path(paths[f]).toString(), f);
@@ -136,90 +128,10 @@ public final class Orc {
         }
     }
 
-    /** The read, as a table of Spark's data source API: its scan is its splits, one task each. */
-    static final class Read implements Serializable, SupportsRead, ScanBuilder, SupportsPushDownRequiredColumns, Scan, Batch {
-        private static final long serialVersionUID = 1L;
-        private final SerializableConfiguration conf;
-        private final String[] paths;
-        private final List<Split> splits;
-        private final StructType schema;
-        private final String idName;
-        private final String name;
-        private final String location;
-        private StructType read;
-
-        Read(SerializableConfiguration conf, String[] paths, List<Split> splits, StructType schema, String idName,
-             String name, String location) {
-            this.conf = conf;
-            this.paths = paths;
-            this.splits = splits;
-            this.schema = schema;
-            this.idName = idName;
-            this.name = name;
-            this.location = location;
-            this.read = schema;
-        }
-
-        /** The catalog table's name, or the folders read; the plan shows it as {@code lineage_orc(...)}. */
+    /** Makes the readers of the columns a query reads, for {@link FileRowsTable}. */
+    private record Makes(SerializableConfiguration conf, String[] paths, String idName) implements FileRowsTable.Readers {
         @Override
-        public String name() {
-            return name;
-        }
-
-        /** The folders read, if not a catalog table's (the coarse listener records them, format orc). */
-        @Override
-        public Map<String, String> properties() {
-            return location == null ? Map.of() : Map.of(TableCatalog.PROP_LOCATION, location,
-                TableCatalog.PROP_PROVIDER, "orc");
-        }
-
-        @Override
-        public String description() {
-            return "lineage_orc(" + paths.length + (paths.length == 1 ? " file)" : " files)");
-        }
-
-        @Override
-        public StructType schema() {
-            return schema;
-        }
-
-        @Override
-        public Set<TableCapability> capabilities() {
-            return Set.of(TableCapability.BATCH_READ);
-        }
-
-        @Override
-        public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-            return new Read(conf, paths, splits, schema, idName, name, location);
-        }
-
-        @Override
-        public void pruneColumns(StructType required) {
-            read = required;
-        }
-
-        @Override
-        public Scan build() {
-            return this;
-        }
-
-        @Override
-        public StructType readSchema() {
-            return read;
-        }
-
-        @Override
-        public Batch toBatch() {
-            return this;
-        }
-
-        @Override
-        public InputPartition[] planInputPartitions() {
-            return splits.toArray(new InputPartition[0]);
-        }
-
-        @Override
-        public PartitionReaderFactory createReaderFactory() {
+        public PartitionReaderFactory of(StructType read) {
             return new Readers(conf, paths, read, idName);
         }
     }

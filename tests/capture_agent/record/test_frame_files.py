@@ -1,5 +1,7 @@
-"""Captured ORC sources (``lc.read.orc``, ``lc.read.table`` of an ORC table): rows read in the JVM
-with ids (file, row number), against the data both ways and against Spark's own reader."""
+"""Captured ORC and Parquet sources (``lc.read.orc``, ``lc.read.parquet``, ``lc.read.table`` of
+such a table): rows read in the JVM with ids (file, row number; ``java/lineage/sql/Orc.java``,
+``Parquet.java``), against the data both ways and against Spark's own reader; and the Parquet reads
+left to Spark's ``_metadata.row_index``."""
 
 from __future__ import annotations
 
@@ -16,20 +18,47 @@ from capture_agent.record.errors import UnsupportedOperation
 ROWS = 30_000
 
 
-@pytest.fixture
-def striped(tmp_path: Path) -> str:
-    """Two ORC files written by pyarrow in stripes of a few thousand rows (n, g = n * 7 % 13, s)."""
+@pytest.fixture(params=["orc", "parquet"])
+def striped(request: Any, tmp_path: Path) -> str:
+    """Two ORC or Parquet files written by pyarrow in stripes (row groups) of a few thousand rows
+    (n, g = n * 7 % 13, s); ``_read``/``_first`` tell the format by the folder's name."""
     import pyarrow as pa
     import pyarrow.orc as po
+    import pyarrow.parquet as pq
 
-    folder = tmp_path / "striped"
+    fmt = request.param
+    folder = tmp_path / f"striped-{fmt}"
     folder.mkdir()
     for part, (low, high) in enumerate([(0, ROWS // 3), (ROWS // 3, ROWS)]):
         ns = list(range(low, high))
         table = pa.table({"n": ns, "g": [n * 7 % 13 for n in ns], "s": [f"row {n}" for n in ns]})
-        po.write_table(table, str(folder / f"part-{part}.orc"), stripe_size=32 * 1024, batch_size=512)
-    assert all(po.ORCFile(str(f)).nstripes > 3 for f in folder.iterdir())
+        if fmt == "orc":
+            po.write_table(table, str(folder / f"part-{part}.orc"), stripe_size=32 * 1024, batch_size=512)
+        else:
+            pq.write_table(table, str(folder / f"part-{part}.parquet"), row_group_size=2000)
+    counts = [po.ORCFile(str(f)).nstripes if fmt == "orc" else pq.ParquetFile(str(f)).num_row_groups
+              for f in folder.iterdir()]
+    assert all(count > 3 for count in counts)
     return str(folder)
+
+
+def _fmt(folder: str) -> str:
+    return "orc" if folder.endswith("-orc") else "parquet"
+
+
+def _read(reader: Any, folder: str) -> Any:
+    """``reader``'s read (``lc.read`` or ``spark.read``) of the files of ``striped``."""
+    return getattr(reader, _fmt(folder))(folder)
+
+
+def _first(source: str, offset: int) -> Any:
+    """The value of n of the row at ``offset`` of the file ``source``, as pyarrow reads it."""
+    import pyarrow.orc as po
+    import pyarrow.parquet as pq
+
+    local = source.removeprefix("file://").removeprefix("file:")
+    table = po.ORCFile(local).read() if local.endswith(".orc") else pq.read_table(local)
+    return table.slice(offset, 1).column("n")[0].as_py()
 
 
 def _max_split(spark: Any, size: str | None) -> Any:
@@ -38,18 +67,17 @@ def _max_split(spark: Any, size: str | None) -> Any:
     return old
 
 
-def test_orc_rows_and_ids_do_not_depend_on_the_split_size(lc: Any, spark: Any, striped: str) -> None:
+def test_rows_and_ids_do_not_depend_on_the_split_size(lc: Any, spark: Any, striped: str) -> None:
     """Splits of one stripe and of whole files give the same rows, each with the same position:
     its file and its row number there (pyarrow's row of that number)."""
-    import pyarrow.orc as po
-
-    plain = Counter(map(tuple, spark.read.orc(striped).collect()))
+    plain = Counter(map(tuple, _read(spark.read, striped).collect()))
     seen = []
     for size in ("40k", "64m"):
         old = _max_split(spark, size)
         try:
-            frame = lc.read.orc(striped)
+            frame = _read(lc.read, striped)
             assert Counter(map(tuple, frame.collect())) == plain
+            assert f"lineage_{_fmt(striped)}(2 files)" in frame._df._jdf.queryExecution().executedPlan().toString()
             seen.append(frame._df.rdd.getNumPartitions())
             lineage = frame.getLineage().filter(lambda r: r.n % 997 == 0)
             positions = sorted((p.source, p.offset) for p in lineage.goBackAll().positions())
@@ -57,15 +85,16 @@ def test_orc_rows_and_ids_do_not_depend_on_the_split_size(lc: Any, spark: Any, s
         finally:
             _max_split(spark, old)
         assert rows == sorted((n, n * 7 % 13, f"row {n}") for n in range(0, ROWS, 997))
+        assert len(positions) == len(rows)
         for source, offset in positions:
-            assert po.ORCFile(source.removeprefix("file://")).read().slice(offset, 1).column("n")[0].as_py() % 997 == 0
+            assert _first(source, offset) % 997 == 0
         if size == "40k":
             small = positions
     assert positions == small
     assert seen[0] > seen[1] >= 1
 
 
-def test_orc_aggregate_traces_both_ways(lc: Any, spark: Any, striped: str) -> None:
+def test_aggregate_traces_both_ways(lc: Any, spark: Any, striped: str) -> None:
     from pyspark.sql import functions as F
 
     def job(df: Any) -> Any:
@@ -73,11 +102,11 @@ def test_orc_aggregate_traces_both_ways(lc: Any, spark: Any, striped: str) -> No
 
     old = _max_split(spark, "40k")
     try:
-        source = lc.read.orc(striped)
+        source = _read(lc.read, striped)
         frame = job(source)
-        assert Counter(map(tuple, frame.collect())) == Counter(map(tuple, job(spark.read.orc(striped)).collect()))
+        assert Counter(map(tuple, frame.collect())) == Counter(map(tuple, job(_read(spark.read, striped)).collect()))
         scans = [line for line in str(frame._df._jdf.queryExecution().executedPlan().toString()).splitlines()
-                 if "BatchScan" in line and "lineage_orc(2 files)" in line]
+                 if "BatchScan" in line and f"lineage_{_fmt(striped)}(2 files)" in line]
         assert scans and all("[n#" in line and "s#" not in line for line in scans)  # only the columns read
         back = frame.getLineage().filter(lambda r: r.g == 5).goBackAll().collect()
         assert sorted(r.n for r in back) == [n for n in range(ROWS) if n * 7 % 13 == 5 and n % 3 != 0]
@@ -85,7 +114,7 @@ def test_orc_aggregate_traces_both_ways(lc: Any, spark: Any, striped: str) -> No
         g = 4 * 7 % 13  # 9 is filtered out
         assert [tuple(r) for r in forward] == [(g, sum(n for n in range(ROWS) if n * 7 % 13 == g and n % 3 != 0),
                                                 sum(1 for n in range(ROWS) if n * 7 % 13 == g and n % 3 != 0))]
-        # a what-if runs the query again with the rows left out right above the ORC read
+        # a what-if runs the query again with the rows left out right above the file read
         impact = source.getLineage().filter(lambda r: r.n < 100).whatIfDeleted(frame)
         kept = [n for n in range(100, ROWS) if n % 3 != 0]
         assert sorted((old.g, new.total) for old, new in impact.changed()) == \
@@ -94,7 +123,8 @@ def test_orc_aggregate_traces_both_ways(lc: Any, spark: Any, striped: str) -> No
         _max_split(spark, old)
 
 
-def test_orc_values_of_every_type_as_spark_reads_them(lc: Any, spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["orc", "parquet"])
+def test_values_of_every_type_as_spark_reads_them(lc: Any, spark: Any, tmp_path: Path, fmt: str) -> None:
     """Files Spark wrote: dates, timestamps, decimals, arrays, structs and nulls come out of the
     captured read as Spark's reader gives them, and back out of a trace as the same values."""
     path = str(tmp_path / "typed")
@@ -102,10 +132,11 @@ def test_orc_values_of_every_type_as_spark_reads_them(lc: Any, spark: Any, tmp_p
              decimal.Decimal(i) / 4, [i, i + 1], (f"a{i}", i) if i % 5 else None, None if i % 7 else "seven")
             for i in range(200)]
     spark.createDataFrame(rows, "n long, d date, t timestamp, m decimal(10,2), xs array<int>, "
-                                "st struct<a:string,b:long>, o string").repartition(3).write.orc(path)
-    frame = lc.read.orc(path)
+                                "st struct<a:string,b:long>, o string").repartition(3).write.format(fmt).save(path)
+    frame = getattr(lc.read, fmt)(path)
     got = frame.collect()
-    assert sorted(map(repr, got)) == sorted(map(repr, spark.read.orc(path).collect()))
+    assert f"lineage_{fmt}(3 files)" in frame._df._jdf.queryExecution().executedPlan().toString()
+    assert sorted(map(repr, got)) == sorted(map(repr, spark.read.format(fmt).load(path).collect()))
     traced = frame.getLineage().filter(lambda r: r.n == 14).goBackAll().collect()
     want = next(r for r in got if r.n == 14)
     assert [(r.n, r.d, r.t, r.m, r.xs, r.o) for r in traced] == [(14, want.d, want.t, want.m, want.xs, "seven")]
@@ -131,24 +162,24 @@ def test_orc_tables_and_partitioned_folders(lc: Any, spark: Any, tmp_path: Path)
         lc.read.orc(folder)
 
 
-def test_the_coarse_agent_records_an_orc_read_as_its_folder(lc: Any, spark: Any, striped: str) -> None:
-    """The SQL execution of a captured ORC read names the folder read, format orc, as Spark's own
-    ORC reads do (``java/lineage/agent/SqlIo.java`` reads the data source table's location)."""
+def test_the_coarse_agent_records_a_read_as_its_folder(lc: Any, spark: Any, striped: str) -> None:
+    """The SQL execution of a captured ORC or Parquet read names the folder read, in its format, as
+    Spark's own reads do (``java/lineage/agent/SqlIo.java`` reads the data source table's location)."""
     import capture_agent
     from capture_agent import CollectingSink
 
     sink = CollectingSink()
     agent = capture_agent.enable(spark, sink=sink)
     try:
-        assert lc.read.orc(striped).count() == ROWS
+        assert _read(lc.read, striped).count() == ROWS
         agent.flush()
     finally:
         capture_agent.disable()
     reads = {(e["direction"], e["path"], e["format"]) for e in sink.events if e["type"] == "dataset_io"}
-    assert reads == {("read", f"file:{striped}", "orc")}
+    assert reads == {("read", f"file:{striped}", _fmt(striped))}
 
 
-def test_orc_rows_come_in_the_tasks_and_order_of_sparks_own_read(lc: Any, spark: Any, striped: str) -> None:
+def test_rows_come_in_the_tasks_and_order_of_sparks_own_read(lc: Any, spark: Any, striped: str) -> None:
     """Each row of the captured read is in the task, and at the place there, where Spark's own reader
     puts it (monotonically_increasing_id: the task and the row's place in it), whatever the split
     size: an aggregate of floating-point values then adds them in Spark's order, to the same bits."""
@@ -160,6 +191,36 @@ def test_orc_rows_come_in_the_tasks_and_order_of_sparks_own_read(lc: Any, spark:
             def placed(df: Any) -> Counter[tuple[Any, ...]]:
                 return Counter(map(tuple, df.select("n", F.monotonically_increasing_id()).collect()))
 
-            assert placed(lc.read.orc(striped)) == placed(spark.read.orc(striped))
+            assert placed(_read(lc.read, striped)) == placed(_read(spark.read, striped))
         finally:
             _max_split(spark, old)
+
+
+def test_partition_directories_are_read_with_sparks_row_index(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A folder of partition directories (key=value, a column in no file) is read by Spark's own
+    scan with ``_metadata.row_index``, its file size and row index read flat (``FlatMetadata``: no
+    struct built a row), and traces exactly; a query of ``_metadata`` whole still gets the struct,
+    with Spark's values."""
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "flat")
+    spark.range(300).select(F.col("id").alias("n"), (F.col("id") % 4).alias("k"), (F.col("id") % 2).alias("p")) \
+        .repartition(3).write.partitionBy("p").parquet(path)
+    frame = lc.read.parquet(path).where(F.col("n") % 3 == 0).groupBy("k").agg(F.sum("n").alias("total"))
+    totals = [(k, sum(n for n in range(0, 300, 3) if n % 4 == k)) for k in range(4)]
+    assert sorted(map(tuple, frame.collect())) == totals
+    plan = frame._df._jdf.queryExecution().executedPlan().toString()
+    assert "_tmp_metadata_row_index" in plan and "named_struct" not in plan and "lineage_parquet" not in plan
+    back = frame.getLineage().filter(lambda r: r.k == 1).goBackAll().collect()
+    assert sorted((r.n, r.k) for r in back) == [(n, 1) for n in range(0, 300, 3) if n % 4 == 1]
+    whole = spark.read.parquet(path).where(F.col("n") % 50 == 7).select("n", "_metadata",
+                                                                        F.col("_metadata.row_index").alias("at"))
+    got = whole.collect()
+    assert "named_struct" in whole._jdf.queryExecution().executedPlan().toString()
+    assert sorted(r.n for r in got) == list(range(7, 300, 50))
+    for r in got:
+        local = r._metadata.file_path.removeprefix("file:")
+        column = pq.read_table(local)["n"]
+        assert column[r.at].as_py() == r.n == column[r._metadata.row_index].as_py()
+        assert r._metadata.file_size == Path(local).stat().st_size

@@ -1,0 +1,160 @@
+package lineage.sql;
+
+import java.io.Serializable;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * Files read by one of the agent's readers of rows with their ids ({@link Orc}, {@link Parquet}),
+ * as a table of Spark's data source API: Spark asks it for the columns a query reads only, and
+ * its scan is its splits, one task each (those of Spark's own read of the files, {@link
+ * FileTasks}), whose readers hand Spark column batches. Its size is estimated as Spark estimates
+ * its own scans of files (so that a join of it is planned as Spark plans the plain one: a small
+ * table broadcast). Serializable, so that a kept plan holds it ({@link KeptPlan}).
+ */
+final class FileRowsTable implements Serializable, SupportsRead, ScanBuilder, SupportsPushDownRequiredColumns, Scan,
+        SupportsReportStatistics, Batch {
+    private static final long serialVersionUID = 1L;
+
+    /** Makes, where the query is planned, the factory of its tasks' readers of the columns {@code read}. */
+    interface Readers extends Serializable {
+        PartitionReaderFactory of(StructType read);
+    }
+
+    private final String format;
+    private final int files;
+    private final long bytes;
+    private final List<? extends InputPartition> splits;
+    private final StructType schema;
+    private final Readers readers;
+    private final String name;
+    private final String location;
+    private StructType read;
+
+    /** {@code format}'s {@code files} files ({@code bytes} in all) read in {@code splits}, with
+     * {@code schema}'s columns (the files' and, last, the id); {@code name}: the catalog table's, or
+     * the folders'; {@code location}: the folders read (null for a catalog table). */
+    FileRowsTable(String format, int files, long bytes, List<? extends InputPartition> splits, StructType schema,
+                  Readers readers, String name, String location) {
+        this.format = format;
+        this.files = files;
+        this.bytes = bytes;
+        this.splits = splits;
+        this.schema = schema;
+        this.readers = readers;
+        this.name = name;
+        this.location = location;
+        this.read = schema;
+    }
+
+    /** The catalog table's name, or the folders read; the plan shows it as {@code lineage_<format>(...)}. */
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** The folders read, if not a catalog table's (the coarse listener records them, in the format). */
+    @Override
+    public Map<String, String> properties() {
+        return location == null ? Map.of() : Map.of(TableCatalog.PROP_LOCATION, location,
+            TableCatalog.PROP_PROVIDER, format);
+    }
+
+    @Override
+    public String description() {
+        return "lineage_" + format + "(" + files + (files == 1 ? " file)" : " files)");
+    }
+
+    @Override
+    public StructType schema() {
+        return schema;
+    }
+
+    @Override
+    public Set<TableCapability> capabilities() {
+        return Set.of(TableCapability.BATCH_READ);
+    }
+
+    @Override
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+        return new FileRowsTable(format, files, bytes, splits, schema, readers, name, location);
+    }
+
+    @Override
+    public void pruneColumns(StructType required) {
+        read = required;
+    }
+
+    @Override
+    public Scan build() {
+        return this;
+    }
+
+    @Override
+    public StructType readSchema() {
+        return read;
+    }
+
+    /** As Spark's scans of files estimate theirs: the files' bytes (times the session's compression
+     * factor), in the share of the columns read (by their default sizes; the ids not counted, as
+     * the plain read has none). */
+    @Override
+    public Statistics estimateStatistics() {
+        double share = (double) width(read) / Math.max(1, width(schema));
+        long size = (long) (SQLConf.get().fileCompressionFactor() * bytes * share);
+        return new Statistics() {
+            @Override
+            public OptionalLong sizeInBytes() {
+                return OptionalLong.of(Math.max(1, size));
+            }
+
+            @Override
+            public OptionalLong numRows() {
+                return OptionalLong.empty();
+            }
+        };
+    }
+
+    /** The default size of a row of {@code type}'s columns but the last of {@link #schema}, the id. */
+    private int width(StructType type) {
+        String id = schema.fields()[schema.fields().length - 1].name();
+        int width = 0;
+        for (StructField field : type.fields()) {
+            width += field.name().equals(id) ? 0 : field.dataType().defaultSize();
+        }
+        return width;
+    }
+
+    @Override
+    public Batch toBatch() {
+        return this;
+    }
+
+    @Override
+    public InputPartition[] planInputPartitions() {
+        return splits.toArray(new InputPartition[0]);
+    }
+
+    @Override
+    public PartitionReaderFactory createReaderFactory() {
+        return readers.of(read);
+    }
+}

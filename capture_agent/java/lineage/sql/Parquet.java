@@ -1,0 +1,272 @@
+package lineage.sql;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.parquet.format.converter.ParquetMetadataConverter;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.util.HadoopInputFile;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.classic.Dataset$;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.execution.datasources.FileFormat;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFooterReader;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.util.SerializableConfiguration;
+
+import scala.Function1;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Parquet files as a DataFrame of their rows and, last, each row's id: (index of its file &lt;&lt;
+ * 32) | its row index in the file, the index Spark's {@code _metadata.row_index} gives, without
+ * its cost: Spark 4's Parquet reader fills that column one boxed Long at a time through a Scala
+ * range's iterator, a tenth of a TPC-H Q1's time here, where this reader writes a batch's ids in
+ * one loop. Its tasks are those of Spark's own read of the files ({@link FileTasks}), and each
+ * task's pieces of files are read by Spark's own vectorized Parquet reader (Parquet's
+ * file format's, handed Spark's own pieces): the row groups whose middle is in the piece, in
+ * order, the same rows in the same tasks as Spark's read. A piece's first row index is its first
+ * row group's, from the footer; every row of those row groups is read (no filter is pushed to the
+ * reader: Parquet's page indexes would skip rows within a row group, and a filter of the query is
+ * applied to the rows above the read). The read is a table of Spark's data source API ({@link
+ * FileRowsTable}). Files in partition directories, and columns Spark's reader does not read as
+ * column batches, are read with {@code _metadata.row_index} instead ({@link #unread}, {@code
+ * capture/frame_sources.py}).
+ */
+public final class Parquet {
+    private static final int SHIFT = 32;
+
+    /** Made through reflection: the class lives in the agent's own class loader. */
+    public Parquet() {
+    }
+
+    /** One task's reads: Spark's own pieces of files, and each one's file index. */
+    record Split(PartitionedFile[] pieces, int[] files) implements InputPartition {
+    }
+
+    /**
+     * Why this reader cannot read the rows {@code plain} (Spark's read of Parquet files) reads, or
+     * null when it can: it reads no partition directory's columns, and only columns Spark's reader
+     * hands as column batches.
+     */
+    public String unread(SparkSession spark, Dataset<Row> plain) {
+        HadoopFsRelation relation;
+        try {
+            relation = FileTasks.scan(plain).relation();
+        } catch (IllegalStateException e) {
+            return e.getMessage();
+        }
+        if (!relation.partitionSchema().isEmpty()) {
+            return "the files are in partition directories (" + relation.partitionSchema().simpleString() + ")";
+        }
+        if (!new ParquetFileFormat().supportBatch(spark, relation.dataSchema())) {
+            return "Spark's Parquet reader reads " + relation.dataSchema().simpleString() + " as rows";
+        }
+        return null;
+    }
+
+    /**
+     * The rows of {@code paths} (the files of {@code plain}, Spark's own read of them, in file-index
+     * order) with {@code schema}'s fields (Spark's schema of the read) and an id column named {@code
+     * idName}, last, read with the read's options in the tasks of {@code plain}'s scan ({@link
+     * #unread} tells which reads it can read). {@code name}: the catalog table's, or the folders';
+     * {@code location}: the folders read (null for a catalog table).
+     */
+    public Dataset<Row> frame(SparkSession spark, Dataset<Row> plain, String[] paths, StructType schema, String idName,
+                              String name, String location) {
+        FileTasks tasks = FileTasks.of(plain);
+        HadoopFsRelation relation = FileTasks.scan(plain).relation();
+        Map<String, Integer> index = new HashMap<>();
+        for (int f = 0; f < paths.length; f++) {
+            index.put(new org.apache.hadoop.fs.Path(paths[f]).toString(), f);
+        }
+        List<Split> splits = new ArrayList<>();
+        for (int t = 0; t < tasks.tasks.size(); t++) {
+            FileTasks.Piece[] pieces = tasks.tasks.get(t);
+            int[] files = new int[pieces.length];
+            for (int i = 0; i < pieces.length; i++) {
+                Integer f = index.get(tasks.files[pieces[i].file()]);
+                if (f == null) {
+                    throw new IllegalStateException("Spark's read of the Parquet files reads "
+                        + tasks.files[pieces[i].file()] + ", which is not one of them");
+                }
+                files[i] = f;
+            }
+            splits.add(new Split(tasks.partitioned.get(t), files));
+        }
+        FileRowsTable table = new FileRowsTable("parquet", paths.length, tasks.bytes(), splits,
+            schema.add(idName, DataTypes.LongType, false), new Makes(relation.dataSchema(),
+            scalaMap(CollectionConverters.asJava(relation.options())), idName), name, location);
+        return Dataset$.MODULE$.ofRows(spark, DataSourceV2Relation$.MODULE$.create(table, Option.empty(), Option.empty()));
+    }
+
+    /** A Scala immutable map of {@code map}'s entries (one a kept plan leaves secrets out of, {@link KeptPlan}). */
+    private static scala.collection.immutable.Map<String, String> scalaMap(Map<String, String> map) {
+        return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(new HashMap<>(map)));
+    }
+
+    /** Makes, in the session planning the query, Spark's Parquet reader of the columns it reads,
+     * as Spark's scan of the files makes it: with the read's options ({@code given}). */
+    private record Makes(StructType data, scala.collection.immutable.Map<String, String> given, String idName)
+            implements FileRowsTable.Readers {
+        @Override
+        public PartitionReaderFactory of(StructType read) {
+            SparkSession spark = SparkSession.active();
+            List<StructField> columns = new ArrayList<>();
+            int[] at = new int[read.fields().length];
+            int next = 0;
+            for (int i = 0; i < at.length; i++) {
+                StructField field = read.fields()[i];
+                at[i] = field.name().equals(idName) ? -1 : next++;
+                if (at[i] >= 0) {
+                    columns.add(field);
+                }
+            }
+            StructType required = new StructType(columns.toArray(new StructField[0]));
+            ParquetFileFormat format = new ParquetFileFormat();
+            if (!format.supportBatch(spark, required)) {
+                throw new IllegalStateException("Spark's Parquet reader reads " + required.simpleString()
+                    + " as rows, not column batches");
+            }
+            Map<String, String> all = new HashMap<>(CollectionConverters.asJava(given));
+            all.put(FileFormat.OPTION_RETURNING_BATCH(), "true");
+            Configuration conf = spark.sessionState().newHadoopConfWithOptions(given);
+            Function1<PartitionedFile, scala.collection.Iterator<InternalRow>> reader =
+                format.buildReaderWithPartitionValues(spark, data, new StructType(), required,
+                    CollectionConverters.asScala(List.<Filter>of()).toList(), scalaMap(all), conf);
+            return new Readers(reader, new SerializableConfiguration(conf), at);
+        }
+    }
+
+    /** Makes a task's reader of its split: column batches. */
+    private record Readers(Function1<PartitionedFile, scala.collection.Iterator<InternalRow>> reader,
+                           SerializableConfiguration conf, int[] at) implements PartitionReaderFactory {
+        @Override
+        public boolean supportColumnarReads(InputPartition partition) {
+            return true;
+        }
+
+        @Override
+        public PartitionReader<InternalRow> createReader(InputPartition partition) {
+            throw new UnsupportedOperationException("a Parquet read of the lineage agent gives column batches");
+        }
+
+        @Override
+        public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+            return new SplitBatches(this, (Split) partition);
+        }
+    }
+
+    /** A split's rows as column batches, its pieces in turn: Spark's reader's vectors, and the ids. */
+    private static final class SplitBatches implements PartitionReader<ColumnarBatch> {
+        private final Readers readers;
+        private final Split split;
+        private int next;  // the piece to read after the one at hand
+        private scala.collection.Iterator<InternalRow> rows;  // the piece at hand's batches, or null
+        private ColumnarBatch batch;  // the reader's batch the one handed on wraps
+        private ColumnarBatch out;
+        private OnHeapColumnVector ids;
+        private int room;  // the ids' capacity
+        private long high;
+        private long nextRow;
+        private long endRow;  // after the piece's last row group's last row
+
+        SplitBatches(Readers readers, Split split) {
+            this.readers = readers;
+            this.split = split;
+        }
+
+        /** Opens the piece {@code i}: its rows' first index (its first row group's), and its reader. */
+        private void open(int i) throws IOException {
+            PartitionedFile piece = split.pieces()[i];
+            List<BlockMetaData> groups = ParquetFooterReader.readFooter(
+                HadoopInputFile.fromPath(piece.toPath(), readers.conf().value()), ParquetMetadataConverter.range(piece.start(), piece.start() + piece.length())).getBlocks();
+            nextRow = groups.isEmpty() ? 0 : groups.get(0).getRowIndexOffset();
+            endRow = nextRow;
+            for (BlockMetaData group : groups) {
+                if (group.getRowIndexOffset() != endRow) {
+                    throw new IllegalStateException("the row groups of " + piece.toPath() + " in [" + piece.start()
+                        + ", +" + piece.length() + ") do not follow one another: row index "
+                        + group.getRowIndexOffset() + " after " + endRow);
+                }
+                endRow += group.getRowCount();
+            }
+            high = (long) split.files()[i] << SHIFT;
+            rows = readers.reader().apply(piece);
+        }
+
+        @Override
+        public boolean next() throws IOException {
+            while (rows == null || !rows.hasNext()) {
+                if (rows != null && nextRow != endRow) {
+                    throw new IllegalStateException("Spark's Parquet reader gave rows up to index " + nextRow
+                        + " of " + split.pieces()[next - 1].toPath() + ", its row groups end at " + endRow);
+                }
+                if (next == split.pieces().length) {
+                    return false;
+                }
+                open(next++);
+            }
+            ColumnarBatch given = (ColumnarBatch) (Object) rows.next();
+            int n = given.numRows();
+            if (nextRow + n > endRow) {
+                throw new IllegalStateException("Spark's Parquet reader gave more rows of " + split.pieces()[next - 1]
+                    .toPath() + " than its row groups hold (" + endRow + ")");
+            }
+            if (given != batch || room < n) {
+                wrap(given, n);
+            }
+            for (int r = 0; r < n; r++) {
+                ids.putLong(r, high | (nextRow + r));
+            }
+            nextRow += n;
+            out.setNumRows(n);
+            return true;
+        }
+
+        /** The batch handed on: {@code given}'s vectors where the read's columns are, the ids' where theirs is. */
+        private void wrap(ColumnarBatch given, int n) {
+            if (room < n) {
+                room = Math.max(n, 4096);
+                ids = new OnHeapColumnVector(room, DataTypes.LongType);
+            }
+            int[] at = readers.at();
+            ColumnVector[] vectors = new ColumnVector[at.length];
+            for (int i = 0; i < at.length; i++) {
+                vectors[i] = at[i] < 0 ? ids : given.column(at[i]);
+            }
+            batch = given;
+            out = new ColumnarBatch(vectors);
+        }
+
+        @Override
+        public ColumnarBatch get() {
+            return out;
+        }
+
+        @Override
+        public void close() {
+            // Spark's reader closes itself at its last batch, or when the task ends
+        }
+    }
+}
