@@ -224,3 +224,56 @@ def test_partition_directories_are_read_with_sparks_row_index(lc: Any, spark: An
         column = pq.read_table(local)["n"]
         assert column[r.at].as_py() == r.n == column[r._metadata.row_index].as_py()
         assert r._metadata.file_size == Path(local).stat().st_size
+
+
+def _scanned_rows(df: Any) -> int:
+    """The rows the query's file scans handed on (their numOutputRows), through AQE's stages."""
+    def walk(node: Any) -> int:
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            return walk(node.executedPlan())
+        if name.endswith("QueryStageExec"):
+            return walk(node.plan())
+        if name in ("BatchScanExec", "FileSourceScanExec"):
+            return int(node.metrics().apply("numOutputRows").value())
+        children = node.children()
+        return sum(walk(children.apply(i)) for i in range(children.size()))
+
+    return walk(df._jdf.queryExecution().executedPlan())
+
+
+@pytest.mark.parametrize("size", ["20k", None])
+def test_a_parquet_read_skips_row_groups_by_the_querys_filters(lc: Any, spark: Any, tmp_path: Path,
+                                                                size: str | None) -> None:
+    """Row groups none of whose rows pass the query's filters (by their statistics) are not read,
+    as Spark's own scan skips them: sorted files in row groups of 2000 rows, filters that keep
+    one run of row groups, two runs in one file, and one in each file. The rows read are the kept
+    row groups' (as many as Spark's scan reads), and the results and traces are exact."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    folder = tmp_path / "sorted"
+    folder.mkdir()
+    for part, (low, high) in enumerate([(0, 10_000), (10_000, ROWS)]):
+        ns = list(range(low, high))
+        pq.write_table(pa.table({"n": ns, "g": [n % 7 for n in ns]}), str(folder / f"part-{part}.parquet"),
+                       row_group_size=2000)
+    path = str(folder)
+    cases = [((F.col("n") >= 5000) & (F.col("n") < 9000), lambda n: 5000 <= n < 9000, 3 * 2000),
+             ((F.col("n") < 1000) | ((F.col("n") >= 8000) & (F.col("n") < 8500)),
+              lambda n: n < 1000 or 8000 <= n < 8500, 2 * 2000),
+             ((F.col("n") < 1000) | (F.col("n") >= 29_000), lambda n: n < 1000 or n >= 29_000, 2 * 2000)]
+    old = _max_split(spark, size)
+    try:
+        for condition, passes, read in cases:
+            frame = lc.read.parquet(path).where(condition).groupBy("g").agg(F.count("*").alias("c"))
+            plain = spark.read.parquet(path).where(condition).groupBy("g").agg(F.count("*").alias("c"))
+            got = sorted(map(tuple, frame.collect()))
+            assert got == sorted(map(tuple, plain.collect()))
+            assert got == sorted(Counter(n % 7 for n in range(ROWS) if passes(n)).items())
+            assert _scanned_rows(frame._df) == _scanned_rows(plain) == read
+            assert sorted(r.n for r in frame.getLineage().filter(lambda r: r.g == 3).goBackAll().collect()) == \
+                [n for n in range(ROWS) if passes(n) and n % 7 == 3]
+    finally:
+        _max_split(spark, old)

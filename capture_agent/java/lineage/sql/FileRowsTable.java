@@ -16,8 +16,10 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -26,17 +28,25 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * Files read by one of the agent's readers of rows with their ids ({@link Orc}, {@link Parquet}),
  * as a table of Spark's data source API: Spark asks it for the columns a query reads only, and
  * its scan is its splits, one task each (those of Spark's own read of the files, {@link
- * FileTasks}), whose readers hand Spark column batches. Its size is estimated as Spark estimates
+ * FileTasks}), whose readers hand Spark column batches. A reader that skips parts of files by
+ * the query's filters ({@link Readers#skips}: Parquet's row groups by their statistics) is given
+ * them, and Spark applies them all the same to the rows read. Its size is estimated as Spark estimates
  * its own scans of files (so that a join of it is planned as Spark plans the plain one: a small
  * table broadcast). Serializable, so that a kept plan holds it ({@link KeptPlan}).
  */
-final class FileRowsTable implements Serializable, SupportsRead, ScanBuilder, SupportsPushDownRequiredColumns, Scan,
-        SupportsReportStatistics, Batch {
+final class FileRowsTable implements Serializable, SupportsRead, ScanBuilder, SupportsPushDownRequiredColumns,
+        SupportsPushDownFilters, Scan, SupportsReportStatistics, Batch {
     private static final long serialVersionUID = 1L;
 
-    /** Makes, where the query is planned, the factory of its tasks' readers of the columns {@code read}. */
+    /** Makes, where the query is planned, the factory of its tasks' readers of the columns {@code
+     * read}, given the query's {@code filters} on them if it {@link #skips}. */
     interface Readers extends Serializable {
-        PartitionReaderFactory of(StructType read);
+        PartitionReaderFactory of(StructType read, Filter[] filters);
+
+        /** Whether its readers skip parts of files none of whose rows can pass the filters. */
+        default boolean skips() {
+            return false;
+        }
     }
 
     private final String format;
@@ -48,6 +58,7 @@ final class FileRowsTable implements Serializable, SupportsRead, ScanBuilder, Su
     private final String name;
     private final String location;
     private StructType read;
+    private Filter[] pushed = new Filter[0];
 
     /** {@code format}'s {@code files} files ({@code bytes} in all) read in {@code splits}, with
      * {@code schema}'s columns (the files' and, last, the id); {@code name}: the catalog table's, or
@@ -103,6 +114,20 @@ final class FileRowsTable implements Serializable, SupportsRead, ScanBuilder, Su
         read = required;
     }
 
+    /** Every filter is still Spark's to apply to the rows read: a reader skips parts of files only. */
+    @Override
+    public Filter[] pushFilters(Filter[] filters) {
+        if (readers.skips()) {
+            pushed = filters;
+        }
+        return filters;
+    }
+
+    @Override
+    public Filter[] pushedFilters() {
+        return pushed;
+    }
+
     @Override
     public Scan build() {
         return this;
@@ -155,6 +180,6 @@ final class FileRowsTable implements Serializable, SupportsRead, ScanBuilder, Su
 
     @Override
     public PartitionReaderFactory createReaderFactory() {
-        return readers.of(read);
+        return readers.of(read, pushed);
     }
 }

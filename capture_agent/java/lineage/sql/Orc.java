@@ -30,6 +30,7 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.execution.datasources.orc.OrcColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
@@ -131,7 +132,7 @@ public final class Orc {
     /** Makes the readers of the columns a query reads, for {@link FileRowsTable}. */
     private record Makes(SerializableConfiguration conf, String[] paths, String idName) implements FileRowsTable.Readers {
         @Override
-        public PartitionReaderFactory of(StructType read) {
+        public PartitionReaderFactory of(StructType read, Filter[] filters) {
             return new Readers(conf, paths, read, idName);
         }
     }

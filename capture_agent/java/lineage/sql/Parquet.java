@@ -1,15 +1,23 @@
 package lineage.sql;
 
 import java.io.IOException;
+import java.io.Serializable;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.parquet.filter2.compat.FilterCompat;
+import org.apache.parquet.filter2.compat.RowGroupFilter;
+import org.apache.parquet.filter2.predicate.FilterApi;
+import org.apache.parquet.filter2.predicate.FilterPredicate;
 import org.apache.parquet.format.converter.ParquetMetadataConverter;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 import org.apache.parquet.hadoop.util.HadoopInputFile;
+import org.apache.parquet.schema.MessageType;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -18,13 +26,17 @@ import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.execution.datasources.DataSourceUtils;
 import org.apache.spark.sql.execution.datasources.FileFormat;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFilters;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFooterReader;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetOptions;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
@@ -43,15 +55,19 @@ import scala.jdk.javaapi.CollectionConverters;
  * its cost: Spark 4's Parquet reader fills that column one boxed Long at a time through a Scala
  * range's iterator, a tenth of a TPC-H Q1's time here, where this reader writes a batch's ids in
  * one loop. Its tasks are those of Spark's own read of the files ({@link FileTasks}), and each
- * task's pieces of files are read by Spark's own vectorized Parquet reader (Parquet's
- * file format's, handed Spark's own pieces): the row groups whose middle is in the piece, in
- * order, the same rows in the same tasks as Spark's read. A piece's first row index is its first
- * row group's, from the footer; every row of those row groups is read (no filter is pushed to the
- * reader: Parquet's page indexes would skip rows within a row group, and a filter of the query is
- * applied to the rows above the read). The read is a table of Spark's data source API ({@link
- * FileRowsTable}). Files in partition directories, and columns Spark's reader does not read as
- * column batches, are read with {@code _metadata.row_index} instead ({@link #unread}, {@code
- * capture/frame_sources.py}).
+ * task's pieces of files are read by Spark's own vectorized Parquet reader (Parquet's file
+ * format's, handed Spark's own pieces): the row groups whose middle is in the piece, in order,
+ * the same rows in the same tasks as Spark's read. A piece's first row index is its first row
+ * group's, from the footer. The query's filters skip row groups by their statistics as Spark's
+ * scan skips them ({@link FileRowsTable} is given them): the piece is then read as a range of
+ * bytes for each run of the row groups left, each range's first row index its first group's.
+ * Every row of a row group read is read (the reader is given no filter: Parquet's dictionaries,
+ * bloom filters and page indexes would skip row groups or rows this reader would not know of),
+ * and Spark applies the filters to the rows; a range whose rows do not add up to its row groups'
+ * fails the task rather than give wrong ids. The read is a table of Spark's data source API
+ * ({@link FileRowsTable}). Files in partition directories, and columns Spark's reader does not
+ * read as column batches, are read with {@code _metadata.row_index} instead ({@link #unread},
+ * {@code capture/frame_sources.py}).
  */
 public final class Parquet {
     private static final int SHIFT = 32;
@@ -130,7 +146,12 @@ public final class Parquet {
     private record Makes(StructType data, scala.collection.immutable.Map<String, String> given, String idName)
             implements FileRowsTable.Readers {
         @Override
-        public PartitionReaderFactory of(StructType read) {
+        public boolean skips() {
+            return true;
+        }
+
+        @Override
+        public PartitionReaderFactory of(StructType read, Filter[] filters) {
             SparkSession spark = SparkSession.active();
             List<StructField> columns = new ArrayList<>();
             int[] at = new int[read.fields().length];
@@ -154,13 +175,42 @@ public final class Parquet {
             Function1<PartitionedFile, scala.collection.Iterator<InternalRow>> reader =
                 format.buildReaderWithPartitionValues(spark, data, new StructType(), required,
                     CollectionConverters.asScala(List.<Filter>of()).toList(), scalaMap(all), conf);
-            return new Readers(reader, new SerializableConfiguration(conf), at);
+            SQLConf sql = spark.sessionState().conf();
+            Skip skip = filters.length == 0 || !sql.parquetFilterPushDown() ? null : new Skip(filters,
+                sql.parquetFilterPushDownDate(), sql.parquetFilterPushDownTimestamp(), sql.parquetFilterPushDownDecimal(),
+                sql.parquetFilterPushDownStringPredicate(), sql.parquetFilterPushDownInFilterThreshold(),
+                sql.caseSensitiveAnalysis(), new ParquetOptions(given, sql).datetimeRebaseModeInRead());
+            return new Readers(reader, new SerializableConfiguration(conf), at, skip);
         }
     }
 
-    /** Makes a task's reader of its split: column batches. */
+    /** The query's filters, and the session's settings of Spark's Parquet scan that push them to
+     * the files' row groups, as that scan pushes them. */
+    private record Skip(Filter[] filters, boolean date, boolean timestamp, boolean decimal, boolean string,
+                        int inThreshold, boolean caseSensitive, String rebaseMode) implements Serializable {
+        /** Those of {@code groups} (of the file of {@code footer}) some of whose rows may pass the
+         * filters, by their statistics. */
+        List<BlockMetaData> kept(ParquetMetadata footer, List<BlockMetaData> groups) {
+            MessageType schema = footer.getFileMetaData().getSchema();
+            Map<String, String> meta = footer.getFileMetaData().getKeyValueMetaData();
+            scala.Function1<String, String> lookup = meta::get;
+            ParquetFilters made = new ParquetFilters(schema, date, timestamp, decimal, string, inThreshold,
+                caseSensitive, DataSourceUtils.datetimeRebaseSpec(lookup, rebaseMode), Option.empty());
+            FilterPredicate all = null;
+            for (Filter filter : filters) {
+                Option<FilterPredicate> one = made.createFilter(filter);
+                if (one.isDefined()) {
+                    all = all == null ? one.get() : FilterApi.and(all, one.get());
+                }
+            }
+            return all == null ? groups : RowGroupFilter.filterRowGroups(FilterCompat.get(all), groups, schema);
+        }
+    }
+
+    /** Makes a task's reader of its split: column batches ({@code skip}: the filters whose
+     * statistics skip row groups, or null). */
     private record Readers(Function1<PartitionedFile, scala.collection.Iterator<InternalRow>> reader,
-                           SerializableConfiguration conf, int[] at) implements PartitionReaderFactory {
+                           SerializableConfiguration conf, int[] at, Skip skip) implements PartitionReaderFactory {
         @Override
         public boolean supportColumnarReads(InputPartition partition) {
             return true;
@@ -177,61 +227,116 @@ public final class Parquet {
         }
     }
 
+    /** A part of a file read as one: Spark's piece of it (or of its row groups some of whose rows
+     * may pass the query's filters), its file index, and the row indexes of its row groups' rows. */
+    private record Range(PartitionedFile piece, int file, long firstRow, long endRow) {
+    }
+
     /** A split's rows as column batches, its pieces in turn: Spark's reader's vectors, and the ids. */
     private static final class SplitBatches implements PartitionReader<ColumnarBatch> {
         private final Readers readers;
         private final Split split;
-        private int next;  // the piece to read after the one at hand
-        private scala.collection.Iterator<InternalRow> rows;  // the piece at hand's batches, or null
+        private int next;  // the piece to read after those read
+        private final ArrayDeque<Range> ranges = new ArrayDeque<>();  // the piece's ranges still to read
+        private Range range;  // the range at hand, or null
+        private scala.collection.Iterator<InternalRow> rows;  // the range at hand's batches, or null
         private ColumnarBatch batch;  // the reader's batch the one handed on wraps
         private ColumnarBatch out;
         private OnHeapColumnVector ids;
         private int room;  // the ids' capacity
         private long high;
         private long nextRow;
-        private long endRow;  // after the piece's last row group's last row
 
         SplitBatches(Readers readers, Split split) {
             this.readers = readers;
             this.split = split;
         }
 
-        /** Opens the piece {@code i}: its rows' first index (its first row group's), and its reader. */
-        private void open(int i) throws IOException {
+        /** The ranges of the piece {@code i}: the row groups whose middle is in it (as the reader
+         * reads them), all in one, or, when the query's filters skip some by their statistics, one
+         * for each run of the others; none when they skip all. */
+        private void rangesOf(int i) throws IOException {
             PartitionedFile piece = split.pieces()[i];
-            List<BlockMetaData> groups = ParquetFooterReader.readFooter(
-                HadoopInputFile.fromPath(piece.toPath(), readers.conf().value()), ParquetMetadataConverter.range(piece.start(), piece.start() + piece.length())).getBlocks();
-            nextRow = groups.isEmpty() ? 0 : groups.get(0).getRowIndexOffset();
-            endRow = nextRow;
+            ParquetMetadata footer = footer(piece, piece.start(), piece.start() + piece.length());
+            List<BlockMetaData> groups = footer.getBlocks();
+            long first = groups.isEmpty() ? 0 : groups.get(0).getRowIndexOffset();
+            long end = first;
             for (BlockMetaData group : groups) {
-                if (group.getRowIndexOffset() != endRow) {
+                if (group.getRowIndexOffset() != end) {
                     throw new IllegalStateException("the row groups of " + piece.toPath() + " in [" + piece.start()
                         + ", +" + piece.length() + ") do not follow one another: row index "
-                        + group.getRowIndexOffset() + " after " + endRow);
+                        + group.getRowIndexOffset() + " after " + end);
                 }
-                endRow += group.getRowCount();
+                end += group.getRowCount();
             }
-            high = (long) split.files()[i] << SHIFT;
-            rows = readers.reader().apply(piece);
+            int file = split.files()[i];
+            List<BlockMetaData> kept = readers.skip() == null || groups.isEmpty() ? groups
+                : readers.skip().kept(footer, groups);
+            List<Range> runs = kept.size() == groups.size() ? null : runs(piece, file, kept);
+            if (runs == null) {
+                ranges.add(new Range(piece, file, first, end));
+            } else {
+                ranges.addAll(runs);
+            }
+        }
+
+        /** A range for each run of row groups of {@code kept} that follow one another: the bytes
+         * from its first one's start to its last one's end; null if Spark's reader would read other
+         * row groups there than the run's (those whose middle is in it). */
+        private List<Range> runs(PartitionedFile piece, int file, List<BlockMetaData> kept) throws IOException {
+            List<Range> out = new ArrayList<>();
+            int k = 0;
+            while (k < kept.size()) {
+                int j = k;
+                while (j + 1 < kept.size() && kept.get(j + 1).getRowIndexOffset()
+                        == kept.get(j).getRowIndexOffset() + kept.get(j).getRowCount()) {
+                    j++;
+                }
+                long from = kept.get(k).getStartingPos();
+                long to = kept.get(j).getStartingPos() + kept.get(j).getCompressedSize();
+                long firstRow = kept.get(k).getRowIndexOffset();
+                long endRow = kept.get(j).getRowIndexOffset() + kept.get(j).getRowCount();
+                List<BlockMetaData> read = footer(piece, from, to).getBlocks();
+                if (read.size() != j - k + 1 || read.get(0).getRowIndexOffset() != firstRow) {
+                    return null;
+                }
+                out.add(new Range(new PartitionedFile(piece.partitionValues(), piece.filePath(), from, to - from,
+                    piece.locations(), piece.modificationTime(), piece.fileSize(),
+                    piece.otherConstantMetadataColumnValues()), file, firstRow, endRow));
+                k = j + 1;
+            }
+            return out;
+        }
+
+        /** The footer of {@code piece}'s file, with the row groups whose middle is in [from, to). */
+        private ParquetMetadata footer(PartitionedFile piece, long from, long to) throws IOException {
+            return ParquetFooterReader.readFooter(HadoopInputFile.fromPath(piece.toPath(), readers.conf().value()),
+                ParquetMetadataConverter.range(from, to));
         }
 
         @Override
         public boolean next() throws IOException {
             while (rows == null || !rows.hasNext()) {
-                if (rows != null && nextRow != endRow) {
+                if (rows != null && nextRow != range.endRow()) {
                     throw new IllegalStateException("Spark's Parquet reader gave rows up to index " + nextRow
-                        + " of " + split.pieces()[next - 1].toPath() + ", its row groups end at " + endRow);
+                        + " of " + range.piece().toPath() + ", its row groups end at " + range.endRow());
                 }
-                if (next == split.pieces().length) {
-                    return false;
+                while (ranges.isEmpty()) {
+                    if (next == split.pieces().length) {
+                        return false;
+                    }
+                    rangesOf(next++);
                 }
-                open(next++);
+                range = ranges.poll();
+                high = (long) range.file() << SHIFT;
+                nextRow = range.firstRow();
+                rows = readers.reader().apply(range.piece());
             }
             ColumnarBatch given = (ColumnarBatch) (Object) rows.next();
             int n = given.numRows();
-            if (nextRow + n > endRow) {
-                throw new IllegalStateException("Spark's Parquet reader gave more rows of " + split.pieces()[next - 1]
-                    .toPath() + " than its row groups hold (" + endRow + ")");
+            if (nextRow + n > range.endRow()) {
+                throw new IllegalStateException("Spark's Parquet reader gave more rows of " + range.piece().toPath()
+                    + " than its row groups hold (" + range.endRow() + ")");
             }
             if (given != batch || room < n) {
                 wrap(given, n);
