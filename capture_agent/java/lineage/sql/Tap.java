@@ -35,6 +35,7 @@ import org.apache.spark.sql.catalyst.expressions.objects.Invoke;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.ObjectType;
+import org.roaringbitmap.BitmapContainer;
 import org.roaringbitmap.PeekableIntIterator;
 import org.roaringbitmap.RoaringBitmap;
 import org.roaringbitmap.RoaringBitmapWriter;
@@ -46,8 +47,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * ids...)} ({@link #grouped}, {@link TapGroup}) is the row's group, a 63-bit hash of its group
  * columns kept in the aggregation buffer, and calls the tap with it and the row's ids ({@link
  * #call}); the tap remembers, per task, which record ids of each source went into which group:
- * while the task has seen at most {@link #FEW} groups, an append to the group's own list, folded
- * into its bitmaps {@link #FOLD} ids at a time ({@link Few}, {@link GroupIds}); past that, a row
+ * while the task has seen at most {@link #FEW} groups, a byte at the id's place in a window of its
+ * file's ids while they come dense, as a scan gives them ({@link Window}: the groups' bitmaps are
+ * built from the bytes at the end), else an append to the group's own list, folded into its
+ * bitmaps {@link #FOLD} ids at a time ({@link Few}, {@link GroupIds}); past that, a row
  * costs two appends to flat arrays (no lookup, which a task of many groups would pay in cache
  * misses), sorted by group once, at the end, in buckets of the group's top bits ({@link Pairs}).
  * When the task ends well it writes them as one Parquet table, {@code
@@ -301,6 +304,7 @@ public final class Tap implements Serializable {
         List<Group> rows() {
             List<Group> rows = new ArrayList<>();
             if (few != null) {
+                few.settle();
                 Integer[] order = new Integer[few.count];
                 for (int g = 0; g < few.count; g++) {
                     order[g] = g;
@@ -459,7 +463,10 @@ public final class Tap implements Serializable {
 
     /**
      * A task's first {@link #FEW} groups, each with the ids of each source ({@link GroupIds});
-     * {@link #add} says no (and changes nothing) to a new group past them.
+     * {@link #add} says no (and changes nothing) to a new group past them. While a source's ids
+     * come dense (a scan of files), a row only marks its id's group in the source's {@link Window};
+     * the first id that does not fit there moves the window's ids into the groups' lists, which
+     * take the source's ids from then on.
      */
     static final class Few {
         private static final int SLOTS = 2 * FEW;  // an open-addressing table of group -> index + 1
@@ -470,9 +477,15 @@ public final class Tap implements Serializable {
         long rows;
         private final int[] table = new int[SLOTS];
         private final int sources;
+        /** Each source's window (null: its ids are in the groups' lists). */
+        private final Window[] windows;
 
         Few(int sources) {
             this.sources = sources;
+            windows = new Window[sources];
+            for (int s = 0; s < sources; s++) {
+                windows[s] = new Window();
+            }
         }
 
         boolean add(long group, long a, long b, long c) {
@@ -480,18 +493,54 @@ public final class Tap implements Serializable {
             if (g < 0) {          // groups in no order miss three times in four (a report by flag)
                 return false;
             }
-            GroupIds[] sets = ids[g];
             if (a >= 0) {
-                sets[0].add(a);
+                mark(0, g, a);
             }
             if (sources > 1 && b >= 0) {
-                sets[1].add(b);
+                mark(1, g, b);
             }
             if (sources > 2 && c >= 0) {
-                sets[2].add(c);
+                mark(2, g, c);
             }
             rows++;
             return true;
+        }
+
+        private void mark(int s, int g, long id) {
+            Window window = windows[s];
+            if (window != null) {
+                byte[] bytes = window.bytes;  // the row's work when its id is in the file's window so far:
+                long at = id - window.start;  // small, so that Spark's generated code inlines the tap
+                if (at >= 0 && at < bytes.length && bytes[(int) at] == 0 && g < 255) {
+                    bytes[(int) at] = (byte) (g + 1);
+                    return;
+                }
+                if (window.mark(id, g)) {
+                    return;
+                }
+                settle(s);
+            }
+            ids[g][s].add(id);
+        }
+
+        /** Moves source {@code s}'s window's ids into the groups' lists, which take its ids from then on. */
+        private void settle(int s) {
+            Window window = windows[s];
+            windows[s] = null;
+            window.each((id, g) -> ids[g][s].addAfter(id));
+        }
+
+        /** Every window's ids in the groups' bitmaps (before the groups are read). */
+        void settle() {
+            for (int s = 0; s < sources; s++) {
+                if (windows[s] != null) {
+                    List<TreeMap<Long, RoaringBitmap>> sets = windows[s].bitmaps(count);
+                    windows[s] = null;
+                    for (int g = 0; g < count; g++) {
+                        ids[g][s].built(sets.get(g));
+                    }
+                }
+            }
         }
 
         /** The group's index, a new one if there is room (else -1). */
@@ -519,6 +568,7 @@ public final class Tap implements Serializable {
 
         /** Its rows as rows of {@code pairs} (a group's ids of each source one per row). */
         void appendTo(Pairs pairs) {
+            settle();
             for (int g = 0; g < count; g++) {
                 boolean none = true;
                 for (int s = 0; s < sources; s++) {
@@ -531,6 +581,130 @@ public final class Tap implements Serializable {
                     pairs.append(keys[g], -1L, -1L, -1L);
                 }
             }
+        }
+    }
+
+    /**
+     * One source's ids in a task's {@link Few} groups while they come dense, as a scan of files
+     * gives them: for each file (the ids' top 32 bits), a byte for each id from the file's first one,
+     * its group's index + 1 (0: no row). A row costs a byte written; the groups' bitmaps are built
+     * once, at the end, from the bytes ({@link #bitmaps}). An id that does not fit says no ({@link
+     * #mark}), and the window's ids go to the groups' lists ({@link #each}), which take the source's
+     * ids from then on: an id below its file's first, of a file seen before, twice, of group 255 or
+     * later, or that would make the bytes more than eight times the ids marked and 64 KB.
+     */
+    static final class Window {
+        private static final int SLACK = 1 << 16;
+        private final List<Long> starts = new ArrayList<>();  // each file's first id
+        private final List<byte[]> marks = new ArrayList<>();
+        /** The file at hand's bytes (empty: none yet), of ids from {@link #start}. */
+        byte[] bytes = new byte[0];
+        long start = -1;
+
+        /** Marks {@code id} (at least 0) as a row of group {@code g}, if it fits (the rows whose id
+         * is in the bytes so far are marked by {@link Few#add} itself). */
+        boolean mark(long id, int g) {
+            if (id >>> 32 != start >>> 32 && !open(id)) {
+                return false;
+            }
+            long at = id - start;
+            if (at < 0 || g >= 255 || (at >= bytes.length && !grow(at)) || bytes[(int) at] != 0) {
+                return false;
+            }
+            bytes[(int) at] = (byte) (g + 1);
+            return true;
+        }
+
+        private boolean open(long first) {
+            for (long file : starts) {
+                if (file >>> 32 == first >>> 32) {
+                    return false;
+                }
+            }
+            start = first;
+            bytes = new byte[1024];
+            starts.add(first);
+            marks.add(bytes);
+            return true;
+        }
+
+        private boolean grow(long at) {
+            long length = Math.max(at + 1, 2L * bytes.length);
+            long marked = 0;
+            for (byte b : bytes) {
+                marked += b == 0 ? 0 : 1;
+            }
+            if (length > 8 * marked + SLACK || length > Integer.MAX_VALUE - 8) {
+                return false;
+            }
+            bytes = Arrays.copyOf(bytes, (int) length);
+            marks.set(marks.size() - 1, bytes);
+            return true;
+        }
+
+        /**
+         * Each of the {@code count} groups' ids as Roaring bitmaps by their top 32 bits: for each
+         * 65,536 ids of a file, a bitmap container of each group's, its bits set from the bytes
+         * with no branch on the group, appended to the group's bitmap (the library's own form of a
+         * chunk; a small one becomes a sorted array): a few nanoseconds an id, where adding each id
+         * to its group's bitmap cost some ten.
+         */
+        List<TreeMap<Long, RoaringBitmap>> bitmaps(int count) {
+            List<TreeMap<Long, RoaringBitmap>> out = new ArrayList<>();
+            for (int g = 0; g < count; g++) {
+                out.add(new TreeMap<>());
+            }
+            long[][] words = new long[count + 1][];
+            long[] none = new long[1024];
+            for (int f = 0; f < starts.size(); f++) {
+                long low = starts.get(f) & 0xFFFFFFFFL;  // the file's first id, within the file
+                byte[] row = marks.get(f);
+                RoaringBitmap[] sets = new RoaringBitmap[count];
+                int i = 0;
+                while (i < row.length) {
+                    long key = (low + i) >>> 16;
+                    int end = (int) Math.min(row.length, ((key + 1) << 16) - low);
+                    Arrays.fill(words, null);
+                    words[0] = none;
+                    for (; i < end; i++) {
+                        long[] w = words[row[i] & 0xFF];
+                        if (w == null) {
+                            w = new long[1024];
+                            words[row[i] & 0xFF] = w;
+                        }
+                        int bit = (int) (low + i) & 0xFFFF;
+                        w[bit >>> 6] |= 1L << bit;
+                    }
+                    for (int g = 0; g < count; g++) {
+                        if (words[g + 1] != null) {
+                            if (sets[g] == null) {
+                                sets[g] = new RoaringBitmap();
+                                out.get(g).put(starts.get(f) >>> 32, sets[g]);
+                            }
+                            sets[g].append((char) key, new BitmapContainer(words[g + 1], -1).repairAfterLazy());
+                        }
+                    }
+                }
+            }
+            return out;
+        }
+
+        /** Each id marked and its group, file by file as they came, each file's in id order. */
+        void each(IdGroup to) {
+            for (int f = 0; f < starts.size(); f++) {
+                long first = starts.get(f);
+                byte[] row = marks.get(f);
+                for (int i = 0; i < row.length; i++) {
+                    if (row[i] != 0) {
+                        to.take(first + i, (row[i] & 0xFF) - 1);
+                    }
+                }
+            }
+        }
+
+        /** Takes an id of a group. */
+        interface IdGroup {
+            void take(long id, int group);
         }
     }
 
@@ -557,6 +731,28 @@ public final class Tap implements Serializable {
                 }
             }
             list[size++] = id;
+        }
+
+        /** Takes {@code sets} (the group's ids by their top 32 bits) as its bitmaps; it has no id yet. */
+        void built(TreeMap<Long, RoaringBitmap> sets) {
+            if (!sets.isEmpty()) {
+                folded = new Folded(sets);
+                Map.Entry<Long, RoaringBitmap> top = sets.lastEntry();
+                last = top.getKey() << 32 | Integer.toUnsignedLong(top.getValue().last());
+            }
+        }
+
+        /** Adds {@code id}: straight into the bitmaps when it comes in order after them and no list waits. */
+        void addAfter(long id) {
+            if (size == 0 && ordered && id >= last) {
+                if (folded == null) {
+                    folded = new Folded();
+                }
+                folded.add(id);
+                last = id;
+            } else {
+                add(id);
+            }
         }
 
         /** Folds the list into the bitmaps, if its ids are in order after those folded. */
@@ -605,8 +801,18 @@ public final class Tap implements Serializable {
      */
     static final class Folded {
         private final TreeMap<Long, RoaringBitmapWriter<RoaringBitmap>> parts = new TreeMap<>();
+        private final TreeMap<Long, RoaringBitmap> built;
         private long high = -1;
         private RoaringBitmapWriter<RoaringBitmap> part;
+
+        Folded() {
+            built = new TreeMap<>();
+        }
+
+        /** The ids of {@code sets} (by their top 32 bits), and those added. */
+        Folded(TreeMap<Long, RoaringBitmap> sets) {
+            built = sets;
+        }
 
         /** Adds {@code id} (at least 0). */
         void add(long id) {
@@ -619,9 +825,9 @@ public final class Tap implements Serializable {
         }
 
         private TreeMap<Long, RoaringBitmap> bitmaps() {
-            TreeMap<Long, RoaringBitmap> out = new TreeMap<>();
+            TreeMap<Long, RoaringBitmap> out = new TreeMap<>(built);
             for (Map.Entry<Long, RoaringBitmapWriter<RoaringBitmap>> entry : parts.entrySet()) {
-                out.put(entry.getKey(), entry.getValue().get());
+                out.merge(entry.getKey(), entry.getValue().get(), (x, y) -> RoaringBitmap.or(x, y));
             }
             return out;
         }
