@@ -71,6 +71,25 @@ final class FileTasks {
         return out;
     }
 
+    /** For each of {@link #files}, its index in {@code paths} (the files a reader of {@code format}
+     * was given, by index), which must hold every file Spark's read reads. */
+    int[] indexesIn(String[] paths, String format) {
+        Map<String, Integer> given = new HashMap<>();
+        for (int f = 0; f < paths.length; f++) {
+            given.put(new Path(paths[f]).toString(), f);
+        }
+        int[] out = new int[files.length];
+        for (int f = 0; f < files.length; f++) {
+            Integer at = given.get(files[f]);
+            if (at == null) {
+                throw new IllegalStateException("Spark's read of the " + format + " files reads " + files[f]
+                    + ", which is not one of them");
+            }
+            out[f] = at;
+        }
+        return out;
+    }
+
     /** The bytes of the files read (their pieces' lengths). */
     long bytes() {
         long bytes = 0;

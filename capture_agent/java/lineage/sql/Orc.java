@@ -53,8 +53,8 @@ import scala.Option;
  * FileRowsTable}): Spark asks it for the columns a query reads only, and a task reads its split
  * with ORC's own reader, every row (no predicate pushdown: a row number counts every row),
  * handing Spark column batches: ORC's vectors seen through Spark's own ORC column vectors, as
- * Spark's vectorized ORC reader does, and the ids. The record engine's {@code file_rows} layout (format orc) reads the
- * rows back from these ids.
+ * Spark's vectorized ORC reader does, and the ids. The record engine's {@code file_rows} layout
+ * (format orc) reads the rows back from these ids.
  */
 public final class Orc {
     private static final int SHIFT = 32;
@@ -93,21 +93,14 @@ public final class Orc {
     /** The tasks of Spark's own read ({@code tasks}), each file's range with the
      * row number of the first stripe that starts in it. */
     static List<Split> splits(Configuration conf, FileTasks tasks, String[] paths) {
-        Map<String, Integer> index = new HashMap<>();
-        for (int f = 0; f < paths.length; f++) {
-            index.put(new Path(paths[f]).toString(), f);
-        }
+        int[] index = tasks.indexesIn(paths, "ORC");
         Map<Integer, List<StripeInformation>> stripes = new HashMap<>();
         List<Split> out = new ArrayList<>();
         for (FileTasks.Piece[] task : tasks.tasks) {
             Piece[] pieces = new Piece[task.length];
             for (int i = 0; i < task.length; i++) {
                 FileTasks.Piece piece = task[i];
-                Integer f = index.get(tasks.files[piece.file()]);
-                if (f == null) {
-                    throw new IllegalStateException("Spark's read of the ORC files reads " + tasks.files[piece.file()]
-                        + ", which is not one of them");
-                }
+                int f = index[piece.file()];
                 long before = 0;
                 for (StripeInformation stripe : stripes.computeIfAbsent(f, k -> stripesOf(conf, paths[k]))) {
                     if (stripe.getOffset() < piece.start()) {

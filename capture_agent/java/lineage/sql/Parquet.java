@@ -112,21 +112,13 @@ public final class Parquet {
                               String name, String location) {
         FileTasks tasks = FileTasks.of(plain);
         HadoopFsRelation relation = FileTasks.scan(plain).relation();
-        Map<String, Integer> index = new HashMap<>();
-        for (int f = 0; f < paths.length; f++) {
-            index.put(new org.apache.hadoop.fs.Path(paths[f]).toString(), f);
-        }
+        int[] index = tasks.indexesIn(paths, "Parquet");
         List<Split> splits = new ArrayList<>();
         for (int t = 0; t < tasks.tasks.size(); t++) {
             FileTasks.Piece[] pieces = tasks.tasks.get(t);
             int[] files = new int[pieces.length];
             for (int i = 0; i < pieces.length; i++) {
-                Integer f = index.get(tasks.files[pieces[i].file()]);
-                if (f == null) {
-                    throw new IllegalStateException("Spark's read of the Parquet files reads "
-                        + tasks.files[pieces[i].file()] + ", which is not one of them");
-                }
-                files[i] = f;
+                files[i] = index[pieces[i].file()];
             }
             splits.add(new Split(tasks.partitioned.get(t), files));
         }
