@@ -637,12 +637,14 @@ def test_a_group_whose_ids_come_out_of_order_keeps_them_all(lc: Any, spark: Any,
             [(i % 3, len(range(i % 3, 2 * n, 3)))], i
 
 
-@pytest.mark.parametrize("case", ["dense", "sparse", "twice", "file again", "group 255"])
+@pytest.mark.parametrize("case", ["dense", "first id off 64", "20 groups", "sparse", "twice", "file again",
+                                  "group 255"])
 def test_dense_ids_marked_by_group_and_the_ids_that_leave_the_window(lc: Any, spark: Any, tmp_path: Path,
                                                                       case: str) -> None:
     """A task of few groups marks each id's group in a byte window of its file's ids
-    (``Tap.Window``), made the groups' bitmaps at the end, and moves them to the groups' lists at
-    the first id that does not fit: ids eight times sparser than the window (one row in 16
+    (``Tap.Window``), made the groups' bitmaps at the end (eight bytes at once for few groups,
+    from a first id off the words' bounds too; a byte at a time for 20), and moves them to the
+    groups' lists at the first id that does not fit: ids eight times sparser than the window (one row in 16
     kept), each row read twice (a union of the source with itself shifted by one, in one task:
     of one file, an id twice, in another group; of two, the first file again), a 256th group.
     Each group traces back to its rows, and rows forward to their groups, in every case."""
@@ -653,22 +655,26 @@ def test_dense_ids_marked_by_group_and_the_ids_that_leave_the_window(lc: Any, sp
     files = 1 if case == "twice" else 2
     spark.range(n).select(F.col("id").alias("n")).repartition(files).sortWithinPartitions("n").write.parquet(path)
     source = lc.read.parquet(path)
-    keep, groups, shifts, read = 1, 3, [0], source
+    groups, shifts, read, kept = 3, [0], source, list(range(n))
     if case == "sparse":
-        keep = 16
-        read = source.where(F.col("n") % keep == 0)
+        kept = list(range(0, n, 16))
+        read = source.where(F.col("n") % 16 == 0)
     elif case in ("twice", "file again"):
         shifts = [0, 1]
         read = source.union(source.select((F.col("n") + 1).alias("n")))
+    elif case == "first id off 64":  # each file's rows of n < 37 (about 18) left out
+        kept = list(range(37, n))
+        read = source.where(F.col("n") >= 37)
+    elif case == "20 groups":
+        groups = 20
     elif case == "group 255":
         groups = 256
     frame = read.coalesce(1).groupBy((F.col("n") % groups).alias("g")).agg(F.count("*").alias("c"))
-    kept = list(range(0, n, keep))
     expected: Counter[int] = Counter((i + shift) % groups for i in kept for shift in shifts)
     assert sorted(map(tuple, frame.collect())) == sorted(expected.items())
     for g in (0, 1, groups - 1):
         assert set(back(frame, where("g", g))) == {(i,) for i in kept if any((i + sh) % groups == g for sh in shifts)}
-    for i in (0, kept[len(kept) // 2], kept[-1]):
+    for i in (kept[0], kept[len(kept) // 2], kept[-1]):
         assert sorted(tuple(r) for r in source.getLineage().filter(where("n", i)).goNextAll().collect()) == \
             sorted({((i + sh) % groups, expected[(i + sh) % groups]) for sh in shifts}), i
 
