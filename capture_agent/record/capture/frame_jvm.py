@@ -107,6 +107,27 @@ def lines_frame(lc: Any, plain: Any, skip_blank: bool, header: bool) -> tuple[An
     return df, [str(path) for path in lines.files()]
 
 
+CSV_CLASS = "lineage.sql.Csv"
+
+
+def csv_frame(lc: Any, plain: Any, schema: Any, id_name: str, options: dict[str, str],
+              location: str) -> tuple[Any, list[str]]:
+    """A DataFrame of the rows of the CSV files ``plain`` (Spark's read of them as text) reads, with
+    ``schema``'s columns (a Java StructType: Spark's schema of the CSV read) and the lines' ids in
+    column ``id_name``, last, parsed in the JVM by Spark's own CSV parser with ``options`` (header,
+    sep, quote) in ``plain``'s tasks (``java/lineage/sql/Csv.java``), and the files by index (as
+    Hadoop's Path spells them): id (file index, byte offset). ``location``: the paths read."""
+    from pyspark.sql import DataFrame
+
+    functions_registered(lc)
+    reader = _new(lc, CSV_CLASS)
+    jmap = lc.sc._jvm.java.util.HashMap()
+    for key, value in options.items():
+        jmap.put(key, value)
+    df = DataFrame(reader.frame(lc.spark._jsparkSession, plain._jdf, schema, id_name, jmap, location), lc.spark)
+    return df, [str(path) for path in reader.files()]
+
+
 ROWS_CLASSES = {"orc": "lineage.sql.Orc", "parquet": "lineage.sql.Parquet"}
 
 

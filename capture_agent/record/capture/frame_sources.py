@@ -17,14 +17,15 @@ orc): Spark gives no row index of ORC files, so their rows are read in the JVM w
 same order; every row, no predicate pushdown), a row's id (file index, its row number in the file).
 Text, CSV and JSON Lines are ``input`` points of the ``file_lines`` layout: the lines are read in
 the JVM (``java/lineage/sql/Lines.java``: Hadoop's line reader, as Spark's own readers use it, in
-the tasks of Spark's own read of the files) with ids (file index, byte offset), stable whatever
-the split size, and parsed there by
-``from_csv`` / ``from_json`` with the schema Spark's reader gives the files; nothing is written at
-capture. Files of 4 GiB or more, and part files an earlier ``saveAsTextFile`` of the run wrote
-(traces chain through it), are read as lines by the RDD engine's text input instead. A
-captured RDD's records become a DataFrame at a stage point (``rdd_frame``), so traces of either
-continue through the other. The first source of a session registers the JVM functions that
-build id sets and ships the agent's jar to the executors (``capture/frame_jvm.py``).
+the tasks of Spark's own read of the files) with ids (file index, byte offset), stable whatever the
+split size; CSV lines are parsed there by Spark's own CSV parser as Spark's CSV scan parses them,
+the columns a query reads (``java/lineage/sql/Csv.java``), JSON lines by ``from_json`` with the
+schema Spark's reader gives the files; nothing is written at capture. Files of 4 GiB or more, and
+part files an earlier ``saveAsTextFile`` of the run wrote (traces chain through it), are read as
+lines by the RDD engine's text input instead. A captured RDD's records become a DataFrame at a stage
+point (``rdd_frame``), so traces of either continue through the other. The first source of a session
+registers the JVM functions that build id sets and ships the agent's jar to the executors
+(``capture/frame_jvm.py``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from capture_agent.record.capture.frame_jvm import functions_registered, lines_frame, parquet_unread, rows_frame
+from capture_agent.record.capture.frame_jvm import (
+    csv_frame,
+    functions_registered,
+    lines_frame,
+    parquet_unread,
+    rows_frame,
+)
 from capture_agent.record.capture.frames import CapturedDataFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
 from capture_agent.record.storage.ids import SHIFT
@@ -155,15 +162,19 @@ def local_frame(lc: Any, df: Any) -> CapturedDataFrame:
     return source_frame(lc, lc.spark.read.parquet(uri), "createDataFrame", [uri])
 
 
-def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any], header: bool = False,
-                sep: str = ",", quote: str = '"', fields: list[str] | None = None) -> CapturedDataFrame | None:
+def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any] | None, header: bool = False,
+                sep: str = ",", quote: str = '"', fields: list[str] | None = None,
+                csv_schema: Any = None) -> CapturedDataFrame | None:
     """A captured DataFrame of what ``parse(lines, hidden)`` makes of the lines of the files (text:
     every line; CSV, JSON: the lines Spark's readers make rows of), read in the JVM in the tasks of
     Spark's own read of them: a DataFrame of columns ``value`` and ``hidden``, the lines' ids (file
-    index, byte offset), which it keeps. None when the RDD engine's text input must read them (see
-    the module docstring). ``path``: paths or globs, by commas."""
+    index, byte offset), which it keeps. CSV (``csv_schema``: Spark's schema of the read, a Java
+    StructType) is parsed in the JVM as Spark's CSV reader parses it, ``parse`` unused. None when
+    the RDD engine's text input must read them (see the module docstring). ``path``: paths or
+    globs, by commas."""
     from pyspark.sql import functions as F
 
+    from capture_agent.record.capture.frame_io import _qualified
     from capture_agent.record.capture.inputs import file_info
 
     plain = lc.spark.read.text(path.split(","))
@@ -171,7 +182,17 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any], 
     if partitions:  # columns of partition directories (key=value): not in the lines
         raise UnsupportedOperation(f"read.{fmt} of partition directories ({', '.join(partitions)})",
                                    "read the files without partition directories")
-    df, uris = lines_frame(lc, plain, fmt != "text", header)
+    column = lc.frames.fresh_column()
+    if csv_schema is not None:
+        location = ",".join(_qualified(lc, p) or p for p in path.split(","))
+        options = {"header": str(header).lower(), "sep": sep, "quote": quote}
+        rows, uris = csv_frame(lc, plain, csv_schema, column + "_row", options, location)
+        # the id made by a Project of its own: what-if replays filter right above it (frame_io.replayed)
+        df = rows.select(*[F.col(f"`{n}`") for n in fields or []], F.col(column + "_row").alias(column))
+    else:
+        assert parse is not None, "lines of text and JSON are parsed by the caller"
+        lines, uris = lines_frame(lc, plain, fmt != "text", header)
+        df = parse(lines.select("value", F.col("id").alias(column)), column)
     files = [file_info(lc.sc, uri) for uri in uris]
     saves = [p for p in lc.store.points.values() if isinstance(p.layout, Save) and reads_save(files, p)]
     if saves or any(info["size"] >= 1 << SHIFT for info in files):
@@ -179,8 +200,7 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any], 
     layout = FileLines(format=fmt, source=path, files=files, header=header, sep=sep, quote=quote,
                        fields=list(fields or []))
     point = lc.store.new_point("input", f"read.{fmt}", layout, [], max(1, len(files)))
-    column = lc.frames.fresh_column()
-    return sourced(lc, point, parse(df.select("value", F.col("id").alias(column)), column), column)
+    return sourced(lc, point, df, column)
 
 
 class CapturedReader:
@@ -255,21 +275,12 @@ class CapturedReader:
                                     {"header": header, "sep": sep, "quote": quote, "inferSchema": inferSchema})
         header, sep, quote, inferSchema = chosen["header"], chosen["sep"], chosen["quote"], chosen["inferSchema"]
 
-        shape = self._lc.spark.read.csv(path, schema=schema, header=header, sep=sep, quote=quote,
-                                        inferSchema=inferSchema).schema
+        read = self._lc.spark.read.csv(path, schema=schema, header=header, sep=sep, quote=quote,
+                                       inferSchema=inferSchema)
+        shape = read.schema
         names = [f.name for f in shape.fields]
-        ddl = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in shape.fields)
-
-        def parse(lines: Any, hidden: str) -> Any:
-            # Spark prunes from_csv to the fields a query reads (OptimizeCsvJsonExprs), if it has no
-            # options; with options, the line is parsed once into a struct, all fields
-            if (sep, quote) == (",", '"'):
-                row = F.from_csv("value", ddl)
-                return lines.select(*[row.getField(n).alias(n) for n in names], hidden)
-            parsed = lines.select(F.from_csv("value", ddl, {"sep": sep, "quote": quote}).alias(hidden + "_row"), hidden)
-            return parsed.select(*[F.col(hidden + "_row").getField(n).alias(n) for n in names], hidden)
-
-        lines = line_source(self._lc, path, "csv", parse, header=header, sep=sep, quote=quote, fields=names)
+        lines = line_source(self._lc, path, "csv", None, header=header, sep=sep, quote=quote, fields=names,
+                            csv_schema=read._jdf.schema())
         if lines is not None:
             return lines
         strings = rdd_frame(self._lc, self._lc.csv(path, header, sep, quote).map(tuple),
@@ -288,7 +299,7 @@ class CapturedReader:
             raise UnsupportedOperation("read.json with a DDL string schema", "give a StructType")
 
         def parse(lines: Any, *hidden: str) -> Any:
-            row = F.from_json("value", shape)  # pruned to the fields a query reads, as from_csv
+            row = F.from_json("value", shape)  # pruned to the fields a query reads (OptimizeCsvJsonExprs)
             return lines.select(*[row.getField(n).alias(n) for n in names], *hidden)
 
         lines = line_source(self._lc, path, "json", parse)

@@ -136,6 +136,34 @@ def test_lines_count_in_the_tasks_input_as_sparks_readers_count_theirs(lc: Any, 
     assert input_of(lc.read.text(folder)) == (records, size)
 
 
+def test_csv_values_are_parsed_as_sparks_reader_parses_them(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """Malformed lines (a word where a number goes, a field short, one too many), a corrupt-record
+    column, another separator and quote: the captured read's rows equal Spark's reader's, all
+    columns or one; a filter Spark's parser applies as it parses (the rows it drops are not
+    handed on) leaves the same rows, and traces back to the lines whose values pass it."""
+    from pyspark.sql import functions as F
+
+    lines = ["name;age;note", "ann;31;'a;b'", "bob;x;plain", "cid;45", "dan;52;'q';extra", "eve;29;''", "fay;60;z"]
+    path = tmp_path / "people.csv"
+    path.write_text("\n".join(lines) + "\n")
+    offsets = {line.split(";")[0]: sum(len(x) + 1 for x in lines[:k]) for k, line in enumerate(lines)}
+    for schema in ("name string, age int, note string", "name string, age int, note string, _corrupt_record string"):
+        def read(reader: Any, schema: str = schema) -> Any:
+            return reader.csv(str(path), schema=schema, header=True, sep=";", quote="'")
+
+        assert Counter(map(tuple, read(lc.read).collect())) == Counter(map(tuple, read(spark.read).collect()))
+        assert Counter(map(tuple, read(lc.read).select("note").collect())) == \
+            Counter(map(tuple, read(spark.read).select("note").collect()))
+        over = read(lc.read).where(F.col("age") > 30).select("name")
+        assert sorted(over.collect()) == sorted(read(spark.read).where(F.col("age") > 30).select("name").collect()) \
+            == [("ann",), ("cid",), ("dan",), ("fay",)]
+        assert sorted(p.offset for p in over.getLineage().goBackAll().positions()) == \
+            sorted(offsets[n] for n in ("ann", "cid", "dan", "fay"))
+    short = read(lc.read).where(F.col("note").isNull()).groupBy().agg(F.count("*").alias("n"))
+    assert short.collect()[0].n == 2  # cid's line lacks its note; eve's is empty
+    assert sorted(p.offset for p in short.getLineage().goBackAll().positions()) == [offsets["cid"], offsets["eve"]]
+
+
 def test_text_and_json_lines(lc: Any, spark: Any, tmp_path: Path) -> None:
     from pyspark.sql import functions as F
 

@@ -36,7 +36,8 @@ import org.apache.spark.util.SerializableConfiguration;
  * the line's byte offset in the file, so ids do not depend on how the files are split. The read
  * runs in the tasks of Spark's own read of the files ({@link FileTasks}), each byte range read as
  * the lines that start in it: the same lines in the same tasks in the same order as Spark's, so
- * that an aggregate of floating-point values adds them in Spark's order. The record engine's
+ * that an aggregate of floating-point values adds them in Spark's order ({@link Cursor}: a task's
+ * lines, which {@link Csv} parses as Spark's CSV reader does). The record engine's
  * {@code file_lines} layout reads the lines back from these ids. CSV and JSON Lines leave out the
  * lines Spark's readers leave out: blank lines (only characters up to U+0020) and, for CSV with a
  * header, the first non-blank line of each file.
@@ -124,30 +125,63 @@ public final class Lines {
         return true;
     }
 
-    /** The rows of one task: its pieces' lines in turn, counted in the task's input metrics as
-     * Spark's readers count theirs; the reader at hand is closed when the task ends, all read or
-     * not. A row is one UnsafeRow written again for each line (the id, then the line's bytes
-     * copied from the reader's buffer), which Spark's scan of the rows copies before asking for
-     * the next: a line had cost a copy of its bytes, a string, a boxed id and a row of objects,
-     * which the scan then copied into an UnsafeRow all the same. */
+    /** The rows of one task ({@link Cursor}'s lines). A row is one UnsafeRow written again for
+     * each line (the id, then the line's bytes copied from the reader's buffer), which Spark's scan
+     * of the rows copies before asking for the next: a line had cost a copy of its bytes, a
+     * string, a boxed id and a row of objects, which the scan then copied into an UnsafeRow all
+     * the same. */
     private static final class LineRows implements Iterator<InternalRow> {
+        private final Cursor lines;
+        private final UnsafeRowWriter writer = new UnsafeRowWriter(2, 256);
+        private InternalRow row;
+
+        LineRows(Configuration conf, String[] paths, FileTasks.Piece[] pieces, boolean skipBlank, boolean header) {
+            lines = new Cursor(conf, paths, pieces, skipBlank, header);
+        }
+
+        @Override
+        public boolean hasNext() {
+            if (row == null && lines.advance()) {
+                writer.reset();
+                writer.zeroOutNullBytes();
+                writer.write(0, lines.id());
+                writer.write(1, lines.line.getBytes(), 0, lines.line.getLength());
+                row = writer.getRow();
+            }
+            return row != null;
+        }
+
+        @Override
+        public InternalRow next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            InternalRow out = row;
+            row = null;
+            return out;
+        }
+    }
+
+    /** One task's lines: its pieces' lines in turn ({@link #advance}), counted in the task's input
+     * metrics as Spark's readers count theirs; the reader at hand is closed when the task ends,
+     * all read or not. */
+    static final class Cursor {
         private final Configuration conf;
         private final String[] paths;
         private final FileTasks.Piece[] pieces;
         private final boolean skipBlank;
         private final boolean header;
         private final LongWritable offset = new LongWritable();
-        private final Text line = new Text();
+        /** The line at hand (its bytes: the reader's buffer, until the next {@link #advance}). */
+        final Text line = new Text();
         private final InputMetrics metrics;  // the task's input, as Spark's readers count it (null: no task)
-        private final UnsafeRowWriter writer = new UnsafeRowWriter(2, 256);
         private int next;
         private LineRecordReader reader;
         private long opened;  // the reader's position when it was opened
         private long high;
         private boolean headerLeft;
-        private InternalRow row;
 
-        LineRows(Configuration conf, String[] paths, FileTasks.Piece[] pieces, boolean skipBlank, boolean header) {
+        Cursor(Configuration conf, String[] paths, FileTasks.Piece[] pieces, boolean skipBlank, boolean header) {
             this.conf = conf;
             this.paths = paths;
             this.pieces = pieces;
@@ -162,7 +196,12 @@ public final class Lines {
             }
         }
 
-        private void close() {
+        /** The line at hand's id: its file's index &lt;&lt; 32 | its byte offset. */
+        long id() {
+            return high | offset.get();
+        }
+
+        void close() {
             if (reader != null) {
                 try {
                     if (metrics != null) {
@@ -176,10 +215,10 @@ public final class Lines {
             }
         }
 
-        @Override
-        public boolean hasNext() {
+        /** Moves to the next line (false: none left; the last reader closed). */
+        boolean advance() {
             try {
-                while (row == null) {
+                while (true) {
                     if (reader == null || !reader.next(offset, line)) {
                         close();
                         if (next == pieces.length) {
@@ -201,29 +240,14 @@ public final class Lines {
                         headerLeft = false;
                         continue;
                     }
-                    writer.reset();
-                    writer.zeroOutNullBytes();
-                    writer.write(0, high | offset.get());
-                    writer.write(1, line.getBytes(), 0, line.getLength());
-                    row = writer.getRow();
                     if (metrics != null) {
                         metrics.incRecordsRead(1);
                     }
+                    return true;
                 }
-                return true;
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-        }
-
-        @Override
-        public InternalRow next() {
-            if (!hasNext()) {
-                throw new NoSuchElementException();
-            }
-            InternalRow out = row;
-            row = null;
-            return out;
         }
     }
 }
