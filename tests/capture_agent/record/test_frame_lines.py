@@ -134,6 +134,10 @@ def test_lines_count_in_the_tasks_input_as_sparks_readers_count_theirs(lc: Any, 
     records, size = input_of(spark.read.text(folder))
     assert records == sum(len(f.read_bytes().splitlines()) for f in (tmp_path / "people").iterdir())
     assert input_of(lc.read.text(folder)) == (records, size)
+    people = "name string, age int, city string, score double"
+    records, size = input_of(spark.read.csv(folder, header=True, schema=people))
+    assert records == len(PEOPLE)
+    assert input_of(lc.read.csv(folder, header=True, schema=people)) == (records, size)
 
 
 def test_csv_values_are_parsed_as_sparks_reader_parses_them(lc: Any, spark: Any, tmp_path: Path) -> None:
@@ -159,6 +163,16 @@ def test_csv_values_are_parsed_as_sparks_reader_parses_them(lc: Any, spark: Any,
             == [("ann",), ("cid",), ("dan",), ("fay",)]
         assert sorted(p.offset for p in over.getLineage().goBackAll().positions()) == \
             sorted(offsets[n] for n in ("ann", "cid", "dan", "fay"))
+    # the corrupt-record column: filled by the parser (not filtered on while parsing), not read alone
+    bad = read(lc.read).where(F.col("_corrupt_record").isNotNull())
+    assert Counter(map(tuple, bad.collect())) == \
+        Counter(map(tuple, read(spark.read).where(F.col("_corrupt_record").isNotNull()).collect()))
+    assert sorted(r.name for r in bad.collect()) == ["bob", "cid", "dan"]
+    assert sorted(p.offset for p in bad.getLineage().goBackAll().positions()) == \
+        sorted(offsets[n] for n in ("bob", "cid", "dan"))
+    for reader in (spark.read, lc.read):
+        with pytest.raises(Exception, match="corrupt record column"):
+            read(reader).select("_corrupt_record").collect()
     short = read(lc.read).where(F.col("note").isNull()).groupBy().agg(F.count("*").alias("n"))
     assert short.collect()[0].n == 2  # cid's line lacks its note; eve's is empty
     assert sorted(p.offset for p in short.getLineage().goBackAll().positions()) == [offsets["cid"], offsets["eve"]]

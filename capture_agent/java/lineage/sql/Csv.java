@@ -14,6 +14,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.csv.CSVOptions;
 import org.apache.spark.sql.catalyst.csv.UnivocityParser;
+import org.apache.spark.sql.catalyst.expressions.ExprUtils;
 import org.apache.spark.sql.catalyst.expressions.JoinedRow;
 import org.apache.spark.sql.catalyst.expressions.SpecificInternalRow;
 import org.apache.spark.sql.catalyst.util.FailureSafeParser;
@@ -22,6 +23,7 @@ import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.errors.QueryCompilationErrors;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
@@ -70,6 +72,7 @@ public final class Csv {
      */
     public Dataset<Row> frame(SparkSession spark, Dataset<Row> plain, StructType schema, String idName,
                               Map<String, String> options, String location) {
+        ExprUtils.verifyColumnNameOfCorruptRecord(schema, SQLConf.get().columnNameOfCorruptRecord());
         FileTasks tasks = FileTasks.of(plain);
         files = tasks.files;
         List<Split> splits = new ArrayList<>();
@@ -100,10 +103,16 @@ public final class Csv {
             CSVOptions parsed = new CSVOptions(scala.collection.immutable.Map$.MODULE$.from(
                 CollectionConverters.asScala(options)), conf.csvColumnPruning(), conf.sessionLocalTimeZone(),
                 conf.columnNameOfCorruptRecord());
-            List<Filter> pushed = new ArrayList<>();
+            String corrupt = parsed.columnNameOfCorruptRecord();  // a column the parser fills, as Spark's scan:
+            if (required.fields().length == 1 && required.fieldNames()[0].equals(corrupt)) {  // refused alone,
+                Throwable refused = QueryCompilationErrors.queryFromRawFilesIncludeCorruptRecordColumnError();
+                throw new UnsupportedOperationException(refused.getMessage(), refused);
+            }
+            List<Filter> pushed = new ArrayList<>();  // and not filtered on while parsing
             Set<String> names = Set.of(required.fieldNames());
             for (Filter filter : conf.csvFilterPushDown() ? filters : new Filter[0]) {
-                if (names.containsAll(List.of(filter.references()))) {
+                List<String> refs = List.of(filter.references());
+                if (names.containsAll(refs) && !refs.contains(corrupt)) {
                     pushed.add(filter);
                 }
             }
@@ -136,7 +145,7 @@ public final class Csv {
 
         Rows(Readers readers, FileTasks.Piece[] pieces) {
             Configuration conf = readers.conf().value();
-            lines = new Lines.Cursor(conf, readers.paths(), pieces, true, readers.header());
+            lines = new Lines.Cursor(conf, readers.paths(), pieces, true, readers.header(), false);
             String corrupt = readers.options().columnNameOfCorruptRecord();  // a column the parser fills, not the file
             StructType data = without(readers.data(), corrupt);
             StructType required = without(readers.required(), corrupt);

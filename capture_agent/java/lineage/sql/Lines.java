@@ -136,7 +136,7 @@ public final class Lines {
         private InternalRow row;
 
         LineRows(Configuration conf, String[] paths, FileTasks.Piece[] pieces, boolean skipBlank, boolean header) {
-            lines = new Cursor(conf, paths, pieces, skipBlank, header);
+            lines = new Cursor(conf, paths, pieces, skipBlank, header, true);
         }
 
         @Override
@@ -163,8 +163,9 @@ public final class Lines {
     }
 
     /** One task's lines: its pieces' lines in turn ({@link #advance}), counted in the task's input
-     * metrics as Spark's readers count theirs; the reader at hand is closed when the task ends,
-     * all read or not. */
+     * metrics as Spark's readers count theirs (the records only if {@code countRecords}: a scan of
+     * Spark's data source API counts the rows it is handed itself); the reader at hand is closed
+     * when the task ends, all read or not. */
     static final class Cursor {
         private final Configuration conf;
         private final String[] paths;
@@ -180,8 +181,11 @@ public final class Lines {
         private long opened;  // the reader's position when it was opened
         private long high;
         private boolean headerLeft;
+        private final boolean countRecords;
 
-        Cursor(Configuration conf, String[] paths, FileTasks.Piece[] pieces, boolean skipBlank, boolean header) {
+        Cursor(Configuration conf, String[] paths, FileTasks.Piece[] pieces, boolean skipBlank, boolean header,
+               boolean countRecords) {
+            this.countRecords = countRecords;
             this.conf = conf;
             this.paths = paths;
             this.pieces = pieces;
@@ -240,7 +244,7 @@ public final class Lines {
                         headerLeft = false;
                         continue;
                     }
-                    if (metrics != null) {
+                    if (countRecords && metrics != null) {
                         metrics.incRecordsRead(1);
                     }
                     return true;
