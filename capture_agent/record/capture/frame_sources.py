@@ -111,8 +111,6 @@ def jvm_rows(lc: Any, fmt: str, df: Any, op: str, paths: list[str], point: Any, 
     """The captured DataFrame of source ``point``: the rows of ``fmt``'s ``files`` (orc, parquet),
     which ``df`` reads, read in the JVM with their ids in ``column`` (``frame_jvm.rows_frame``);
     ``paths``: the folders given to ``op``, or the catalog table's name (``read.table``)."""
-    from pyspark.sql import functions as F
-
     from capture_agent.record.capture.frame_io import _qualified
 
     if op == "read.table":
@@ -121,9 +119,16 @@ def jvm_rows(lc: Any, fmt: str, df: Any, op: str, paths: list[str], point: Any, 
         folders = [_qualified(lc, p) or p for p in paths]
         name, location = ",".join(folders), ",".join(folders)
     read = rows_frame(lc, fmt, df, [f["path"] for f in files], column + "_row", name, location)
-    # the id made by a Project of its own: what-if replays filter right above it (frame_io.replayed)
-    return sourced(lc, point, read.select(*[F.col(f"`{n}`") for n in df.columns],
-                                          F.col(column + "_row").alias(column)), column)
+    return sourced(lc, point, id_projected(read, df.columns, column), column)
+
+
+def id_projected(read: Any, names: list[str], column: str) -> Any:
+    """``read``'s columns ``names`` and its id column ``column + "_row"`` as ``column``: the id made
+    by a Project of its own, right above the JVM's read (what-if replays filter there,
+    ``frame_io.replayed``)."""
+    from pyspark.sql import functions as F
+
+    return read.select(*[F.col(f"`{n}`") for n in names], F.col(column + "_row").alias(column))
 
 
 def record_ids(lc: Any, files: list[dict[str, Any]]) -> Any:
@@ -187,8 +192,7 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any] |
         location = ",".join(_qualified(lc, p) or p for p in path.split(","))
         options = {"header": str(header).lower(), "sep": sep, "quote": quote}
         rows, uris = csv_frame(lc, plain, csv_schema, column + "_row", options, location)
-        # the id made by a Project of its own: what-if replays filter right above it (frame_io.replayed)
-        df = rows.select(*[F.col(f"`{n}`") for n in fields or []], F.col(column + "_row").alias(column))
+        df = id_projected(rows, fields or [], column)
     else:
         assert parse is not None, "lines of text and JSON are parsed by the caller"
         lines, uris = lines_frame(lc, plain, fmt != "text", header)

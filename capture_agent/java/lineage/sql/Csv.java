@@ -117,14 +117,13 @@ public final class Csv {
                 }
             }
             SerializableConfiguration hadoop = new SerializableConfiguration(spark.sessionState().newHadoopConf());
-            return new Readers(hadoop, paths, data, required, parsed, pushed.toArray(new Filter[0]),
-                "true".equals(options.get("header")), withId);
+            return new Readers(hadoop, paths, data, required, parsed, pushed.toArray(new Filter[0]), withId);
         }
     }
 
     /** Makes a task's reader of its split: rows of the columns {@code required}, then the id if {@code withId}. */
     private record Readers(SerializableConfiguration conf, String[] paths, StructType data, StructType required,
-                           CSVOptions options, Filter[] filters, boolean header, boolean withId)
+                           CSVOptions options, Filter[] filters, boolean withId)
             implements PartitionReaderFactory {
         @Override
         public PartitionReader<InternalRow> createReader(InputPartition partition) {
@@ -145,7 +144,8 @@ public final class Csv {
 
         Rows(Readers readers, FileTasks.Piece[] pieces) {
             Configuration conf = readers.conf().value();
-            lines = new Lines.Cursor(conf, readers.paths(), pieces, true, readers.header(), false);
+            lines = new Lines.Cursor(conf, readers.paths(), pieces, true, readers.options().headerFlag(),
+                false);
             String corrupt = readers.options().columnNameOfCorruptRecord();  // a column the parser fills, not the file
             StructType data = without(readers.data(), corrupt);
             StructType required = without(readers.required(), corrupt);
