@@ -132,13 +132,15 @@ ROWS_CLASSES = {"orc": "lineage.sql.Orc", "parquet": "lineage.sql.Parquet"}
 
 
 def rows_frame(lc: Any, fmt: str, plain: Any, paths: list[str], id_name: str, name: str,
-               location: str | None) -> Any:
+               location: str | None, slices: int = 0) -> Any:
     """A DataFrame of the rows of ``fmt``'s files (orc, parquet; ``paths``, in file-index order)
     with the columns of ``plain`` (Spark's read of them) and the rows' ids in column ``id_name``,
     last, read in the JVM (``java/lineage/sql/Orc.java``, ``Parquet.java``) in the tasks of
     ``plain``'s scan, the same rows in the same order: id (file index, row number). ``name``: the
     table's (a catalog table's, or the folders'); ``location``: the folders read, by commas (None
-    for a catalog table), which the coarse listener records as reads of ``fmt``."""
+    for a catalog table), which the coarse listener records as reads of ``fmt``. ``slices``
+    (Parquet): the files are a write's of that many partitions, read in those partitions instead
+    (``FileTasks.ofSlices``)."""
     from pyspark.sql import DataFrame
 
     functions_registered(lc)  # the jar is there, and on the executors
@@ -147,8 +149,8 @@ def rows_frame(lc: Any, fmt: str, plain: Any, paths: list[str], id_name: str, na
     for i, path in enumerate(paths):
         files[i] = path
     reader = _new(lc, ROWS_CLASSES[fmt])
-    return DataFrame(reader.frame(lc.spark._jsparkSession, plain._jdf, files, plain._jdf.schema(), id_name, name,
-                                  location), lc.spark)
+    args = [lc.spark._jsparkSession, plain._jdf, files, plain._jdf.schema(), id_name, name, location]
+    return DataFrame(reader.frame(*args, slices) if slices else reader.frame(*args), lc.spark)
 
 
 def parquet_unread(lc: Any, plain: Any) -> str | None:

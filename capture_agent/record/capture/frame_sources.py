@@ -51,17 +51,18 @@ from capture_agent.record.worker.frames import one_field, with_ids
 SIZE_TREE_FILES = 1024  # more files: a lookup by path (a deeper tree is a long expression to compile)
 
 
-def source_frame(lc: Any, df: Any, op: str, paths: list[str]) -> CapturedDataFrame:
+def source_frame(lc: Any, df: Any, op: str, paths: list[str], slices: int = 0) -> CapturedDataFrame:
     """A captured DataFrame over ``df`` (read from Parquet files only), its rows' ids added: read
     in the JVM with their ids (``java/lineage/sql/Parquet.java``: Spark's own reader, in the tasks
-    of ``df``'s scan; Spark's ``_metadata.row_index`` costs a boxed long a row) when it can, else
-    ``df``'s rows with ``_metadata.row_index`` (files in partition directories, columns Spark's
-    reader reads as rows only)."""
+    of ``df``'s scan, or with ``slices``, of the partitions of the write of that many that wrote
+    the files; Spark's ``_metadata.row_index`` costs a boxed long a row) when it can, else ``df``'s
+    rows with ``_metadata.row_index`` (files in partition directories, columns Spark's reader reads
+    as rows only; in ``df``'s tasks)."""
     functions_registered(lc)
     point, files = file_rows_point(lc, df, op, paths, "parquet", parquet_rows)
     column = lc.frames.fresh_column()
     if files and parquet_unread(lc, df) is None:
-        return jvm_rows(lc, "parquet", df, op, paths, point, files, column)
+        return jvm_rows(lc, "parquet", df, op, paths, point, files, column, slices)
     record_id = record_ids(lc, files)
     return sourced(lc, point, df.select("*", record_id.alias(column)), column)
 
@@ -107,10 +108,11 @@ def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -
 
 
 def jvm_rows(lc: Any, fmt: str, df: Any, op: str, paths: list[str], point: Any, files: list[dict[str, Any]],
-             column: str) -> CapturedDataFrame:
+             column: str, slices: int = 0) -> CapturedDataFrame:
     """The captured DataFrame of source ``point``: the rows of ``fmt``'s ``files`` (orc, parquet),
-    which ``df`` reads, read in the JVM with their ids in ``column`` (``frame_jvm.rows_frame``);
-    ``paths``: the folders given to ``op``, or the catalog table's name (``read.table``)."""
+    which ``df`` reads, read in the JVM with their ids in ``column`` (``frame_jvm.rows_frame``;
+    ``slices``: its argument); ``paths``: the folders given to ``op``, or the catalog table's name
+    (``read.table``)."""
     from capture_agent.record.capture.frame_io import _qualified
 
     if op == "read.table":
@@ -118,7 +120,7 @@ def jvm_rows(lc: Any, fmt: str, df: Any, op: str, paths: list[str], point: Any, 
     else:
         folders = [_qualified(lc, p) or p for p in paths]
         name, location = ",".join(folders), ",".join(folders)
-    read = rows_frame(lc, fmt, df, [f["path"] for f in files], column + "_row", name, location)
+    read = rows_frame(lc, fmt, df, [f["path"] for f in files], column + "_row", name, location, slices)
     return sourced(lc, point, id_projected(read, df.columns, column), column)
 
 
@@ -159,12 +161,14 @@ def record_ids(lc: Any, files: list[dict[str, Any]]) -> Any:
 
 
 def local_frame(lc: Any, df: Any) -> CapturedDataFrame:
-    """``createDataFrame``'s rows, written once to Parquet in the run's folder and read back."""
+    """``createDataFrame``'s rows, written once to Parquet in the run's folder and read back in
+    ``df``'s partitions (its slices of the data), in their order."""
     seq = lc.frames.next_source()
     folder = lc.store.fs.join(lc.store.run_dir, "sources", f"{seq:04d}")
     uri = lc.store.fs.uri(folder)
     df.write.mode("overwrite").parquet(uri)
-    return source_frame(lc, lc.spark.read.parquet(uri), "createDataFrame", [uri])
+    slices = df._jdf.rdd().getNumPartitions()
+    return source_frame(lc, lc.spark.read.parquet(uri), "createDataFrame", [uri], slices)
 
 
 def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any] | None, header: bool = False,

@@ -427,6 +427,26 @@ def test_refused_before_running(lc: Any, frames: dict[str, Any], spark: Any) -> 
     assert orders.columns == ["order_id", "customer_id", "amount", "day"]
 
 
+def test_created_rows_keep_the_slices_and_order_of_spark_create_data_frame(lc: Any, spark: Any) -> None:
+    """``createDataFrame``'s rows, kept in Parquet files and read back, are in the partitions and
+    order of ``spark.createDataFrame``'s slices: Spark's read of the files would read the larger
+    file first (the second slice here), and a slice of no rows writes no file."""
+    import random
+
+    from pyspark.sql import functions as F
+
+    letters = random.Random(13)
+    data = [(n, "a") for n in range(20)] + [(n, "".join(letters.choices("abcdefgh", k=3000))) for n in range(20, 40)]
+    for rows_ in (data, data[:1]):  # two slices, the second larger; one row: the first slice empty
+        captured = lc.createDataFrame(rows_, "n long, s string")
+        plain = spark.createDataFrame(rows_, "n long, s string")
+        assert [tuple(r) for r in captured.collect()] == rows_
+        where_ = [tuple(r) for r in captured.select("n", F.spark_partition_id().alias("p")).collect()]
+        assert where_ == [tuple(r) for r in plain.select("n", F.spark_partition_id().alias("p")).collect()]
+        assert [p for _, p in where_] == ([0] * 20 + [1] * 20 if len(rows_) > 1 else [1])
+        assert back(captured, lambda r: r.n == 21) == rows([r for r in rows_ if r[0] == 21])
+
+
 def test_parquet_files_of_the_same_size_and_of_many_sizes(lc: Any, spark: Any, tmp_path: Path) -> None:
     """A row's file is found by its size when sizes differ (a tree of comparisons), by its path
     when two files have the same size: ids, traces and positions exact both ways."""

@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.Partition;
@@ -28,6 +30,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * aggregate of floating-point values then adds them in Spark's order, to the same bits.
  */
 final class FileTasks {
+    /** The name of a part file Spark's write wrote, its partition number the group. */
+    private static final Pattern PART = Pattern.compile("part-(\\d+)-.*");
+
     private FileTasks() {
     }
 
@@ -67,6 +72,52 @@ final class FileTasks {
             }
             out.tasks.add(pieces);
             out.partitioned.add(files.toArray(new PartitionedFile[0]));
+        }
+        return out;
+    }
+
+    /**
+     * The tasks of a read of the files a write of {@code slices} partitions wrote (its part files,
+     * named {@code part-NNNNN-...} for partition NNNNN, as Spark's writes name them), in {@code
+     * plain}'s scan: a task for each partition written, its whole files in name order, none for a
+     * partition that wrote no file. The rows are then read in the partitions and order they were
+     * written in, as a read of the files is not (Spark packs small files into one task, larger
+     * first): {@code createDataFrame}'s data read back from Parquet sums its doubles in its slices'
+     * order, to the bits {@code spark.createDataFrame}'s do. Spark's tasks when a file's name does
+     * not say its partition.
+     */
+    static FileTasks ofSlices(Dataset<Row> plain, int slices) {
+        FileTasks read = of(plain);
+        Map<Integer, PartitionedFile> whole = new HashMap<>();
+        for (int t = 0; t < read.tasks.size(); t++) {
+            for (int i = 0; i < read.tasks.get(t).length; i++) {
+                PartitionedFile piece = read.partitioned.get(t)[i];
+                whole.put(read.tasks.get(t)[i].file(), new PartitionedFile(piece.partitionValues(), piece.filePath(), 0, piece.fileSize(),
+                    piece.locations(), piece.modificationTime(), piece.fileSize(),
+                    piece.otherConstantMetadataColumnValues()));
+            }
+        }
+        int[] slice = new int[read.files.length];
+        for (int f = 0; f < slice.length; f++) {
+            Matcher name = PART.matcher(new Path(read.files[f]).getName());
+            slice[f] = name.matches() ? Integer.parseInt(name.group(1)) : -1;
+            if (slice[f] < 0 || slice[f] >= slices) {
+                return read;
+            }
+        }
+        FileTasks out = new FileTasks();
+        out.files = read.files;
+        for (int s = 0; s < slices; s++) {
+            List<Piece> pieces = new ArrayList<>();
+            List<PartitionedFile> partitioned = new ArrayList<>();
+            for (int f = 0; f < slice.length; f++) {
+                if (slice[f] == s) {
+                    pieces.add(new Piece(f, 0, whole.get(f).fileSize()));
+                    partitioned.add(whole.get(f));
+                }
+            }
+            out.tasks.add(pieces.toArray(new Piece[0]));
+            out.partitioned.add(partitioned.toArray(new PartitionedFile[0]));
         }
         return out;
     }

@@ -110,7 +110,15 @@ public final class Parquet {
      */
     public Dataset<Row> frame(SparkSession spark, Dataset<Row> plain, String[] paths, StructType schema, String idName,
                               String name, String location) {
-        FileTasks tasks = FileTasks.of(plain);
+        return frame(spark, plain, paths, schema, idName, name, location, 0);
+    }
+
+    /** {@link #frame} of files a write of {@code slices} partitions wrote, read in the partitions
+     * and order written ({@link FileTasks#ofSlices}); in {@code plain}'s tasks when {@code slices}
+     * is 0. */
+    public Dataset<Row> frame(SparkSession spark, Dataset<Row> plain, String[] paths, StructType schema, String idName,
+                              String name, String location, int slices) {
+        FileTasks tasks = slices > 0 ? FileTasks.ofSlices(plain, slices) : FileTasks.of(plain);
         HadoopFsRelation relation = FileTasks.scan(plain).relation();
         int[] index = tasks.indexesIn(paths, "Parquet");
         List<Split> splits = new ArrayList<>();
