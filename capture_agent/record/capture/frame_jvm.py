@@ -114,9 +114,11 @@ def csv_frame(lc: Any, plain: Any, schema: Any, id_name: str, options: dict[str,
               location: str) -> tuple[Any, list[str]]:
     """A DataFrame of the rows of the CSV files ``plain`` (Spark's read of them as text) reads, with
     ``schema``'s columns (a Java StructType: Spark's schema of the CSV read) and the lines' ids in
-    column ``id_name``, last, parsed in the JVM by Spark's own CSV parser with ``options`` (header,
-    sep, quote) in ``plain``'s tasks (``java/lineage/sql/Csv.java``), and the files by index (as
-    Hadoop's Path spells them): id (file index, byte offset). ``location``: the paths read."""
+    column ``id_name``, last (made by a Project of its own right above the read, where what-if
+    replays filter: ``FileRowsTable.frame``), parsed in the JVM by Spark's own CSV parser with
+    ``options`` (header, sep, quote) in ``plain``'s tasks (``java/lineage/sql/Csv.java``), and the
+    files by index (as Hadoop's Path spells them): id (file index, byte offset). ``location``: the
+    paths read."""
     from pyspark.sql import DataFrame
 
     functions_registered(lc)
@@ -135,7 +137,7 @@ def rows_frame(lc: Any, fmt: str, plain: Any, paths: list[str], id_name: str, na
                location: str | None, slices: int = 0) -> Any:
     """A DataFrame of the rows of ``fmt``'s files (orc, parquet; ``paths``, in file-index order)
     with the columns of ``plain`` (Spark's read of them) and the rows' ids in column ``id_name``,
-    last, read in the JVM (``java/lineage/sql/Orc.java``, ``Parquet.java``) in the tasks of
+    last (as ``csv_frame``'s), read in the JVM (``java/lineage/sql/Orc.java``, ``Parquet.java``) in the tasks of
     ``plain``'s scan, the same rows in the same order: id (file index, row number). ``name``: the
     table's (a catalog table's, or the folders'); ``location``: the folders read, by commas (None
     for a catalog table), which the coarse listener records as reads of ``fmt``. ``slices``

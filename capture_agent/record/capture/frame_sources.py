@@ -120,17 +120,8 @@ def jvm_rows(lc: Any, fmt: str, df: Any, op: str, paths: list[str], point: Any, 
     else:
         folders = [_qualified(lc, p) or p for p in paths]
         name, location = ",".join(folders), ",".join(folders)
-    read = rows_frame(lc, fmt, df, [f["path"] for f in files], column + "_row", name, location, slices)
-    return sourced(lc, point, id_projected(read, df.columns, column), column)
-
-
-def id_projected(read: Any, names: list[str], column: str) -> Any:
-    """``read``'s columns ``names`` and its id column ``column + "_row"`` as ``column``: the id made
-    by a Project of its own, right above the JVM's read (what-if replays filter there,
-    ``frame_io.replayed``)."""
-    from pyspark.sql import functions as F
-
-    return read.select(*[F.col(f"`{n}`") for n in names], F.col(column + "_row").alias(column))
+    read = rows_frame(lc, fmt, df, [f["path"] for f in files], column, name, location, slices)
+    return sourced(lc, point, read, column)
 
 
 def record_ids(lc: Any, files: list[dict[str, Any]]) -> Any:
@@ -195,8 +186,7 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any] |
     if csv_schema is not None:
         location = ",".join(_qualified(lc, p) or p for p in path.split(","))
         options = {"header": str(header).lower(), "sep": sep, "quote": quote}
-        rows, uris = csv_frame(lc, plain, csv_schema, column + "_row", options, location)
-        df = id_projected(rows, fields or [], column)
+        df, uris = csv_frame(lc, plain, csv_schema, column, options, location)
     else:
         assert parse is not None, "lines of text and JSON are parsed by the caller"
         lines, uris = lines_frame(lc, plain, fmt != "text", header)

@@ -18,13 +18,11 @@ import org.apache.spark.sql.catalyst.expressions.ExprUtils;
 import org.apache.spark.sql.catalyst.expressions.JoinedRow;
 import org.apache.spark.sql.catalyst.expressions.SpecificInternalRow;
 import org.apache.spark.sql.catalyst.util.FailureSafeParser;
-import org.apache.spark.sql.classic.Dataset$;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.errors.QueryCompilationErrors;
-import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.DataTypes;
@@ -66,7 +64,8 @@ public final class Csv {
 
     /**
      * The rows of the CSV files {@code plain} (Spark's read of them as text: one file scan) reads,
-     * in its tasks, with {@code schema}'s fields and an id column {@code idName}, last; {@code
+     * in its tasks, with {@code schema}'s fields and the lines' ids in column {@code idName}, last
+     * ({@link FileRowsTable#frame}); {@code
      * options}: the read's (header, sep, quote); {@code location}: the paths read, which the
      * coarse listener records as a read of CSV.
      */
@@ -80,9 +79,9 @@ public final class Csv {
             splits.add(new Split(pieces));
         }
         FileRowsTable table = new FileRowsTable("csv", files.length, tasks.bytes(), splits,
-            schema.add(idName, DataTypes.LongType, false),
-            new Makes(files, schema, new HashMap<>(options), idName), location, location);
-        return Dataset$.MODULE$.ofRows(spark, DataSourceV2Relation$.MODULE$.create(table, Option.empty(), Option.empty()));
+            schema.add(idName + "_row", DataTypes.LongType, false),
+            new Makes(files, schema, new HashMap<>(options), idName + "_row"), location, location);
+        return table.frame(spark, idName);
     }
 
     /** Makes, in the session planning the query, the tasks' readers of the columns it reads. */

@@ -6,6 +6,11 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.classic.Dataset$;
+import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
@@ -18,11 +23,14 @@ import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+import scala.Option;
 
 /**
  * Files read by one of the agent's readers of rows with their ids ({@link Orc}, {@link Parquet}),
@@ -74,6 +82,24 @@ final class FileRowsTable implements Serializable, SupportsRead, ScanBuilder, Su
         this.name = name;
         this.location = location;
         this.read = schema;
+    }
+
+    /**
+     * This table read in {@code spark}: its columns but the id (the last, named {@code id + "_row"})
+     * and then the id as {@code id}, made by a Project of its own right above the read, where
+     * what-if replays filter ({@code frame_io.replayed}). One call from Python: a column named there
+     * costs py4j round trips.
+     */
+    Dataset<Row> frame(SparkSession spark, String id) {
+        Dataset<Row> read = Dataset$.MODULE$.ofRows(spark,
+            DataSourceV2Relation$.MODULE$.create(this, Option.empty(), Option.empty()));
+        StructField[] fields = schema.fields();
+        Column[] columns = new Column[fields.length];
+        for (int i = 0; i + 1 < fields.length; i++) {
+            columns[i] = read.col("`" + fields[i].name().replace("`", "``") + "`");
+        }
+        columns[fields.length - 1] = read.col("`" + fields[fields.length - 1].name() + "`").as(id);
+        return read.select(columns);
     }
 
     /** The catalog table's name, or the folders read; the plan shows it as {@code lineage_<format>(...)}. */

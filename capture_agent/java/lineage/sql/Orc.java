@@ -22,12 +22,10 @@ import org.apache.orc.TypeDescription;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.classic.Dataset$;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
-import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.execution.datasources.orc.OrcColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.sources.Filter;
@@ -39,7 +37,6 @@ import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.SerializableConfiguration;
 
-import scala.Option;
 
 /**
  * ORC files as a DataFrame of their rows and, last, each row's id: (index of its file &lt;&lt; 32) |
@@ -76,8 +73,8 @@ public final class Orc {
     /**
      * The rows of {@code paths} (the files of {@code plain}, Spark's own read of them, in file-index
      * order) with {@code schema}'s fields (Spark's schema of the read; each a top-level column of
-     * every file, by name) and an id column named {@code idName}, last: a relation of Spark's data
-     * source API, which reads only the columns a query needs and hands Spark column batches ({@link
+     * every file, by name) and their ids in column {@code idName}, last ({@link FileRowsTable#frame}):
+     * a relation of Spark's data source API, which reads only the columns a query needs and hands Spark column batches ({@link
      * FileRowsTable}), in the tasks of {@code plain}'s scan.
      */
     public Dataset<Row> frame(SparkSession spark, Dataset<Row> plain, String[] paths, StructType schema, String idName,
@@ -85,9 +82,9 @@ public final class Orc {
         Configuration conf = spark.sparkContext().hadoopConfiguration();
         FileTasks tasks = FileTasks.of(plain);
         FileRowsTable table = new FileRowsTable("orc", paths.length, tasks.bytes(), splits(conf, tasks, paths),
-            schema.add(idName, DataTypes.LongType, false), new Makes(new SerializableConfiguration(conf), paths, idName),
-            name, location);
-        return Dataset$.MODULE$.ofRows(spark, DataSourceV2Relation$.MODULE$.create(table, Option.empty(), Option.empty()));
+            schema.add(idName + "_row", DataTypes.LongType, false),
+            new Makes(new SerializableConfiguration(conf), paths, idName + "_row"), name, location);
+        return table.frame(spark, idName);
     }
 
     /** The tasks of Spark's own read ({@code tasks}), each file's range with the

@@ -21,7 +21,6 @@ import org.apache.parquet.schema.MessageType;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.classic.Dataset$;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -34,7 +33,6 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFilters;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFooterReader;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetOptions;
-import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation$;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
@@ -103,9 +101,9 @@ public final class Parquet {
 
     /**
      * The rows of {@code paths} (the files of {@code plain}, Spark's own read of them, in file-index
-     * order) with {@code schema}'s fields (Spark's schema of the read) and an id column named {@code
-     * idName}, last, read with the read's options in the tasks of {@code plain}'s scan ({@link
-     * #unread} tells which reads it can read). {@code name}: the catalog table's, or the folders';
+     * order) with {@code schema}'s fields (Spark's schema of the read) and their ids in column {@code
+     * idName}, last ({@link FileRowsTable#frame}), read with the read's options in the tasks of
+     * {@code plain}'s scan ({@link #unread} tells which reads it can read). {@code name}: the catalog table's, or the folders';
      * {@code location}: the folders read (null for a catalog table).
      */
     public Dataset<Row> frame(SparkSession spark, Dataset<Row> plain, String[] paths, StructType schema, String idName,
@@ -131,9 +129,9 @@ public final class Parquet {
             splits.add(new Split(tasks.partitioned.get(t), files));
         }
         FileRowsTable table = new FileRowsTable("parquet", paths.length, tasks.bytes(), splits,
-            schema.add(idName, DataTypes.LongType, false), new Makes(relation.dataSchema(),
-            scalaMap(CollectionConverters.asJava(relation.options())), idName), name, location);
-        return Dataset$.MODULE$.ofRows(spark, DataSourceV2Relation$.MODULE$.create(table, Option.empty(), Option.empty()));
+            schema.add(idName + "_row", DataTypes.LongType, false), new Makes(relation.dataSchema(),
+            scalaMap(CollectionConverters.asJava(relation.options())), idName + "_row"), name, location);
+        return table.frame(spark, idName);
     }
 
     /** A Scala immutable map of {@code map}'s entries (one a kept plan leaves secrets out of, {@link KeptPlan}). */
