@@ -12,7 +12,10 @@ Workloads on generated TPC-H-like Parquet tables (written once under --data-dir 
 Each workload runs plain and captured alternately, --runs times each after one warm-up of both, in
 one Spark application; the ratio is median(captured) / median(plain) of the wall-clock time, and
 the paired ratio the median of each run's captured / plain (the two ran one after the other: a
-machine that slows for a while slows both). Then,
+machine that slows for a while slows both). Each timed query starts on a settled machine
+(``settle``): the JVM collected (Spark's cleaner then deletes the last query's shuffle files) and
+the files written so far flushed to disk; else a query pays for the one before it, whichever it
+is (seen here: Q3 run right after another Q3 took up to a fifth longer). Then,
 on the last captured run: the lineage bytes (the tables of the output point and of the aggregates'
 combiner points it reads; sources write nothing) as a share of the input's bytes, and the time of
 a one-row backward trace (to the source ids) and of reading the source rows of one output row.
@@ -138,6 +141,15 @@ def tables(reader: Any, paths: dict[str, str], names: list[str], schema: Any) ->
             else reader.orc(paths[name]) if name.endswith("_orc") else reader.parquet(paths[name]) for name in names}
 
 
+def settle(spark: Any, pause: float = 1.0) -> None:
+    """Lets the last query's after-effects pass before the next is timed: a JVM garbage collection
+    (Spark's ContextCleaner deletes the shuffle files of the queries collected), the files written
+    flushed to disk, and a pause for both."""
+    spark.sparkContext._jvm.System.gc()
+    os.sync()
+    time.sleep(pause)
+
+
 def folder_bytes(path: str) -> int:
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
 
@@ -175,9 +187,11 @@ def main() -> None:
             plain_times, captured_times = [], []
             frame = None
             for run in range(args.runs + 1):
+                settle(spark)
                 start = time.perf_counter()
                 plain_rows = job(tables(spark.read, paths, used, schema)).collect()
                 plain_s = time.perf_counter() - start
+                settle(spark)
                 start = time.perf_counter()
                 frame = job(tables(lc.read, paths, used, schema))
                 rows = frame.collect()
