@@ -72,12 +72,24 @@ def file_rows_point(lc: Any, df: Any, op: str, paths: list[str], fmt: str,
     """The ``input`` point (``file_rows`` layout) of the files ``df`` reads, and its files (path,
     size, mtime, rows: ``rows_of(path)``); its parents, the earlier captured writes of this run it
     reads."""
+    from urllib.parse import unquote
+
     from capture_agent.record.capture.inputs import file_info
 
-    files = [{**file_info(lc.sc, uri), "rows": rows_of(uri)} for uri in sorted(df.inputFiles())]
+    # Spark gives the files as URIs (a space as %20); Hadoop's Path spells them unescaped
+    files = [{**file_info(lc.sc, path), "rows": rows_of(path)} for path in sorted(map(unquote, df.inputFiles()))]
     written = [p for p in lc.store.points.values() if reads_write(files, p)]
-    layout = FileRows(format=fmt, paths=paths, files=files)
+    layout = FileRows(format=fmt, paths=paths, files=files, partitions=partition_columns(df, files))
     return lc.store.new_point("input", op, layout, written, max(1, len(files))), files
+
+
+def partition_columns(df: Any, files: list[dict[str, Any]]) -> list[list[str]]:
+    """The columns of ``df`` (Spark's read of ``files``) that partition directories (key=value) of
+    the files name: [name, Spark's type], in ``df``'s order (traced rows read them from the paths,
+    ``FileRows``)."""
+    keys = {segment.partition("=")[0] for info in files for segment in info["path"].split("/")[:-1]
+            if "=" in segment}
+    return [[f.name, f.dataType.simpleString()] for f in df.schema.fields if f.name in keys]
 
 
 def sourced(lc: Any, point: Any, df: Any, column: str) -> CapturedDataFrame:
@@ -144,10 +156,14 @@ def record_ids(lc: Any, files: list[dict[str, Any]]) -> Any:
 
         return F.expr(f"shiftleft(CAST({tree(sizes) if sizes else 0} AS BIGINT), {SHIFT}) + _metadata.row_index")
     jvm = lc.sc._jvm
-    keys = []  # _metadata.file_path spells a path as Hadoop's Path does (file:/x for file:///x)
+    keys = []  # _metadata.file_path spells a path as a URI (a space as %20), a local one file:/x
     for index, info in enumerate(files):
-        keys += [F.lit(str(jvm.org.apache.hadoop.fs.Path(info["path"]).toString())), F.lit(index)]
-    found = F.element_at(F.create_map(*keys), F.col("_metadata.file_path"))
+        uri = str(jvm.org.apache.hadoop.fs.Path(info["path"]).toUri().toString())
+        for spelling in {uri, "file:/" + uri.removeprefix("file:///")} if uri.startswith("file:///") else {uri}:
+            keys += [F.lit(spelling), F.lit(index)]
+    found = F.coalesce(F.element_at(F.create_map(*keys), F.col("_metadata.file_path")),  # never a null id
+                       F.raise_error(F.concat(F.lit("lineage: no id for a row of "), F.col("_metadata.file_path"),
+                                              F.lit(", a file the read did not list"))))
     return F.shiftleft(found.cast("long"), SHIFT) + F.col("_metadata.row_index")
 
 

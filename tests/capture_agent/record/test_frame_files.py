@@ -213,7 +213,8 @@ def test_partition_directories_are_read_with_sparks_row_index(lc: Any, spark: An
     plan = frame._df._jdf.queryExecution().executedPlan().toString()
     assert "_tmp_metadata_row_index" in plan and "named_struct" not in plan and "lineage_parquet" not in plan
     back = frame.getLineage().filter(lambda r: r.k == 1).goBackAll().collect()
-    assert sorted((r.n, r.k) for r in back) == [(n, 1) for n in range(0, 300, 3) if n % 4 == 1]
+    assert sorted(map(tuple, back)) == [(n, 1, n % 2) for n in range(0, 300, 3) if n % 4 == 1]
+    assert all(r.p == r.n % 2 for r in back)  # the partition column, read from the row's directory
     whole = spark.read.parquet(path).where(F.col("n") % 50 == 7).select("n", "_metadata",
                                                                         F.col("_metadata.row_index").alias("at"))
     got = whole.collect()
@@ -224,6 +225,38 @@ def test_partition_directories_are_read_with_sparks_row_index(lc: Any, spark: An
         column = pq.read_table(local)["n"]
         assert column[r.at].as_py() == r.n == column[r._metadata.row_index].as_py()
         assert r._metadata.file_size == Path(local).stat().st_size
+
+
+def test_traced_rows_carry_the_values_of_their_partition_directories(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """Rows traced to files in partition directories have the directories' columns, typed as
+    Spark's read types them (a date, a string that Spark escapes in the path, a null key), after
+    the files' own columns, as Spark's read of the folder gives them (whose name has a space,
+    which Spark's list of the files spells %20)."""
+    import datetime
+
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "day parts")
+    tags = ["a/b", "x=y", None]
+    rows = [(n, datetime.date(2026, 11, 1 + n % 3), tags[n % 3]) for n in range(60)]
+    spark.createDataFrame(rows, "n long, day date, tag string").write.partitionBy("day", "tag").parquet(path)
+    plain = spark.read.parquet(path)
+    frame = lc.read.parquet(path)
+    assert frame.columns == plain.columns == ["n", "day", "tag"]
+    assert dict(frame.dtypes) == dict(plain.dtypes) == {"n": "bigint", "day": "date", "tag": "string"}
+    per_day = frame.where(F.col("n") % 5 > 0).groupBy("day").agg(F.count("n").alias("rows"))
+    assert sorted(map(tuple, per_day.collect())) == sorted(map(tuple, plain.where(F.col("n") % 5 > 0)
+                                                                .groupBy("day").agg(F.count("n").alias("rows"))
+                                                                .collect()))
+    for day in (1, 2):
+        wanted = sorted(r for r in rows if r[1].day == day and r[0] % 5 > 0)
+        back = per_day.getLineage().filter(lambda r, d=day: r.day.day == d).goBackAll().collect()
+        assert sorted(map(tuple, back)) == wanted
+        assert all(list(r.asDict()) == ["n", "day", "tag"] for r in back)
+    tagged = frame.where(F.col("tag").isNull()).select("n")
+    assert sorted(r.n for r in tagged.collect()) == [r[0] for r in rows if r[2] is None]
+    assert sorted(tuple(r) for r in tagged.getLineage().goBackAll().collect()) == sorted(
+        r for r in rows if r[2] is None)
 
 
 def _scanned_rows(df: Any) -> int:

@@ -329,6 +329,8 @@ class FileRows(InputLayout):
     format: str = "parquet"
     paths: list[str] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)  # path, size, mtime, rows
+    # the columns of partition directories (key=value): [name, Spark's type], after the files' own
+    partitions: list[list[str]] = field(default_factory=list)
 
     def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:
         out = BitMap64()
@@ -348,8 +350,11 @@ class FileRows(InputLayout):
         for index, positions in split_by_partition(ids):
             check_files(self.files, {index})
             wanted = list(positions)
-            out.extend(((index << SHIFT) | row, value)
-                       for row, value in zip(wanted, read(self.files[index]["path"], wanted), strict=True))
+            path = self.files[index]["path"]
+            values = read(path, wanted)
+            if self.partitions:
+                values = with_partition_values(values, path, self.partitions)
+            out.extend(((index << SHIFT) | row, value) for row, value in zip(wanted, values, strict=True))
         return out
 
     def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
@@ -444,6 +449,54 @@ def parquet_rows_at(uri: str, rows: list[int]) -> list[Any]:
 
     with open_source(uri) as f:
         return _rows_of(take_rows(pq.ParquetFile(f), None, rows))
+
+
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"  # a null key's directory, as Spark writes it
+
+
+def partition_value(text: str, spark_type: str) -> Any:
+    """A partition directory's value (``key=<text>``, escaped as Spark escapes path names) as
+    Spark reads it for a column of ``spark_type`` (its simpleString)."""
+    import datetime
+    import decimal
+    from urllib.parse import unquote
+
+    if text == HIVE_NULL:
+        return None
+    value = unquote(text)
+    if spark_type in ("tinyint", "smallint", "int", "bigint"):
+        return int(value)
+    if spark_type in ("float", "double"):
+        return float(value)
+    if spark_type == "boolean":
+        return value.lower() == "true"
+    if spark_type == "date":
+        return datetime.date.fromisoformat(value)
+    if spark_type.startswith("timestamp"):
+        return datetime.datetime.fromisoformat(value)
+    if spark_type.startswith("decimal"):
+        return decimal.Decimal(value)
+    return value
+
+
+def with_partition_values(rows: list[Any], path: str, partitions: list[list[str]]) -> list[Any]:
+    """``rows`` (of the file at ``path``) with the values of its partition directories
+    (``partitions``: [name, Spark's type]; the deepest ``name=value`` of the path) after their own
+    columns, as Spark's read of the folder gives them."""
+    from pyspark.sql.types import _create_row
+
+    found: dict[str, str] = {}
+    for segment in path.split("/")[:-1]:
+        key, equals, text = segment.partition("=")
+        if equals:
+            found[key] = text
+    extra = [(name, partition_value(found[name], kind) if name in found else None) for name, kind in partitions]
+    out = []
+    for row in rows:
+        names = list(row.__fields__)
+        added = [(n, v) for n, v in extra if n not in names]
+        out.append(_create_row(names + [n for n, _ in added], list(row) + [v for _, v in added]))
+    return out
 
 
 def _rows_of(table: Any) -> list[Any]:
