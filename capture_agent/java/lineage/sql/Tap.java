@@ -164,6 +164,14 @@ public final class Tap implements Serializable {
         @Override
         public long applyAsLong(long group, long id) {
             Tap t = tap;
+            if (t.slots == 1) {  // one source: most rows of few groups are a byte written (Few#marked)
+                Pairs p = t.pairs;
+                Few few = p == null ? null : p.few;
+                if (few != null && few.marked(group, id)) {
+                    return group;
+                }
+                return t.add(group, id, -1L, -1L);
+            }
             if (source + 1 < t.slots) {
                 t.held[source] = id;
                 return group;
@@ -200,6 +208,9 @@ public final class Tap implements Serializable {
             TaskContext task = TaskContext.get();
             Pairs p = new Pairs(slots);
             p.off = task != null && "true".equals(task.getLocalProperty(OFF));
+            if (p.off) {
+                p.few = null;  // nothing kept: every row goes to add, which drops it
+            }
             if (task != null && !p.off) {
                 Path path = new Path(dir, String.format("part-%05d.parquet", task.partitionId()));
                 task.addTaskCompletionListener(ctx -> {
@@ -479,6 +490,11 @@ public final class Tap implements Serializable {
         int count;
         long rows;
         private final int[] table = new int[SLOTS];
+        /** A cache of {@link #find} for {@link #marked}: at {@code group & (SLOTS - 1)}, the group
+         * found last there (-1: none; groups are at least 0), and its index + 1 as the byte of its
+         * window's ids (0: none). */
+        private final long[] cached = new long[SLOTS];
+        private final byte[] codes = new byte[SLOTS];
         private final int sources;
         /** Each source's window (null: its ids are in the groups' lists). */
         private final Window[] windows;
@@ -489,6 +505,29 @@ public final class Tap implements Serializable {
             for (int s = 0; s < sources; s++) {
                 windows[s] = new Window();
             }
+            Arrays.fill(cached, -1L);
+        }
+
+        /**
+         * The row of one source's tap, when it is only a byte to write: its group found in the
+         * cache, its id in the window's bytes so far and not marked. Else false, and {@link #add}
+         * takes the row: the few instructions here are what Spark's generated aggregate runs for
+         * most rows of a report by a few keys.
+         */
+        boolean marked(long group, long id) {
+            int slot = (int) group & (SLOTS - 1);
+            Window window = windows[0];
+            if (cached[slot] != group || window == null) {
+                return false;
+            }
+            byte[] bytes = window.bytes;
+            long at = id - window.start;
+            if (at < 0 || at >= bytes.length || bytes[(int) at] != 0) {
+                return false;
+            }
+            bytes[(int) at] = codes[slot];
+            rows++;
+            return true;
         }
 
         boolean add(long group, long a, long b, long c) {
@@ -552,6 +591,10 @@ public final class Tap implements Serializable {
             while (table[slot] != 0) {
                 int g = table[slot] - 1;
                 if (keys[g] == group) {
+                    if (g < 255) {  // as mark's bytes
+                        cached[(int) group & (SLOTS - 1)] = group;
+                        codes[(int) group & (SLOTS - 1)] = (byte) (g + 1);
+                    }
                     return g;
                 }
                 slot = (slot + 1) & (SLOTS - 1);
