@@ -650,7 +650,7 @@ public final class Tap implements Serializable {
         long start = -1;
 
         /** Marks {@code id} (at least 0) as a row of group {@code g}, if it fits (the rows whose id
-         * is in the bytes so far are marked by {@link Few#add} itself). */
+         * is in the bytes so far are marked by {@link Few#marked} or {@link Few#add}). */
         boolean mark(long id, int g) {
             if (id >>> 32 != start >>> 32 && !open(id)) {
                 return false;
