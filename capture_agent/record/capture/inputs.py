@@ -16,6 +16,7 @@ Python worker unpickles into 30-40 MB of tuples at once, a third of a small task
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 from pyspark.core.rdd import RDD
 from pyspark.serializers import AutoBatchedSerializer, CPickleSerializer
@@ -153,7 +154,8 @@ class ParquetInput:
         self.paths = paths
         self._meta = self.df.select("*", self.df["_metadata.file_path"].alias("__lineage_file"),
                                     self.df["_metadata.row_index"].alias("__lineage_row"))
-        self.files = [file_info(sc, uri) for uri in self.df.inputFiles()]
+        # Spark gives the files as URIs (a space as %20); Hadoop's Path spells them unescaped
+        self.files = [file_info(sc, unquote(uri)) for uri in self.df.inputFiles()]
 
     @property
     def num_partitions(self) -> int:

@@ -54,6 +54,8 @@ def parquet_input_agent(target: TableTarget) -> Agent:
     """DataFrame rows with _metadata.file_path/row_index: ids (partition, i), segments kept."""
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        from urllib.parse import unquote
+
         from pyspark.sql.types import _create_row
 
         fields = None
@@ -70,7 +72,7 @@ def parquet_input_agent(target: TableTarget) -> Agent:
             file_path, row_index = row[-2], row[-1]
             if file_path != path or row_index != expected:
                 seg_start.append(i)
-                seg_file.append(file_path)
+                seg_file.append(unquote(file_path))  # a URI (a space as %20) as Hadoop's Path spells it
                 seg_row.append(row_index)
                 seg_count.append(0)
                 path = file_path

@@ -94,7 +94,7 @@ def test_sample_zip_with_index_and_unique_id(lc, sc):
 
 
 def test_parquet_input_rows_trace_to_file_and_row_index(lc, spark, tmp_path):
-    path = str(tmp_path / "people.parquet")
+    path = str(tmp_path / "people data.parquet")  # a space: Spark lists the files as URIs, %20
     rows = [(i, f"name{i}", i % 3) for i in range(30)]
     spark.createDataFrame(rows, ["id", "name", "grp"]).repartition(3).write.parquet(path)
     people = lc.parquet(path)
