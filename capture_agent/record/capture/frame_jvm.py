@@ -137,12 +137,12 @@ def rows_frame(lc: Any, fmt: str, plain: Any, paths: list[str], id_name: str, na
                location: str | None, slices: int = 0) -> Any:
     """A DataFrame of the rows of ``fmt``'s files (orc, parquet; ``paths``, in file-index order)
     with the columns of ``plain`` (Spark's read of them) and the rows' ids in column ``id_name``,
-    last (as ``csv_frame``'s), read in the JVM (``java/lineage/sql/Orc.java``, ``Parquet.java``) in the tasks of
-    ``plain``'s scan, the same rows in the same order: id (file index, row number). ``name``: the
-    table's (a catalog table's, or the folders'); ``location``: the folders read, by commas (None
-    for a catalog table), which the coarse listener records as reads of ``fmt``. ``slices``
-    (Parquet): the files are a write's of that many partitions, read in those partitions instead
-    (``FileTasks.ofSlices``)."""
+    last (as ``csv_frame``'s), read in the JVM (``java/lineage/sql/Orc.java``, ``Parquet.java``)
+    in the tasks of ``plain``'s scan, the same rows in the same order: id (file index, row
+    number). ``name``: the table's (a catalog table's, or the folders'); ``location``: the folders
+    read, by commas (None for a catalog table), which the coarse listener records as reads of
+    ``fmt``. ``slices`` (Parquet): the files are a write's of that many partitions, read in those
+    partitions instead (``FileTasks.ofSlices``)."""
     from pyspark.sql import DataFrame
 
     functions_registered(lc)  # the jar is there, and on the executors

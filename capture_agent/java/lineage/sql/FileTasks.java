@@ -92,8 +92,8 @@ final class FileTasks {
         for (int t = 0; t < read.tasks.size(); t++) {
             for (int i = 0; i < read.tasks.get(t).length; i++) {
                 PartitionedFile piece = read.partitioned.get(t)[i];
-                whole.put(read.tasks.get(t)[i].file(), new PartitionedFile(piece.partitionValues(), piece.filePath(), 0, piece.fileSize(),
-                    piece.locations(), piece.modificationTime(), piece.fileSize(),
+                whole.put(read.tasks.get(t)[i].file(), new PartitionedFile(piece.partitionValues(), piece.filePath(),
+                    0, piece.fileSize(), piece.locations(), piece.modificationTime(), piece.fileSize(),
                     piece.otherConstantMetadataColumnValues()));
             }
         }
