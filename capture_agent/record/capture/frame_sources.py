@@ -42,9 +42,10 @@ from capture_agent.record.capture.frame_jvm import (
 )
 from capture_agent.record.capture.frames import CapturedDataFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
+from capture_agent.record.storage.fs import hadoop_path
 from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.layouts import FileLines, FileRows, Save
-from capture_agent.record.storage.layouts.inputs import reads_save, reads_write
+from capture_agent.record.storage.layouts.inputs import directory_values, reads_save, reads_write
 from capture_agent.record.storage.sources import parquet_rows
 from capture_agent.record.worker.frames import one_field, with_ids
 
@@ -72,12 +73,9 @@ def file_rows_point(lc: Any, df: Any, op: str, paths: list[str], fmt: str,
     """The ``input`` point (``file_rows`` layout) of the files ``df`` reads, and its files (path,
     size, mtime, rows: ``rows_of(path)``); its parents, the earlier captured writes of this run it
     reads."""
-    from urllib.parse import unquote
-
     from capture_agent.record.capture.inputs import file_info
 
-    # Spark gives the files as URIs (a space as %20); Hadoop's Path spells them unescaped
-    files = [{**file_info(lc.sc, path), "rows": rows_of(path)} for path in sorted(map(unquote, df.inputFiles()))]
+    files = [{**file_info(lc.sc, path), "rows": rows_of(path)} for path in sorted(map(hadoop_path, df.inputFiles()))]
     written = [p for p in lc.store.points.values() if reads_write(files, p)]
     layout = FileRows(format=fmt, paths=paths, files=files, partitions=partition_columns(df, files))
     return lc.store.new_point("input", op, layout, written, max(1, len(files))), files
@@ -87,8 +85,7 @@ def partition_columns(df: Any, files: list[dict[str, Any]]) -> list[list[str]]:
     """The columns of ``df`` (Spark's read of ``files``) that partition directories (key=value) of
     the files name: [name, Spark's type], in ``df``'s order (traced rows read them from the paths,
     ``FileRows``)."""
-    keys = {segment.partition("=")[0] for info in files for segment in info["path"].split("/")[:-1]
-            if "=" in segment}
+    keys = {key for info in files for key in directory_values(info["path"])}
     return [[f.name, f.dataType.simpleString()] for f in df.schema.fields if f.name in keys]
 
 

@@ -16,7 +16,6 @@ Python worker unpickles into 30-40 MB of tuples at once, a third of a small task
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import unquote
 
 from pyspark.core.rdd import RDD
 from pyspark.serializers import AutoBatchedSerializer, CPickleSerializer
@@ -24,6 +23,7 @@ from pyspark.serializers import AutoBatchedSerializer, CPickleSerializer
 from capture_agent.record.capture.compiler import Compiler
 from capture_agent.record.capture.pipeline import Head
 from capture_agent.record.capture.plan import Node
+from capture_agent.record.storage.fs import hadoop_path
 from capture_agent.record.storage.layouts import Rows, Save, Text, Values
 from capture_agent.record.storage.layouts.inputs import reads_save
 from capture_agent.record.storage.manifest import CapturePoint
@@ -154,8 +154,7 @@ class ParquetInput:
         self.paths = paths
         self._meta = self.df.select("*", self.df["_metadata.file_path"].alias("__lineage_file"),
                                     self.df["_metadata.row_index"].alias("__lineage_row"))
-        # Spark gives the files as URIs (a space as %20); Hadoop's Path spells them unescaped
-        self.files = [file_info(sc, unquote(uri)) for uri in self.df.inputFiles()]
+        self.files = [file_info(sc, hadoop_path(uri)) for uri in self.df.inputFiles()]
 
     @property
     def num_partitions(self) -> int:

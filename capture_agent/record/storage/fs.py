@@ -35,6 +35,14 @@ def local_path(uri: str) -> str:
     return _strip_file_scheme(uri)
 
 
+def hadoop_path(uri: str) -> str:
+    """A file as Spark lists it (``inputFiles()``, ``_metadata.file_path``: a URI, a space as %20)
+    spelled as Hadoop's Path spells it (unescaped), which the agent keeps, stats and opens."""
+    from urllib.parse import unquote
+
+    return unquote(uri)
+
+
 def file_key(uri: str) -> str:
     """One spelling of a file's name, however Hadoop or Spark wrote it (``file:/x``, ``file:///x``
     and ``/x`` are the same local file); compared, never opened."""

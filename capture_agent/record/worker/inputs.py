@@ -11,6 +11,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from capture_agent.record.storage.fs import hadoop_path
 from capture_agent.record.storage.layouts.inputs import write_rows, write_text_input, write_values
 from capture_agent.record.storage.sources import csv_row
 from capture_agent.record.storage.tables import TableTarget
@@ -54,8 +55,6 @@ def parquet_input_agent(target: TableTarget) -> Agent:
     """DataFrame rows with _metadata.file_path/row_index: ids (partition, i), segments kept."""
 
     def agent(split: int, iterator: Iterable[Any]) -> Iterator[tuple[int, Any]]:
-        from urllib.parse import unquote
-
         from pyspark.sql.types import _create_row
 
         fields = None
@@ -72,7 +71,7 @@ def parquet_input_agent(target: TableTarget) -> Agent:
             file_path, row_index = row[-2], row[-1]
             if file_path != path or row_index != expected:
                 seg_start.append(i)
-                seg_file.append(unquote(file_path))  # a URI (a space as %20) as Hadoop's Path spells it
+                seg_file.append(hadoop_path(file_path))
                 seg_row.append(row_index)
                 seg_count.append(0)
                 path = file_path

@@ -479,24 +479,32 @@ def partition_value(text: str, spark_type: str) -> Any:
     return value
 
 
-def with_partition_values(rows: list[Any], path: str, partitions: list[list[str]]) -> list[Any]:
-    """``rows`` (of the file at ``path``) with the values of its partition directories
-    (``partitions``: [name, Spark's type]; the deepest ``name=value`` of the path) after their own
-    columns, as Spark's read of the folder gives them."""
-    from pyspark.sql.types import _create_row
-
+def directory_values(path: str) -> dict[str, str]:
+    """The ``key=value`` directories of a file's path: {key: value as written (escaped)}, the
+    deepest of a key."""
     found: dict[str, str] = {}
     for segment in path.split("/")[:-1]:
         key, equals, text = segment.partition("=")
         if equals:
             found[key] = text
-    extra = [(name, partition_value(found[name], kind) if name in found else None) for name, kind in partitions]
-    out = []
-    for row in rows:
-        names = list(row.__fields__)
-        added = [(n, v) for n, v in extra if n not in names]
-        out.append(_create_row(names + [n for n, _ in added], list(row) + [v for _, v in added]))
-    return out
+    return found
+
+
+def with_partition_values(rows: list[Any], path: str, partitions: list[list[str]]) -> list[Any]:
+    """``rows`` (of the file at ``path``) with the values of its partition directories
+    (``partitions``: [name, Spark's type]; ``directory_values``) after their own columns, as
+    Spark's read of the folder gives them."""
+    from pyspark.sql.types import _create_row
+
+    if not rows:
+        return rows
+    found = directory_values(path)
+    names = list(rows[0].__fields__)  # the file's columns, the same for each of its rows
+    added = [(name, partition_value(found[name], kind) if name in found else None)
+             for name, kind in partitions if name not in names]
+    columns = names + [name for name, _ in added]
+    values = [value for _, value in added]
+    return [_create_row(columns, list(row) + values) for row in rows]
 
 
 def _rows_of(table: Any) -> list[Any]:
