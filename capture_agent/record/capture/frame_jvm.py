@@ -130,6 +130,24 @@ def csv_frame(lc: Any, plain: Any, schema: Any, id_name: str, options: dict[str,
     return df, [str(path) for path in reader.files()]
 
 
+JSON_CLASS = "lineage.sql.Json"
+
+
+def json_frame(lc: Any, plain: Any, schema: Any, id_name: str, location: str) -> tuple[Any, list[str]]:
+    """A DataFrame of the rows of the JSON Lines files ``plain`` (Spark's read of them as text)
+    reads, with ``schema``'s columns (a Java StructType: Spark's schema of the JSON read) and the
+    lines' ids in column ``id_name``, last (as ``csv_frame``'s), parsed in the JVM by Spark's own
+    JSON parser in ``plain``'s tasks (``java/lineage/sql/Json.java``: the rows Spark's reader makes
+    of a line, each of an array's objects too), and the files by index (as Hadoop's Path spells
+    them). ``location``: the paths read."""
+    from pyspark.sql import DataFrame
+
+    functions_registered(lc)
+    reader = _new(lc, JSON_CLASS)
+    df = DataFrame(reader.frame(lc.spark._jsparkSession, plain._jdf, schema, id_name, location), lc.spark)
+    return df, [str(path) for path in reader.files()]
+
+
 ROWS_CLASSES = {"orc": "lineage.sql.Orc", "parquet": "lineage.sql.Parquet"}
 
 

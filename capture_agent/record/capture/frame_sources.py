@@ -19,8 +19,9 @@ Text, CSV and JSON Lines are ``input`` points of the ``file_lines`` layout: the 
 the JVM (``java/lineage/sql/Lines.java``: Hadoop's line reader, as Spark's own readers use it, in
 the tasks of Spark's own read of the files) with ids (file index, byte offset), stable whatever the
 split size; CSV lines are parsed there by Spark's own CSV parser as Spark's CSV scan parses them,
-the columns a query reads (``java/lineage/sql/Csv.java``), JSON lines by ``from_json`` with the
-schema Spark's reader gives the files; nothing is written at capture. Files of 4 GiB or more, and
+the columns a query reads (``java/lineage/sql/Csv.java``), JSON lines by Spark's own JSON parser
+with the schema Spark's reader gives the files (``java/lineage/sql/Json.java``: an array's objects
+are rows of their line too); nothing is written at capture. Files of 4 GiB or more, and
 part files an earlier ``saveAsTextFile`` of the run wrote (traces chain through it), are read as
 lines by the RDD engine's text input instead. A captured RDD's records become a DataFrame at a stage
 point (``rdd_frame``), so traces of either continue through the other. The first source of a session
@@ -36,6 +37,7 @@ from typing import Any
 from capture_agent.record.capture.frame_jvm import (
     csv_frame,
     functions_registered,
+    json_frame,
     lines_frame,
     parquet_unread,
     rows_frame,
@@ -177,12 +179,13 @@ def local_frame(lc: Any, df: Any) -> CapturedDataFrame:
 
 def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any] | None, header: bool = False,
                 sep: str = ",", quote: str = '"', fields: list[str] | None = None,
-                csv_schema: Any = None) -> CapturedDataFrame | None:
+                csv_schema: Any = None, json_schema: Any = None) -> CapturedDataFrame | None:
     """A captured DataFrame of what ``parse(lines, hidden)`` makes of the lines of the files (text:
     every line; CSV, JSON: the lines Spark's readers make rows of), read in the JVM in the tasks of
     Spark's own read of them: a DataFrame of columns ``value`` and ``hidden``, the lines' ids (file
     index, byte offset), which it keeps. CSV (``csv_schema``: Spark's schema of the read, a Java
-    StructType) is parsed in the JVM as Spark's CSV reader parses it, ``parse`` unused. None when
+    StructType) is parsed in the JVM as Spark's CSV reader parses it, and JSON (``json_schema``)
+    as Spark's JSON reader parses it, ``parse`` unused. None when
     the RDD engine's text input must read them (see the module docstring). ``path``: paths or
     globs, by commas."""
     from pyspark.sql import functions as F
@@ -196,12 +199,14 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any] |
         raise UnsupportedOperation(f"read.{fmt} of partition directories ({', '.join(partitions)})",
                                    "read the files without partition directories")
     column = lc.frames.fresh_column()
+    location = ",".join(_qualified(lc, p) or p for p in path.split(","))
     if csv_schema is not None:
-        location = ",".join(_qualified(lc, p) or p for p in path.split(","))
         options = {"header": str(header).lower(), "sep": sep, "quote": quote}
         df, uris = csv_frame(lc, plain, csv_schema, column, options, location)
+    elif json_schema is not None:
+        df, uris = json_frame(lc, plain, json_schema, column, location)
     else:
-        assert parse is not None, "lines of text and JSON are parsed by the caller"
+        assert parse is not None, "lines of text are given by the caller"
         lines, uris = lines_frame(lc, plain, fmt != "text", header)
         df = parse(lines.select("value", F.col("id").alias(column)), column)
     files = [file_info(lc.sc, uri) for uri in uris]
@@ -299,24 +304,20 @@ class CapturedReader:
         return strings.select(*[F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in shape.fields])
 
     def json(self, path: str, schema: Any = None) -> Any:
-        """JSON Lines, one object per line, parsed with the given or Spark's inferred schema; ids
-        and positions of the lines."""
+        """JSON Lines parsed as Spark's reader parses them (an array's objects are rows of their
+        line too), with the given (a StructType or DDL string) or Spark's inferred schema; ids and
+        positions of the lines."""
         from pyspark.sql import functions as F
 
         self._line_options("read.json", {}, {})
-        shape = schema if schema is not None else self._lc.spark.read.json(path).schema
-        names = shape.fieldNames() if hasattr(shape, "fieldNames") else None
-        if names is None:
-            raise UnsupportedOperation("read.json with a DDL string schema", "give a StructType")
-
-        def parse(lines: Any, *hidden: str) -> Any:
-            row = F.from_json("value", shape)  # pruned to the fields a query reads (OptimizeCsvJsonExprs)
-            return lines.select(*[row.getField(n).alias(n) for n in names], *hidden)
-
-        lines = line_source(self._lc, path, "json", parse)
+        read = self._lc.spark.read.json(path, schema=schema)
+        shape = read.schema
+        lines = line_source(self._lc, path, "json", None, json_schema=read._jdf.schema())
         if lines is not None:
             return lines
-        return parse(rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string"))
+        row = F.from_json("value", shape)  # the RDD engine's lines: an array's objects make one malformed row
+        text = rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string")
+        return text.select(*[row.getField(n).alias(n) for n in shape.fieldNames()])
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

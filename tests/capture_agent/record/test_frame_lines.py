@@ -205,6 +205,52 @@ def test_text_and_json_lines(lc: Any, spark: Any, tmp_path: Path) -> None:
     assert sorted(user2) == sorted(json.dumps(r) for r in records if r["user"] == 2)
 
 
+def test_json_lines_make_the_rows_sparks_reader_makes_of_them(lc: Any, spark: Any, tmp_path: Path,
+                                                              small_splits: Any) -> None:
+    """A line of JSON Lines holding an array of objects is a row for each object in Spark's reader
+    (a malformed line one row of its text, a blank line none): the captured read makes the same rows,
+    in splits of 500 bytes, each traced back to its line and forward from it."""
+    from pyspark.sql import functions as F
+
+    folder = tmp_path / "events"
+    folder.mkdir()
+    oracle = []  # (file, byte offset, the line's objects or None for malformed)
+    for f in range(2):
+        data = bytearray(b"\n")
+        for i in range(40):
+            offset = len(data)
+            if i % 6 == 2:
+                objects = [{"user": (i + k) % 4, "kind": "abc"[k]} for k in range(1 + i % 3)]
+                line = json.dumps(objects)
+            elif i % 13 == 5:
+                objects, line = None, "{broken"
+            else:
+                objects = [{"user": i % 4, "kind": "ab"[i % 2]}]
+                line = json.dumps(objects[0])
+            oracle.append((str(folder / f"part-{f}.json"), offset, objects))
+            data += line.encode() + (b"\n\n  \n" if i % 7 == 0 else b"\n")
+        (folder / f"part-{f}.json").write_bytes(bytes(data))
+    path = str(folder)
+    frame, plain = lc.read.json(path), spark.read.json(path)
+    assert frame.dtypes == plain.dtypes
+    assert frame.count() == plain.count() == sum(1 if o is None else len(o) for _, _, o in oracle)
+    assert Counter(map(tuple, frame.collect())) == Counter(map(tuple, plain.collect()))
+    per_user = frame.groupBy("user").agg(F.count("*").alias("n"))
+    assert Counter(map(tuple, per_user.collect())) == Counter(
+        map(tuple, plain.groupBy("user").agg(F.count("*").alias("n")).collect()))
+    back = per_user.getLineage().filter(lambda r: r.user == 1).goBackAll()
+    assert sorted((local_path(p.source), p.offset) for p in back.positions()) == sorted(
+        (file, offset) for file, offset, objects in oracle if objects and any(o["user"] == 1 for o in objects))
+    arrays = frame.getLineage().filter(lambda r: r.kind == "c").goBackAll()  # kind c: only in arrays
+    assert len(arrays.positions()) == sum(1 for _, _, o in oracle if o and len(o) == 3)
+    ahead = [r for r in arrays.goNextAll().collect() if "kind" in r.__fields__]  # the collect's rows, of all outputs
+    assert Counter((r.user, r.kind) for r in ahead) == Counter(
+        (o["user"], o["kind"]) for _, _, objects in oracle if objects and len(objects) == 3 for o in objects)
+    given = "user INT, kind STRING"
+    assert Counter(map(tuple, lc.read.json(path, schema=given).where(F.col("user") > 1).collect())) == Counter(
+        map(tuple, spark.read.json(path, schema=given).where(F.col("user") > 1).collect()))
+
+
 def test_csv_with_its_own_separator_and_an_id_column(lc: Any, spark: Any, tmp_path: Path) -> None:
     from pyspark.sql import functions as F
 
