@@ -2,7 +2,8 @@
 session: the id-set functions once (``IdSets``: lineage_ids, lineage_union, lineage_set,
 lineage_or, lineage_keep) and the planning strategy that reads a scan's ``_metadata`` flat
 (``FlatMetadata``), the tap of each captured aggregate (``Tap``), and the readers of
-text lines (``Lines``) and of ORC and Parquet rows (``Orc``, ``Parquet``) with their ids."""
+text lines (``Lines``), of CSV and JSON Lines rows (``Csv``, ``Json``: ``ParsedLines``) and of
+ORC and Parquet rows (``Orc``, ``Parquet``) with their ids."""
 
 from __future__ import annotations
 
