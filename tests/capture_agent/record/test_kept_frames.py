@@ -123,6 +123,35 @@ def test_csv_and_text_frames_are_replayed_from_the_folder(lc: Any, sc: Any, tmp_
         [(len(c2), sum(1 for o in c2 if not str(o[0]).startswith("1")))]
 
 
+def test_a_json_frame_is_replayed_from_the_folder(lc: Any, sc: Any, tmp_path: Path) -> None:
+    """JSON Lines, some lines an array of two orders: deleting a line deletes each of its rows."""
+    from pyspark.sql import functions as F
+
+    def record(o: tuple[Any, ...]) -> dict[str, Any]:
+        return {"order_id": o[0], "customer_id": o[1], "amount": o[2]}
+
+    lines = [json.dumps([record(ORDERS[i]), record(ORDERS[i + 1])]) if i % 10 == 0 else json.dumps(record(ORDERS[i]))
+             for i in range(len(ORDERS)) if i % 10 != 1]
+    path = tmp_path / "orders.json"
+    path.write_text("\n".join(lines) + "\n")
+    frame = lc.read.json(str(path)).groupBy("customer_id").agg(F.sum("amount").alias("total"))
+    before = {r.customer_id: r.total for r in frame.collect()}
+    assert job_of(lc)["not_kept"] == {}
+    run = LineageRun(lc.run_dir, sc)
+    source = [p.capture_id for p in run.capture_points() if p.kind == "input"][0]
+    deleted = [line for line in lines if '"amount": 5.0' in line]  # a JSON line read back is its text
+    assert any(line.startswith("[") for line in deleted)
+    output = list(job_of(lc)["frames"])[0]
+    impact = run.lineage(source).filter(lambda line: '"amount": 5.0' in line).whatIfDeleted(output)
+    after: dict[str, float] = {}
+    for line in lines:
+        if line not in deleted:
+            for r in (json.loads(line) if line.startswith("[") else [json.loads(line)]):
+                after[r["customer_id"]] = after.get(r["customer_id"], 0.0) + r["amount"]
+    assert sorted((old.customer_id, old.total, new.total) for old, new in impact.changed()) == \
+        sorted((c, before[c], after[c]) for c in before if after[c] != before[c])
+
+
 def test_a_frame_of_an_rdd_says_why_it_is_not_kept(lc: Any, sc: Any) -> None:
     pairs = lc.parallelize([(o[1], o[2]) for o in ORDERS], 2).toDF(["customer_id", "amount"])
     totals = pairs.groupBy("customer_id").count()
