@@ -9,16 +9,17 @@ Workloads on generated TPC-H-like Parquet tables (written once under --data-dir 
        quantity and top price per part key (200,000 keys)
   q1orc  q1 on lineitem as ORC (Spark gives no ORC row index: the agent reads ORC itself)
 
-Each workload runs plain and captured alternately, --runs times each after one warm-up of both, in
-one Spark application; the ratio is median(captured) / median(plain) of the wall-clock time, and
-the paired ratio the median of each run's captured / plain (the two ran one after the other: a
-machine that slows for a while slows both). Each timed query starts on a settled machine
-(``settle``): the JVM collected (Spark's cleaner then deletes the last query's shuffle files) and
-the files written so far flushed to disk; else a query pays for the one before it, whichever it
-is (seen here: Q3 run right after another Q3 took up to a fifth longer). Then,
-on the last captured run: the lineage bytes (the tables of the output point and of the aggregates'
-combiner points it reads; sources write nothing) as a share of the input's bytes, and the time of
-a one-row backward trace (to the source ids) and of reading the source rows of one output row.
+Each workload runs plain and captured alternately (plain first in one round, captured first in
+the next), --runs times each after one warm-up of both, in one Spark application; the ratio is
+median(captured) / median(plain) of the wall-clock time, and the paired ratio the median of each
+run's captured / plain (the two ran one after the other: a machine that slows for a while slows
+both). Each timed query starts on a settled machine (``settle``): the JVM collected (Spark's
+cleaner then deletes the last query's shuffle files) and the files written so far flushed to
+disk; else a query pays for the one before it, whichever it is (seen here: Q3 run right after
+another Q3 took up to a fifth longer). Then, on the last captured run: the lineage bytes (the
+tables of the output point and of the aggregates' combiner points it reads; sources write nothing)
+as a share of the input's bytes, and the time of a one-row backward trace (to the source ids) and
+of reading the source rows of one output row.
 
     .venv/bin/python bench/dataframe_capture.py                        # 2M lineitem rows, quick
     .venv/bin/python bench/dataframe_capture.py --lineitem 16000000    # 0.4 GB of Parquet, 1.1 GB of CSV
@@ -150,6 +151,17 @@ def settle(spark: Any, pause: float = 1.0) -> None:
     time.sleep(pause)
 
 
+def timed(spark: Any, reader: Any, job: Callable[[dict[str, Any]], Any], paths: dict[str, str], used: list[str],
+          schema: Any) -> tuple[float, list[Any], Any]:
+    """The wall time of ``job`` over the tables read by ``reader`` (read, built and collected) from
+    a settled machine, its rows and its frame."""
+    settle(spark)
+    start = time.perf_counter()
+    frame = job(tables(reader, paths, used, schema))
+    rows = frame.collect()
+    return time.perf_counter() - start, rows, frame
+
+
 def folder_bytes(path: str) -> int:
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
 
@@ -187,15 +199,12 @@ def main() -> None:
             plain_times, captured_times = [], []
             frame = None
             for run in range(args.runs + 1):
-                settle(spark)
-                start = time.perf_counter()
-                plain_rows = job(tables(spark.read, paths, used, schema)).collect()
-                plain_s = time.perf_counter() - start
-                settle(spark)
-                start = time.perf_counter()
-                frame = job(tables(lc.read, paths, used, schema))
-                rows = frame.collect()
-                captured_s = time.perf_counter() - start
+                if run % 2:  # captured first every other round: neither always runs right after the other
+                    captured_s, rows, frame = timed(spark, lc.read, job, paths, used, schema)
+                    plain_s, plain_rows, _ = timed(spark, spark.read, job, paths, used, schema)
+                else:
+                    plain_s, plain_rows, _ = timed(spark, spark.read, job, paths, used, schema)
+                    captured_s, rows, frame = timed(spark, lc.read, job, paths, used, schema)
                 if sorted(map(tuple, rows)) != sorted(map(tuple, plain_rows)):
                     raise SystemExit(f"{name}: captured rows differ from plain PySpark's")
                 if run:  # the first pair warms up
