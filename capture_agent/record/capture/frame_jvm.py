@@ -120,15 +120,10 @@ def csv_frame(lc: Any, plain: Any, schema: Any, id_name: str, options: dict[str,
     ``options`` (header, sep, quote) in ``plain``'s tasks (``java/lineage/sql/Csv.java``), and the
     files by index (as Hadoop's Path spells them): id (file index, byte offset). ``location``: the
     paths read."""
-    from pyspark.sql import DataFrame
-
-    functions_registered(lc)
-    reader = _new(lc, CSV_CLASS)
     jmap = lc.sc._jvm.java.util.HashMap()
     for key, value in options.items():
         jmap.put(key, value)
-    df = DataFrame(reader.frame(lc.spark._jsparkSession, plain._jdf, schema, id_name, jmap, location), lc.spark)
-    return df, [str(path) for path in reader.files()]
+    return _parsed_lines(lc, CSV_CLASS, plain._jdf, schema, id_name, jmap, location)
 
 
 JSON_CLASS = "lineage.sql.Json"
@@ -141,11 +136,17 @@ def json_frame(lc: Any, plain: Any, schema: Any, id_name: str, location: str) ->
     JSON parser in ``plain``'s tasks (``java/lineage/sql/Json.java``: the rows Spark's reader makes
     of a line, each of an array's objects too), and the files by index (as Hadoop's Path spells
     them). ``location``: the paths read."""
+    return _parsed_lines(lc, JSON_CLASS, plain._jdf, schema, id_name, location)
+
+
+def _parsed_lines(lc: Any, class_name: str, *args: Any) -> tuple[Any, list[str]]:
+    """The DataFrame ``frame(session, *args)`` of a new ``class_name`` (a ``ParsedLines``: Csv,
+    Json) makes, and its files by index."""
     from pyspark.sql import DataFrame
 
     functions_registered(lc)
-    reader = _new(lc, JSON_CLASS)
-    df = DataFrame(reader.frame(lc.spark._jsparkSession, plain._jdf, schema, id_name, location), lc.spark)
+    reader = _new(lc, class_name)
+    df = DataFrame(reader.frame(lc.spark._jsparkSession, *args), lc.spark)
     return df, [str(path) for path in reader.files()]
 
 

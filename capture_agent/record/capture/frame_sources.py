@@ -199,12 +199,13 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any] |
         raise UnsupportedOperation(f"read.{fmt} of partition directories ({', '.join(partitions)})",
                                    "read the files without partition directories")
     column = lc.frames.fresh_column()
-    location = ",".join(_qualified(lc, p) or p for p in path.split(","))
-    if csv_schema is not None:
-        options = {"header": str(header).lower(), "sep": sep, "quote": quote}
-        df, uris = csv_frame(lc, plain, csv_schema, column, options, location)
-    elif json_schema is not None:
-        df, uris = json_frame(lc, plain, json_schema, column, location)
+    if csv_schema is not None or json_schema is not None:
+        location = ",".join(_qualified(lc, p) or p for p in path.split(","))
+        if csv_schema is not None:
+            options = {"header": str(header).lower(), "sep": sep, "quote": quote}
+            df, uris = csv_frame(lc, plain, csv_schema, column, options, location)
+        else:
+            df, uris = json_frame(lc, plain, json_schema, column, location)
     else:
         assert parse is not None, "lines of text are given by the caller"
         lines, uris = lines_frame(lc, plain, fmt != "text", header)

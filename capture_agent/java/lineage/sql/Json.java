@@ -59,9 +59,10 @@ public final class Json extends ParsedLines {
         public PartitionReaderFactory of(StructType read, Filter[] filters) {
             SparkSession spark = SparkSession.active();
             SQLConf conf = spark.sessionState().conf();
-            Read columns = Read.of(read, filters, idName, options(conf).columnNameOfCorruptRecord(),
-                conf.jsonFilterPushDown());
-            return new Readers(new SerializableConfiguration(spark.sessionState().newHadoopConf()), paths, columns);
+            JSONOptionsInRead options = options(conf);
+            Read columns = Read.of(read, filters, idName, options.columnNameOfCorruptRecord(), conf.jsonFilterPushDown());
+            return new Readers(new SerializableConfiguration(spark.sessionState().newHadoopConf()), paths, columns,
+                options);
         }
     }
 
@@ -72,12 +73,13 @@ public final class Json extends ParsedLines {
             conf.columnNameOfCorruptRecord());
     }
 
-    /** Makes a task's reader of its split: rows of the columns read, then the id if read. */
-    private record Readers(SerializableConfiguration conf, String[] paths, Read read) implements PartitionReaderFactory {
+    /** Makes a task's reader of its split ({@code options}: made where the query was planned, as
+     * Spark's scan makes them): rows of the columns read, then the id if read. */
+    private record Readers(SerializableConfiguration conf, String[] paths, Read read, JSONOptionsInRead options)
+            implements PartitionReaderFactory {
         @Override
         public PartitionReader<InternalRow> createReader(InputPartition partition) {
             Lines.Cursor lines = new Lines.Cursor(conf.value(), paths, ((Split) partition).pieces(), true, false, false);
-            JSONOptionsInRead options = options(SQLConf.get());
             String corrupt = options.columnNameOfCorruptRecord();
             JacksonParser jackson = new JacksonParser(without(read.required(), corrupt), options, true,
                 CollectionConverters.asScala(List.of(read.pushed())).toList());
