@@ -658,13 +658,14 @@ def test_a_group_whose_ids_come_out_of_order_keeps_them_all(lc: Any, spark: Any,
 
 
 @pytest.mark.parametrize("case", ["dense", "first id off 64", "20 groups", "sparse", "twice", "file again",
-                                  "group 255"])
+                                  "group 255", "a page skipped"])
 def test_dense_ids_marked_by_group_and_the_ids_that_leave_the_window(lc: Any, spark: Any, tmp_path: Path,
                                                                       case: str) -> None:
-    """A task of few groups marks each id's group in a byte window of its file's ids
-    (``Tap.Window``), made the groups' bitmaps at the end (eight bytes at once for few groups,
-    from a first id off the words' bounds too; a byte at a time for 20), and moves them to the
-    groups' lists at the first id that does not fit: ids eight times sparser than the window (one row in 16
+    """A task of few groups marks each id's group in a byte window of its file's ids, a page for
+    each 65,536 (``Tap.Window``), made the groups' bitmaps at the end (eight bytes at once for few
+    groups, from a first id off the words' bounds too; a byte at a time for 20; a page's ids
+    skipped by a filter: no page there, the next one started mid-way and grown), and moves them to
+    the groups' lists at the first id that does not fit: ids eight times sparser than the window (one row in 16
     kept), each row read twice (a union of the source with itself shifted by one, in one task:
     of one file, an id twice, in another group; of two, the first file again), a 256th group.
     Each group traces back to its rows, and rows forward to their groups, in every case."""
@@ -672,7 +673,7 @@ def test_dense_ids_marked_by_group_and_the_ids_that_leave_the_window(lc: Any, sp
 
     n = 200_000
     path = str(tmp_path / "t")
-    files = 1 if case == "twice" else 2
+    files = 1 if case in ("twice", "a page skipped") else 2
     spark.range(n).select(F.col("id").alias("n")).repartition(files).sortWithinPartitions("n").write.parquet(path)
     source = lc.read.parquet(path)
     groups, shifts, read, kept = 3, [0], source, list(range(n))
@@ -687,6 +688,9 @@ def test_dense_ids_marked_by_group_and_the_ids_that_leave_the_window(lc: Any, sp
         read = source.where(F.col("n") >= 37)
     elif case == "20 groups":
         groups = 20
+    elif case == "a page skipped":  # one file: row index n; none of the second page's, 65,536 to 131,071
+        kept = [i for i in range(n) if not 60_000 <= i < 140_000]
+        read = source.where((F.col("n") < 60_000) | (F.col("n") >= 140_000))
     elif case == "group 255":
         groups = 256
     frame = read.coalesce(1).groupBy((F.col("n") % groups).alias("g")).agg(F.count("*").alias("c"))
