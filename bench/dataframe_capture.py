@@ -9,17 +9,23 @@ Workloads on generated TPC-H-like Parquet tables (written once under --data-dir 
        quantity and top price per part key (200,000 keys)
   q1orc  q1 on lineitem as ORC (Spark gives no ORC row index: the agent reads ORC itself)
 
-Each workload runs plain and captured alternately (plain first in one round, captured first in
-the next), --runs times each after one warm-up of both, in one Spark application; the ratio is
-median(captured) / median(plain) of the wall-clock time, and the paired ratio the median of each
-run's captured / plain (the two ran one after the other: a machine that slows for a while slows
-both). Each timed query starts on a settled machine (``settle``): the JVM collected (Spark's
-cleaner then deletes the last query's shuffle files) and the files written so far flushed to
-disk; else a query pays for the one before it, whichever it is (seen here: Q3 run right after
-another Q3 took up to a fifth longer). Then, on the last captured run: the lineage bytes (the
-tables of the output point and of the aggregates' combiner points it reads; sources write nothing)
-as a share of the input's bytes, and the time of a one-row backward trace (to the source ids) and
-of reading the source rows of one output row.
+Each workload runs plain and captured in Spark applications of their own (a JVM each, as a user's
+job has: in one JVM, the JIT compiles Spark's shared methods, its column readers among them, for
+whichever variant's queries came first, and the other then runs code compiled for another
+query), --rounds applications of each, plain first in one round and captured first in the
+next; each application runs the query once to warm up, then --runs times. The ratio is
+median(captured) / median(plain) of the wall-clock times of all the timed runs, and the paired
+ratio the median over the rounds of the ratio of the round's two applications' medians (they
+ran one after the other: a machine that slows for a while slows both); each round's ratio is
+printed too. Each timed query starts on a settled machine (``settle``): the JVM collected
+(Spark's cleaner then deletes the last query's shuffle files) and the files written so far
+flushed to disk; else a query pays for the one before it (seen here: Q3 run right after another
+Q3 took up to a fifth longer). The captured rows are checked against the plain ones (floats to
+nine digits: two applications may merge partial sums in another order). Then, on the last
+captured application's last run: the lineage bytes (the tables of the output point and of the
+aggregates' combiner points it reads; sources write nothing) as a share of the input's bytes,
+and the time of a one-row backward trace (to the source ids) and of reading the source rows of
+one output row.
 
     .venv/bin/python bench/dataframe_capture.py                        # 2M lineitem rows, quick
     .venv/bin/python bench/dataframe_capture.py --lineitem 16000000    # 0.4 GB of Parquet, 1.1 GB of CSV
@@ -29,9 +35,11 @@ of reading the source rows of one output row.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -166,70 +174,101 @@ def folder_bytes(path: str) -> int:
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--lineitem", type=int, default=2_000_000, help="lineitem rows (16M: about 1 GB)")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--workloads", default=",".join(WORKLOADS))
-    parser.add_argument("--data-dir", default=os.path.join(tempfile.gettempdir(), "lineage-bench-dataframes"))
-    parser.add_argument("--master", default="local[2]")
-    args = parser.parse_args()
+def same_rows(a: list[list[Any]], b: list[list[Any]]) -> bool:
+    """Rows equal in any order, floats to nine digits (a sum of doubles depends on the order its
+    partial sums merge in, which two applications need not share)."""
+    def key(row: list[Any]) -> list[Any]:
+        return [float(f"{v:.9g}") if isinstance(v, float) else v for v in row]
+    return sorted(map(key, a), key=repr) == sorted(map(key, b), key=repr)
 
+
+def variant(args: argparse.Namespace, name: str, captured: bool) -> dict[str, Any]:
+    """One Spark application (a JVM of its own, as a user's job has) running workload ``name``
+    plainly or captured, once to warm up and then ``--runs`` times: the times, the rows, and for a
+    captured one the lineage's bytes and the trace times of its last run."""
     from pyspark.sql import SparkSession
 
     from capture_agent import LineageContext
 
     spark = (SparkSession.builder.master(args.master).appName("dataframe-capture-bench")
-             .config("spark.driver.memory", "6g").config("spark.ui.enabled", "false").getOrCreate())
+             .config("spark.driver.memory", "6g").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    os.makedirs(args.data_dir, exist_ok=True)
-    paths = generate(spark, args.data_dir, args.lineitem)
     store = tempfile.mkdtemp(prefix="lineage-bench-store-")
-    lc = LineageContext(spark, store=store)
-    schema = spark.read.parquet(paths["lineitem"]).schema
-    print(f"lineitem {args.lineitem:,} rows; input "
-          f"{sum(folder_bytes(p) for k, p in paths.items() if not k.startswith('lineitem_')) / 1e6:.0f} MB of Parquet, "
-          f"{folder_bytes(paths['lineitem_csv']) / 1e6:.0f} MB of CSV, "
-          f"{folder_bytes(paths['lineitem_orc']) / 1e6:.0f} MB of ORC; runs {args.runs}, {args.master}")
     try:
-        for name in args.workloads.split(","):
-            job = WORKLOADS[name]
-            used = USES[name]
-            input_bytes = sum(folder_bytes(paths[u]) for u in used)
-            plain_times, captured_times = [], []
-            frame = None
-            for run in range(args.runs + 1):
-                if run % 2:  # captured first every other round: neither always runs right after the other
-                    captured_s, rows, frame = timed(spark, lc.read, job, paths, used, schema)
-                    plain_s, plain_rows, _ = timed(spark, spark.read, job, paths, used, schema)
-                else:
-                    plain_s, plain_rows, _ = timed(spark, spark.read, job, paths, used, schema)
-                    captured_s, rows, frame = timed(spark, lc.read, job, paths, used, schema)
-                if sorted(map(tuple, rows)) != sorted(map(tuple, plain_rows)):
-                    raise SystemExit(f"{name}: captured rows differ from plain PySpark's")
-                if run:  # the first pair warms up
-                    plain_times.append(plain_s)
-                    captured_times.append(captured_s)
-            assert frame is not None
-            lineage_bytes = sum(lc.store.point(cid).bytes for cid in lc.store.ancestors(frame._point))
+        paths = generate(spark, args.data_dir, args.lineitem)
+        lc = LineageContext(spark, store=store) if captured else None
+        reader = lc.read if lc else spark.read
+        schema = spark.read.parquet(paths["lineitem"]).schema
+        used = USES[name]
+        times: list[float] = []
+        for run in range(args.runs + 1):
+            seconds, rows, frame = timed(spark, reader, WORKLOADS[name], paths, used, schema)
+            if run:  # the first run warms up
+                times.append(seconds)
+        out: dict[str, Any] = {"times": times, "rows": [list(r) for r in rows],
+                               "input_bytes": sum(folder_bytes(paths[u]) for u in used)}
+        if lc is not None:
+            out["lineage_bytes"] = sum(lc.store.point(cid).bytes for cid in lc.store.ancestors(frame._point))
             start = time.perf_counter()
-            traced = lc.lineage(frame, [0]).goBackAll().count()
-            backward_s = time.perf_counter() - start
+            out["traced"] = lc.lineage(frame, [0]).goBackAll().count()
+            out["backward_s"] = time.perf_counter() - start
             start = time.perf_counter()
             lc.lineage(frame, [0]).goBackAll().take(10)
-            rows_s = time.perf_counter() - start
-            plain_m, captured_m = statistics.median(plain_times), statistics.median(captured_times)
-            paired = statistics.median(c / p for c, p in zip(captured_times, plain_times, strict=True))
-            print(f"{name:8s} plain {plain_m:6.2f} s  captured {captured_m:6.2f} s  ratio {captured_m / plain_m:4.2f}  "
-                  f"paired {paired:4.2f}  "
-                  f"(plain {', '.join(f'{t:.2f}' for t in plain_times)}; "
-                  f"captured {', '.join(f'{t:.2f}' for t in captured_times)})")
-            print(f"{'':8s} lineage {lineage_bytes / 1e6:.2f} MB = {100 * lineage_bytes / input_bytes:.2f}% of the "
-                  f"input's {input_bytes / 1e6:.0f} MB; one-row backward trace {backward_s:.3f} s"
-                  f" ({traced:,} source rows); the trace and 10 of its rows read in {rows_s:.3f} s")
+            out["rows_s"] = time.perf_counter() - start
+        return out
     finally:
         spark.stop()
         shutil.rmtree(store, ignore_errors=True)
+
+
+def spawn(args: argparse.Namespace, name: str, which: str) -> dict[str, Any]:
+    """``variant`` in a process of its own (its JSON on the last line of its output)."""
+    command = [sys.executable, os.path.abspath(__file__), "--variant", which, "--workloads", name,
+               "--lineitem", str(args.lineitem), "--runs", str(args.runs), "--data-dir", args.data_dir,
+               "--master", args.master]
+    done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lineitem", type=int, default=2_000_000, help="lineitem rows (16M: about 1 GB)")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs in each application")
+    parser.add_argument("--rounds", type=int, default=3, help="applications of each variant")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--data-dir", default=os.path.join(tempfile.gettempdir(), "lineage-bench-dataframes"))
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--variant", choices=("plain", "captured"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.variant:
+        print(json.dumps(variant(args, args.workloads, args.variant == "captured"), default=str))
+        return
+    os.makedirs(args.data_dir, exist_ok=True)
+    print(f"lineitem {args.lineitem:,} rows; {args.rounds} applications of each variant, {args.runs} runs "
+          f"each; {args.master}", flush=True)
+    for name in args.workloads.split(","):
+        plain_times, captured_times, paired = [], [], []
+        last: dict[str, Any] = {}
+        for round_ in range(args.rounds):
+            order = ("captured", "plain") if round_ % 2 else ("plain", "captured")
+            got = {which: spawn(args, name, which) for which in order}
+            if not same_rows(got["captured"]["rows"], got["plain"]["rows"]):
+                raise SystemExit(f"{name}: captured rows differ from plain PySpark's")
+            plain_times += got["plain"]["times"]
+            captured_times += got["captured"]["times"]
+            paired.append(statistics.median(got["captured"]["times"]) / statistics.median(got["plain"]["times"]))
+            last = got["captured"]
+        plain_m, captured_m = statistics.median(plain_times), statistics.median(captured_times)
+        print(f"{name:8s} plain {plain_m:6.2f} s  captured {captured_m:6.2f} s  ratio {captured_m / plain_m:4.2f}  "
+              f"paired {statistics.median(paired):4.2f} ({', '.join(f'{r:.2f}' for r in paired)})  "
+              f"(plain {', '.join(f'{t:.2f}' for t in plain_times)}; "
+              f"captured {', '.join(f'{t:.2f}' for t in captured_times)})")
+        lineage, input_bytes = last["lineage_bytes"], last["input_bytes"]
+        print(f"{'':8s} lineage {lineage / 1e6:.2f} MB = {100 * lineage / input_bytes:.2f}% of the input's "
+              f"{input_bytes / 1e6:.0f} MB;"
+              f" one-row backward trace {last['backward_s']:.3f} s ({last['traced']:,} source rows); the trace and 10"
+              f" of its rows read in {last['rows_s']:.3f} s", flush=True)
 
 
 if __name__ == "__main__":
