@@ -663,7 +663,7 @@ def test_dense_ids_marked_by_group_and_the_ids_that_leave_the_window(lc: Any, sp
                                                                       case: str) -> None:
     """A task of few groups marks each id's group in a byte window of its file's ids, a page for
     each 65,536 (``Tap.Window``), made the groups' bitmaps at the end (eight bytes at once for few
-    groups, from a first id off the words' bounds too; a byte at a time for 20; a page's ids
+    groups, a file's first id inside its page too; a byte at a time for 20; a page's ids
     skipped by a filter: no page there, the next one started mid-way and grown), and moves them to
     the groups' lists at the first id that does not fit: ids eight times sparser than the window (one row in 16
     kept), each row read twice (a union of the source with itself shifted by one, in one task:

@@ -665,10 +665,8 @@ public final class Tap implements Serializable {
             if (g >= 255 || (id >>> 32 != start >>> 32 && !open(id))) {
                 return false;
             }
-            if (id - start < 0 || id - start >= bytes.length) {
-                if (!turn(id)) {
-                    return false;
-                }
+            if ((id - start < 0 || id - start >= bytes.length) && !turn(id)) {
+                return false;
             }
             int at = (int) (id - start);
             if (bytes[at] != 0) {
@@ -724,7 +722,9 @@ public final class Tap implements Serializable {
                 file[p] = page;
                 pages += grown - length;
             }
-            marked -= count(page);
+            if (length > 0) {
+                marked -= count(page);  // a page made just now has none
+            }
             bytes = page;
             start = first + ((long) p << 16);
             return true;
@@ -761,7 +761,7 @@ public final class Tap implements Serializable {
                         continue;
                     }
                     long key = ((first & 0xFFFFFFFFL) >>> 16) + p;
-                    fill(file[p], 0, file[p].length, 0, count, words, seen);
+                    fill(file[p], count, words, seen);
                     for (int g = 0; g < count; g++) {
                         if (seen[g + 1]) {
                             if (sets[g] == null) {
@@ -781,37 +781,32 @@ public final class Tap implements Serializable {
         private static final long LOW7 = 0x7F7F7F7F7F7F7F7FL;
 
         /**
-         * Sets, in {@code words[v]} (zeroed: 65,536 bits), bit {@code bit + k} for each byte {@code
-         * row[from + k] == v} of {@code row[from, to)}, and {@code seen[v]} if any (v: 1 to {@code
-         * count}; the bits of 0 are not set). Of {@link #SWAR} groups or fewer, 64 bytes at a time
-         * once the bits are word-aligned: for each group, eight bytes compared at once in a long
-         * (the bytes equal to the group's become 0x80, gathered into 8 bits by one multiply), no
-         * branch on the bytes; else a byte at a time.
+         * Sets, in {@code words[v]} (zeroed: 65,536 bits), bit {@code k} for each byte {@code
+         * page[k] == v}, and {@code seen[v]} if any (v: 1 to {@code count}; the bits of 0 are not
+         * set). Of {@link #SWAR} groups or fewer, 64 bytes at a time: for each group, eight bytes
+         * compared at once in a long (the bytes equal to the group's become 0x80, gathered into 8
+         * bits by one multiply), no branch on the bytes; else a byte at a time.
          */
-        static void fill(byte[] row, int from, int to, int bit, int count, long[][] words, boolean[] seen) {
+        static void fill(byte[] page, int count, long[][] words, boolean[] seen) {
             Arrays.fill(seen, false);
-            int i = from;
+            int i = 0;
             if (count <= SWAR) {
-                for (; i < to && ((bit + i - from) & 63) != 0; i++) {
-                    one(row[i] & 0xFF, bit + i - from, words, seen);
-                }
-                for (; i + 64 <= to; i += 64) {
-                    int word = (bit + i - from) >>> 6;
+                for (; i + 64 <= page.length; i += 64) {
                     for (int v = 1; v <= count; v++) {
                         long pattern = v * 0x0101010101010101L;
                         long mask = 0;
                         for (int k = 0; k < 8; k++) {
-                            long x = (long) LONGS.get(row, i + 8 * k) ^ pattern;
+                            long x = (long) LONGS.get(page, i + 8 * k) ^ pattern;
                             long zero = ~(((x & LOW7) + LOW7) | x | LOW7);  // 0x80 in each byte of x that is 0
                             mask |= ((zero >>> 7) * 0x0102040810204080L >>> 56) << (8 * k);
                         }
-                        words[v][word] = mask;
+                        words[v][i >>> 6] = mask;
                         seen[v] |= mask != 0;
                     }
                 }
             }
-            for (; i < to; i++) {
-                one(row[i] & 0xFF, bit + i - from, words, seen);
+            for (; i < page.length; i++) {
+                one(page[i] & 0xFF, i, words, seen);
             }
         }
 
