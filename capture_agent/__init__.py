@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from capture_agent.agent import Agent, current_agent, disable, enable
+from capture_agent.agent import Agent, current_agent, disable
 from capture_agent.autoenable import install_auto_enable
 from capture_agent.config import ConfigError, Settings, load_settings
+from capture_agent.enabling import enable
 from capture_agent.sinks import CollectingSink, FileSink, NoopSink, Sink
 
 __all__ = [

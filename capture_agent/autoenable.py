@@ -7,8 +7,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from capture_agent.agent import enable
 from capture_agent.config import ConfigError, load_settings
+from capture_agent.enabling import enable
 
 log = logging.getLogger("capture_agent")
 

@@ -30,6 +30,7 @@ expected. Nothing else in the agent reads ``LINEAGE_*`` variables.
 | `LINEAGE_STORE` | `store` | `var/lineage` (under the current directory) | root of the record-level lineage store (3) |
 | `LINEAGE_KEEP_FUNCTIONS_MB` | `keep_functions_mb` | `64` | MB of a job's functions kept for replays (6) |
 | `LINEAGE_KEEP_AGGREGATES` | `keep_aggregates` | `100000` | keys a combine task keeps aggregates or outputs of (7) |
+| `LINEAGE_RECORDS` | `records` | `false` | `true`: record lineage of every DataFrame and SQL action, unmodified (8) |
 
 (1) Under `$XDG_CACHE_HOME` when set. Per user rather than per working directory, so the next
 run finds the batches wherever it starts; `python -m capture_agent flush-spool` delivers them.
@@ -49,6 +50,10 @@ tasks of a replay (README, "Trust model of kept functions").
 replays only those (``query.selective``); a task with more keys, or that spilled, keeps none and
 what-ifs through it rerun the whole job. The reduce side's tasks keep their outputs likewise, which
 a what-if reads instead of merging the map side's (``query.delta``). `0` keeps none.
+(8) With the agent enabled (`enable(spark, records=True)`, or `LINEAGE_ENABLED=true` and
+`LINEAGE_RECORDS=true`), each action of a DataFrame (collect, count, take, toPandas, writes...)
+runs its query rewritten in the JVM to carry each row's lineage (``record.capture.implicit``); a
+query that cannot be captured runs plain and is listed as not captured in the run's ``run.json``.
 """
 
 from __future__ import annotations
@@ -108,6 +113,7 @@ class Settings:
     store: str = ""
     keep_functions_mb: int = 64
     keep_aggregates: int = 100_000
+    records: bool = False
 
     @property
     def active(self) -> bool:
@@ -209,6 +215,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "store": _store,
     "keep_functions_mb": _int_in(0, 1 << 20),
     "keep_aggregates": _int_in(0, 1 << 40),
+    "records": _parse_bool,
 }
 assert set(_PARSERS) == {f.name for f in fields(Settings)}
 

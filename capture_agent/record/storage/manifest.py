@@ -123,6 +123,7 @@ class LineageStore:
         self.app_id = app_id
         self.run_id = run_id or run_dir.rstrip("/").rsplit("/", 1)[-1]
         self.points: dict[str, CapturePoint] = {}
+        self.not_captured: list[dict[str, str]] = []  # actions that ran plain: {action, reason}
         self._lock = threading.Lock()
         self._seq = 0
 
@@ -169,6 +170,7 @@ class LineageStore:
             point = CapturePoint.from_json(raw, store.join(run_dir, name), version)
             run.points[point.capture_id] = point
             run._seq = max(run._seq, point.seq)
+        run.not_captured = list(data.get("not_captured", []))
         return run
 
     def new_point(self, kind: str, op: str, layout: Layout, parents: list[CapturePoint],
@@ -216,7 +218,7 @@ class LineageStore:
 
     def save(self) -> None:
         data = {"app_id": self.app_id, "run_id": self.run_id, "format": FORMAT,
-                "points": [p.to_json(self.fs) for p in self.by_seq()]}
+                "points": [p.to_json(self.fs) for p in self.by_seq()], "not_captured": self.not_captured}
         self.fs.write_bytes(self.fs.join(self.run_dir, MANIFEST),
                             json.dumps(data, indent=1, default=str).encode("utf-8"))
 

@@ -1,0 +1,34 @@
+package lineage.sql.provenance;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+
+/** An aggregate's row holds, per source, the set of the ids of every row of its group
+ * (lineage_ids, lineage_union: {@code lineage.sql.IdSets}), aggregated beside Spark's own. */
+final class AggregateIds implements OperatorRewrite {
+
+    @Override
+    public boolean accepts(LogicalPlan node) {
+        return node instanceof Aggregate;
+    }
+
+    @Override
+    public Carried rewrite(LogicalPlan node, List<Carried> children, Rewriter rewriter) {
+        Aggregate aggregate = (Aggregate) node;
+        Carried child = children.get(0);
+        List<NamedExpression> list = new ArrayList<>(Scala.list(aggregate.aggregateExpressions()));
+        List<Slot> slots = new ArrayList<>();
+        for (Slot slot : child.slots()) {
+            Alias ids = rewriter.alias(rewriter.gather(slot), rewriter.fresh());
+            list.add(ids);
+            slots.add(slot.as(ids.toAttribute(), true));
+        }
+        Aggregate plan = new Aggregate(aggregate.groupingExpressions(), Scala.seq(list), child.plan(),
+                aggregate.hint());
+        return new Carried(plan, slots, "sum");
+    }
+}

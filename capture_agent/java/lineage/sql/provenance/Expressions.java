@@ -1,0 +1,48 @@
+package lineage.sql.provenance;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.catalyst.expressions.And;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
+
+/** Walks of expression trees. */
+final class Expressions {
+    private Expressions() {
+    }
+
+    /** A subquery {@code e} holds that the rewrite does not carry (dynamic pruning is dropped:
+     * it only skips files), named; else null. */
+    static String subquery(Expression e) {
+        String kind = e.getClass().getSimpleName();
+        if (kind.startsWith("DynamicPruning")) {
+            return null;
+        }
+        if (e instanceof SubqueryExpression) {
+            return "a " + kind + " (subquery) in an expression";
+        }
+        for (Expression child : Scala.list(e.children())) {
+            String found = subquery(child);
+            if (found != null) {
+                return found;
+            }
+        }
+        return null;
+    }
+
+    /** The parts of a condition joined by AND. */
+    static List<Expression> conjuncts(Expression e) {
+        List<Expression> out = new ArrayList<>();
+        if (e instanceof And and) {
+            out.addAll(conjuncts(and.left()));
+            out.addAll(conjuncts(and.right()));
+        } else {
+            out.add(e);
+        }
+        return out;
+    }
+
+    static boolean isDynamicPruning(Expression e) {
+        return e.getClass().getSimpleName().startsWith("DynamicPruning");
+    }
+}

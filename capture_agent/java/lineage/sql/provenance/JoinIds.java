@@ -1,0 +1,81 @@
+package lineage.sql.provenance;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.plans.Cross$;
+import org.apache.spark.sql.catalyst.plans.FullOuter$;
+import org.apache.spark.sql.catalyst.plans.Inner$;
+import org.apache.spark.sql.catalyst.plans.JoinType;
+import org.apache.spark.sql.catalyst.plans.LeftAnti$;
+import org.apache.spark.sql.catalyst.plans.LeftOuter$;
+import org.apache.spark.sql.catalyst.plans.RightOuter$;
+import org.apache.spark.sql.catalyst.plans.logical.Join;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+
+/**
+ * Inner, cross and outer joins: a row holds both sides' hidden columns (an outer join's missing
+ * side: none); a source read on both sides becomes one set column, the union of the two. A left
+ * anti join's row is its left row: it keeps the left side's.
+ */
+final class JoinIds implements OperatorRewrite {
+    private static final Set<JoinType> BOTH = Set.of(Inner$.MODULE$, Cross$.MODULE$, LeftOuter$.MODULE$,
+            RightOuter$.MODULE$, FullOuter$.MODULE$);
+
+    @Override
+    public boolean accepts(LogicalPlan node) {
+        return node instanceof Join join && (BOTH.contains(join.joinType()) || join.joinType() == LeftAnti$.MODULE$);
+    }
+
+    @Override
+    public Carried rewrite(LogicalPlan node, List<Carried> children, Rewriter rewriter) {
+        Join join = (Join) node;
+        Carried left = children.get(0);
+        Carried right = children.get(1);
+        Join plan = new Join(left.plan(), right.plan(), join.joinType(), join.condition(), join.hint());
+        if (join.joinType() == LeftAnti$.MODULE$) {
+            return new Carried(plan, left.slots(), left.rule());
+        }
+        boolean inner = join.joinType() == Inner$.MODULE$ || join.joinType() == Cross$.MODULE$;
+        return merged(plan, left, right.slots(), rewriter, inner ? "product" : "sum");
+    }
+
+    /**
+     * {@code plan} (left's rows beside another side's, whose slots are {@code others}) with each
+     * source of both sides as one set column, the union of the two.
+     */
+    static Carried merged(LogicalPlan plan, Carried left, List<Slot> others, Rewriter rewriter, String rule) {
+        List<Slot> slots = new ArrayList<>(left.slots());
+        Set<ExprId> dropped = new HashSet<>();
+        List<NamedExpression> merges = new ArrayList<>();
+        for (Slot other : others) {
+            Slot mine = left.slotOf(other.source());
+            if (mine == null) {
+                slots.add(other);
+                continue;
+            }
+            Alias both = rewriter.alias(rewriter.or(rewriter.asSet(mine), rewriter.asSet(other)), rewriter.fresh());
+            merges.add(both);
+            dropped.add(mine.attribute().exprId());
+            dropped.add(other.attribute().exprId());
+            slots.set(slots.indexOf(mine), mine.as(both.toAttribute(), true));
+        }
+        if (merges.isEmpty()) {
+            return new Carried(plan, slots, Carried.weakest(left.rule(), rule));
+        }
+        List<NamedExpression> list = new ArrayList<>();
+        for (Attribute a : Scala.list(plan.output())) {
+            if (!dropped.contains(a.exprId())) {
+                list.add(a);
+            }
+        }
+        list.addAll(merges);
+        return new Carried(new Project(Scala.seq(list), plan), slots, "sum");
+    }
+}

@@ -1,0 +1,22 @@
+package lineage.sql.provenance;
+
+import java.util.List;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+
+/**
+ * The provenance rewrite of one kind of logical operator (Perm and GProM: one rewrite per
+ * operator): given the operator and its children already rewritten, the operator computing the
+ * same rows, each with the ids of the source rows it was computed from.
+ */
+interface OperatorRewrite {
+
+    /** Whether this rewrite is the one of {@code node}. */
+    boolean accepts(LogicalPlan node);
+
+    /** Why {@code node}, which this rewrite accepts, cannot be carried (null: it can). */
+    default String refuses(LogicalPlan node) {
+        return null;
+    }
+
+    Carried rewrite(LogicalPlan node, List<Carried> children, Rewriter rewriter);
+}

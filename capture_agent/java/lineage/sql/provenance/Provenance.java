@@ -1,0 +1,96 @@
+package lineage.sql.provenance;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+
+/**
+ * The provenance rewrite of one query's optimized plan (what the Python side calls): {@link
+ * #refused} says whether it can be captured, {@link #leaves} are the sources it reads, which the
+ * Python side makes captured sources of (their rows with ids), and {@link #rewrite} gives the
+ * query computing the same rows, each with one hidden column per source: the id of the source row
+ * it was computed from, or the set of ids (a Roaring bitmap) where several made it. Expressions
+ * stay Catalyst's own; Spark plans and runs the rewritten query as any other.
+ */
+public final class Provenance {
+    private final SparkSession session;
+    private final LogicalPlan plan;
+    private final List<LogicalPlan> leaves = new ArrayList<>();
+    private Carried carried;
+
+    public Provenance(SparkSession session, LogicalPlan plan) {
+        this.session = session;
+        this.plan = plan;
+        collect(plan);
+    }
+
+    private void collect(LogicalPlan node) {
+        if (SourceLeaf.isReadable(node)) {
+            for (LogicalPlan known : leaves) {
+                if (known == node) {
+                    return;
+                }
+            }
+            leaves.add(node);
+        }
+        for (LogicalPlan child : Scala.list(node.children())) {
+            collect(child);
+        }
+    }
+
+    /** Why the query cannot be captured (the operator that stops it, and why), or null. */
+    public String refused() {
+        return Rewrites.refusal(plan, SourceLeaf::isReadable);
+    }
+
+    public List<LogicalPlan> leaves() {
+        return leaves;
+    }
+
+    public Map<String, String> describe(int leaf) {
+        return SourceLeaf.describe(leaves.get(leaf));
+    }
+
+    /** The query rewritten, leaf {@code i} read from {@code plans[i]} (its columns, then its ids in
+     * column {@code idColumns[i]}: the ids of source {@code sources[i]}); its columns the query's,
+     * then the hidden ones ({@link #slotColumns}).
+     *
+     * @throws Refused an operator cannot be carried */
+    public Dataset<Row> rewrite(LogicalPlan[] plans, String[] idColumns, String[] sources) {
+        IdentityHashMap<LogicalPlan, Rewriter.Source> made = new IdentityHashMap<>();
+        for (int i = 0; i < plans.length; i++) {
+            made.put(leaves.get(i), new Rewriter.Source(plans[i], idColumns[i], sources[i]));
+        }
+        carried = new Rewriter(session, made).carry(plan);
+        List<NamedExpression> list = new ArrayList<>(Scala.list(plan.output()));
+        list.addAll(carried.slotAttributes());
+        return Dataset.ofRows(session, new Project(Scala.seq(list), carried.plan()));
+    }
+
+    public String[] slotColumns() {
+        return carried.slots().stream().map(s -> s.attribute().name()).toArray(String[]::new);
+    }
+
+    public String[] slotSources() {
+        return carried.slots().stream().map(Slot::source).toArray(String[]::new);
+    }
+
+    public boolean[] slotSets() {
+        boolean[] out = new boolean[carried.slots().size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = carried.slots().get(i).set();
+        }
+        return out;
+    }
+
+    public String rule() {
+        return carried.rule();
+    }
+}

@@ -1,0 +1,90 @@
+package lineage.sql.provenance;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.types.Metadata;
+import scala.Option;
+
+/**
+ * One query's rewrite: walks the plan bottom-up, each operator rewritten by the first rewrite of
+ * the registry ({@link Rewrites}) that accepts it, and makes the expressions the rewrites share
+ * (fresh hidden columns, the id-set functions of {@code lineage.sql.IdSets}).
+ */
+final class Rewriter {
+    /** A leaf replaced by a source: its plan (the leaf's columns, then the ids in {@code idColumn}). */
+    record Source(LogicalPlan plan, String idColumn, String id) {
+    }
+
+    final SparkSession session;
+    private final IdentityHashMap<LogicalPlan, Source> sources;
+    private int names;
+
+    Rewriter(SparkSession session, IdentityHashMap<LogicalPlan, Source> sources) {
+        this.session = session;
+        this.sources = sources;
+    }
+
+    Source sourceOf(LogicalPlan leaf) {
+        return sources.get(leaf);
+    }
+
+    Carried carry(LogicalPlan node) {
+        List<Carried> children = new ArrayList<>();
+        for (LogicalPlan child : Scala.list(node.children())) {
+            children.add(carry(child));
+        }
+        OperatorRewrite rewrite = Rewrites.of(node);
+        return rewrite.rewrite(node, children, this);
+    }
+
+    /** A fresh hidden column's name (the Python side hides every column named __lineage_...). */
+    String fresh() {
+        names++;
+        return "__lineage_p" + names;
+    }
+
+    Alias alias(Expression child, String name) {
+        return new Alias(child, name, NamedExpression$.MODULE$.newExprId(), Scala.seq(List.of()),
+                Option.<Metadata>empty(), Scala.seq(List.of()));
+    }
+
+    /** A slot's ids as a set (an id column through lineage_set). */
+    Expression asSet(Slot slot) {
+        return slot.set() ? slot.attribute() : call("lineage_set", slot.attribute());
+    }
+
+    Expression or(Expression a, Expression b) {
+        return call("lineage_or", a, b);
+    }
+
+    /** The aggregate of a slot over a group: the set of its ids (lineage_ids) or of its sets' union. */
+    Expression gather(Slot slot) {
+        Expression f = call(slot.set() ? "lineage_union" : "lineage_ids", slot.attribute());
+        return ((AggregateFunction) f).toAggregateExpression();
+    }
+
+    /** The union of a slot's sets over a group (any slot as sets), an aggregate function. */
+    AggregateFunction union(Expression sets) {
+        return (AggregateFunction) call("lineage_union", sets);
+    }
+
+    Expression call(String function, Expression... args) {
+        try {
+            Option<Expression> found = session.sessionState().catalog()
+                    .resolveBuiltinOrTempFunction(function, Scala.seq(List.of(args)));
+            if (found.isDefined()) {
+                return found.get();
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("lineage: the function " + function + " cannot be made", e);
+        }
+        throw new IllegalStateException("lineage: the function " + function + " is not registered");
+    }
+}

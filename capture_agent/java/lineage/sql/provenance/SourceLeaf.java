@@ -1,0 +1,117 @@
+package lineage.sql.provenance;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
+import org.apache.spark.sql.execution.datasources.LogicalRelation;
+import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.types.Metadata;
+import scala.Option;
+
+/**
+ * A leaf whose rows the agent reads with their ids (files of Parquet, ORC, CSV, JSON Lines and
+ * text; local rows, an RDD's rows and ranges, written once to Parquet): the source the Python side
+ * made of it (its columns, then its ids), its columns given the leaf's own attributes.
+ */
+final class SourceLeaf implements OperatorRewrite {
+    static final Set<String> FORMATS = Set.of("parquet", "orc", "csv", "json", "text");
+    static final Set<String> LOCAL = Set.of("LocalRelation", "LogicalRDD", "Range");
+
+    static boolean isReadable(LogicalPlan node) {
+        if (!node.children().isEmpty() || NoRowsLeaf.isNoRows(node)) {
+            return false;
+        }
+        return LOCAL.contains(node.getClass().getSimpleName()) || format(node) != null;
+    }
+
+    /** The short name of a file relation's format, when the agent reads it; else null. */
+    static String format(LogicalPlan node) {
+        if (node instanceof LogicalRelation lr && lr.relation() instanceof HadoopFsRelation fs
+                && fs.fileFormat() instanceof DataSourceRegister named
+                && FORMATS.contains(named.shortName())) {
+            return named.shortName();
+        }
+        return null;
+    }
+
+    /** What the Python side needs to read the leaf: kind (a format, or local), its root paths (by
+     * newlines), its catalog table, and its reader options (option.NAME). */
+    static Map<String, String> describe(LogicalPlan node) {
+        Map<String, String> out = new HashMap<>();
+        String fmt = format(node);
+        out.put("kind", fmt == null ? "local" : fmt);
+        out.put("node", node.getClass().getSimpleName());
+        if (fmt != null) {
+            LogicalRelation lr = (LogicalRelation) node;
+            HadoopFsRelation fs = (HadoopFsRelation) lr.relation();
+            List<String> paths = new ArrayList<>();
+            for (Path p : Scala.list(fs.location().rootPaths())) {
+                paths.add(p.toString());
+            }
+            out.put("paths", String.join("\n", paths));
+            if (lr.catalogTable().isDefined()) {
+                out.put("table", lr.catalogTable().get().identifier().unquotedString());
+            }
+            scala.collection.Iterator<scala.Tuple2<String, String>> it = fs.options().iterator();
+            while (it.hasNext()) {
+                scala.Tuple2<String, String> kv = it.next();
+                out.put("option." + kv._1(), kv._2());
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public boolean accepts(LogicalPlan node) {
+        return isReadable(node);
+    }
+
+    @Override
+    public Carried rewrite(LogicalPlan node, List<Carried> children, Rewriter rewriter) {
+        Rewriter.Source source = rewriter.sourceOf(node);
+        if (source == null) {
+            throw new Refused(node.nodeName(), "no source was made of it");
+        }
+        List<Attribute> made = Scala.list(source.plan().output());
+        Attribute id = null;
+        List<Attribute> columns = new ArrayList<>();
+        for (Attribute a : made) {
+            if (a.name().equals(source.idColumn())) {
+                id = a;
+            } else {
+                columns.add(a);
+            }
+        }
+        List<Attribute> leaf = Scala.list(node.output());
+        if (id == null || columns.size() != leaf.size()) {
+            throw new Refused(node.nodeName(), "its source's columns are not the leaf's");
+        }
+        String zone = rewriter.session.sessionState().conf().sessionLocalTimeZone();
+        List<NamedExpression> list = new ArrayList<>();
+        for (int i = 0; i < leaf.size(); i++) {
+            Attribute want = leaf.get(i);
+            Expression value = columns.get(i);
+            if (!value.dataType().equals(want.dataType())) {
+                value = new Cast(value, want.dataType(), Option.apply(zone));
+            }
+            list.add(new Alias(value, want.name(), want.exprId(), want.qualifier(), Option.<Metadata>empty(),
+                    Scala.seq(List.of())));
+        }
+        Alias ids = rewriter.alias(id, rewriter.fresh());
+        list.add(ids);
+        Slot slot = new Slot(source.id(), ids.toAttribute(), false);
+        return new Carried(new Project(Scala.seq(list), source.plan()), List.of(slot), "copy");
+    }
+}

@@ -1,0 +1,218 @@
+"""Any DataFrame's query captured at its plan, in the JVM.
+
+The query's optimized plan is rewritten by the agent's jar (``java/lineage/sql/provenance``: one
+rewrite class per logical operator, in a registry, the way Perm and GProM rewrite queries) so that
+each row carries, per source it reads, the id of the source row it was computed from (bigint) or
+the set of ids (a Roaring bitmap) where several made it. Expressions stay Catalyst's own, never
+SQL text; Spark plans and runs the rewritten query as any other, adaptive execution on. Because
+the optimizer has already turned subqueries into joins, INTERSECT and EXCEPT into semi and anti
+joins, DISTINCT into aggregates and CTEs into their uses, the rewrite sees few kinds of operators:
+
+| operator | a row's ids |
+|---|---|
+| Project, Filter, Sort, Limit, Sample, Repartition, Generate, Python UDFs | its input row's |
+| Aggregate | per source, the set of its group's rows' ids |
+| Join inner, cross, outer | both sides' (a source on both sides: the union of the two) |
+| Join left semi, existence (IN, EXISTS, INTERSECT) | its own and the matched right rows' |
+| Join left anti (NOT IN, NOT EXISTS, EXCEPT) | its own |
+| Union | its side's, aligned by source |
+| Expand (GROUPING SETS, ROLLUP, CUBE) | its input row's |
+| Window | its own and its frame's rows' (its whole partition for cume_dist, ntile...) |
+
+Leaves become the agent's sources (``capture.frame_sources``: one class per kind below, chosen by
+the leaf's format): files of Parquet, ORC, CSV, JSON Lines and text read in the JVM with their ids,
+local rows, RDD rows and ranges written once to Parquet in the run's folder. Anything else
+(a cached frame, a scalar subquery, pandas UDFs over whole partitions, a reader option the
+agent's readers do not know...) is refused by name before anything runs (``UnsupportedOperation``):
+the caller runs the query plain and reports it not captured.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from capture_agent.record.capture.frame_jvm import _new, functions_registered
+from capture_agent.record.capture.frames import CapturedDataFrame, Slot
+from capture_agent.record.errors import UnsupportedOperation
+
+PROVENANCE_CLASS = "lineage.sql.provenance.Provenance"
+SESSION_CLASS = "org.apache.spark.sql.classic.SparkSession"
+PLAN_CLASS = "org.apache.spark.sql.catalyst.plans.logical.LogicalPlan"
+
+
+def captured_query(lc: Any, df: Any) -> CapturedDataFrame:
+    """``df``'s query as a captured DataFrame: its plan rewritten to carry each row's ids.
+
+    Raises:
+        UnsupportedOperation: an operator, expression or source of the query cannot be captured
+            (named, with why).
+    """
+    from pyspark.sql import DataFrame
+
+    functions_registered(lc)
+    spark, gateway = lc.spark, lc.sc._gateway
+    plan = df._jdf.queryExecution().optimizedPlan()
+    provenance = _new(lc, PROVENANCE_CLASS, (SESSION_CLASS, spark._jsparkSession), (PLAN_CLASS, plan))
+    refused = provenance.refused()
+    if refused is not None:
+        operator, _, why = str(refused).partition(": ")
+        raise UnsupportedOperation(operator, why)
+    leaves = list(provenance.leaves())
+    sources = []
+    for i, leaf in enumerate(leaves):
+        info, rows = dict(provenance.describe(i)), DataFrame(_rows(lc, leaf), spark)
+        sources.append(_known_source(lc, info, rows, source_of(lc, info, rows)))
+    plans = gateway.new_array(gateway.jvm.org.apache.spark.sql.catalyst.plans.logical.LogicalPlan, len(sources))
+    columns = gateway.new_array(gateway.jvm.String, len(sources))
+    ids = gateway.new_array(gateway.jvm.String, len(sources))
+    for i, source in enumerate(sources):
+        (slot,) = source._slots
+        plans[i] = source._df._jdf.queryExecution().analyzed()
+        columns[i] = slot.column
+        ids[i] = slot.source
+    rewritten = provenance.rewrite(plans, columns, ids)
+    slots = tuple(Slot(str(s), str(c), bool(b)) for s, c, b in
+                  zip(provenance.slotSources(), provenance.slotColumns(), provenance.slotSets(), strict=True))
+    return CapturedDataFrame(lc, DataFrame(rewritten, spark), slots, str(provenance.rule()))
+
+
+def _known_source(lc: Any, info: dict[str, str], rows: Any, made: CapturedDataFrame) -> CapturedDataFrame:
+    """``made`` (a captured source of files) as the source of the first leaf of this run that read
+    the same files the same way (a view read by several actions, a table joined with itself):
+    one input point, its ids in one column name wherever it is read, so that a trace finds each
+    record once and a what-if's replay deletes it from every read (``frame_replay``)."""
+    if info.get("kind") == "local":
+        return made
+    key = json.dumps([sorted(info.items()), str(rows._jdf.schema().json()), sorted(rows.inputFiles())])
+    known: dict[str, Slot] = lc.frames.__dict__.setdefault("read_sources", {})
+    (slot,) = made._slots
+    first = known.setdefault(key, slot)
+    if first == slot:
+        return made
+    lc.store.points.pop(slot.source, None)
+    lc.frames.source_slots.remove(slot)
+    return CapturedDataFrame(lc, made._df.withColumnRenamed(slot.column, first.column), (first,), made._rule,
+                             point=first.source)
+
+
+def _rows(lc: Any, leaf: Any) -> Any:
+    """The Dataset of a leaf's rows (what a plain read of it gives)."""
+    return lc.sc._jvm.org.apache.spark.sql.classic.Dataset.ofRows(lc.spark._jsparkSession, leaf)
+
+
+class SourceKind:
+    """How the agent reads one kind of leaf with ids: ``frame`` gives its captured source."""
+
+    kind: ClassVar[str]
+    options: ClassVar[tuple[str, ...]] = ()  # the reader options the agent's reader of the kind takes
+
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+        raise NotImplementedError
+
+    def chosen(self, info: dict[str, str]) -> dict[str, str]:
+        """The leaf's reader options (lower-case names); any the agent's reader does not take
+        raises UnsupportedOperation naming it."""
+        given = {k.removeprefix("option.").lower(): v for k, v in info.items() if k.startswith("option.")}
+        given.pop("path", None)
+        given.pop("paths", None)
+        other = sorted(k for k in given if k not in {o.lower() for o in self.options})
+        if other:
+            takes = ", ".join(self.options) or "none"
+            raise UnsupportedOperation(f"read.{self.kind} with the option {other[0]}",
+                                       f"options the agent's {self.kind} reader takes: {takes}")
+        return given
+
+    @staticmethod
+    def paths(info: dict[str, str]) -> list[str]:
+        return info.get("paths", "").split("\n")
+
+
+class ParquetFiles(SourceKind):
+    kind = "parquet"
+    options = ("mergeSchema",)
+
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+        from capture_agent.record.capture.frame_sources import source_frame
+
+        self.chosen(info)
+        if "table" in info:
+            return source_frame(lc, df, "read.table", [info["table"]])
+        return source_frame(lc, df, "read.parquet", self.paths(info))
+
+
+class OrcFiles(SourceKind):
+    kind = "orc"
+    options = ("mergeSchema",)
+
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+        from capture_agent.record.capture.frame_sources import orc_frame_source
+
+        self.chosen(info)
+        if "table" in info:
+            return orc_frame_source(lc, df, [info["table"]], "read.table")
+        return orc_frame_source(lc, df, self.paths(info))
+
+
+class LineFiles(SourceKind):
+    """Text, CSV and JSON Lines: lines read in the JVM with ids (file, byte offset)."""
+
+    def lines(self, lc: Any, df: Any, info: dict[str, str], **kwargs: Any) -> CapturedDataFrame:
+        from capture_agent.record.capture.frame_sources import line_source
+
+        made = line_source(lc, ",".join(self.paths(info)), self.kind, **kwargs)
+        if made is None:
+            raise UnsupportedOperation(f"read.{self.kind} of files of 4 GiB or more, or written by saveAsTextFile "
+                                       "in this run", "the RDD engine's text input reads those")
+        return made
+
+
+class CsvFiles(LineFiles):
+    kind = "csv"
+    options = ("header", "sep", "delimiter", "quote", "inferSchema")
+
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+        given = self.chosen(info)
+        return self.lines(lc, df, info, parse=None, header=given.get("header", "false").lower() == "true",
+                          sep=given.get("sep", given.get("delimiter", ",")), quote=given.get("quote", '"'),
+                          fields=list(df.columns), csv_schema=df._jdf.schema())
+
+
+class JsonFiles(LineFiles):
+    kind = "json"
+
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+        self.chosen(info)
+        return self.lines(lc, df, info, parse=None, json_schema=df._jdf.schema())
+
+
+class TextFiles(LineFiles):
+    kind = "text"
+
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+        self.chosen(info)
+        return self.lines(lc, df, info, parse=lambda lines, hidden: lines)
+
+
+class LocalRows(SourceKind):
+    """Local rows (createDataFrame), an RDD's rows and ranges: written once to Parquet in the
+    run's folder and read back with ids."""
+
+    kind = "local"
+
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+        from capture_agent.record.capture.frame_sources import local_frame
+
+        return local_frame(lc, df)
+
+
+SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (ParquetFiles(), OrcFiles(), CsvFiles(), JsonFiles(),
+                                                          TextFiles(), LocalRows())}
+
+
+def source_of(lc: Any, info: dict[str, str], df: Any) -> CapturedDataFrame:
+    """The captured source of a leaf (``info``: the JVM's description of it; ``df``: its rows)."""
+    kind = SOURCE_KINDS.get(info.get("kind", ""))
+    if kind is None:
+        raise UnsupportedOperation(f"{info.get('node', 'a leaf')} of {info.get('kind')}")
+    return kind.frame(lc, df, info)

@@ -1,0 +1,202 @@
+"""Record capture switched on by configuration: every DataFrame action of the job, unmodified.
+
+    capture_agent.enable(spark, records=True)     # or LINEAGE_ENABLED=true LINEAGE_RECORDS=true
+
+Once on for a SparkContext, each action of any DataFrame of its sessions (``collect``, ``count``,
+``take``, ``head``, ``first``, ``toPandas``, and ``write``'s ``save``, ``parquet``, ``csv``,
+``json``, ``orc``, ``text``, ``saveAsTable``), however the frame was made (``spark.read``,
+``spark.table``, ``spark.sql``, ``createDataFrame``, views), runs its query rewritten in the JVM
+to carry each row's lineage (``capture.frame_plan``) and writes its output point, as the explicit
+``LineageContext`` does (``capture.frame_io``): the same rows, traceable and what-if-able. The
+context is implicit: ``records_context(spark)`` gives it, for ``getLineage``-style use in a notebook.
+
+The job never fails because of this: a query the rewrite refuses runs exactly as plain PySpark
+would and is recorded as not captured with the operator that stopped it (``LineageStore.
+not_captured``, in the run's ``run.json``, and logged); a capture that fails while it runs is
+recorded so too and the action runs plain. The agent's own queries, made while it captures, are
+never captured (a per-thread guard).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from capture_agent.record.errors import LineageError, UnsupportedOperation
+
+log = logging.getLogger("capture_agent")
+
+ACTIONS = ("collect", "count", "take", "head", "first", "toPandas")
+WRITES = ("save", "parquet", "csv", "json", "orc", "text", "saveAsTable")
+WRITER_SETTINGS = ("mode", "format", "option", "options", "partitionBy")
+_CONTEXT = "_lineage_records"  # the SparkContext's attribute holding its LineageContext
+
+_local = threading.local()
+_installed = False
+_install_lock = threading.Lock()
+
+
+def enable_records(spark_or_sc: Any, store: str | None = None) -> Any:
+    """Captures every DataFrame action of ``spark_or_sc``'s SparkContext from now on (idempotent).
+
+    Returns:
+        The implicit LineageContext.
+    """
+    from capture_agent.record import LineageContext
+
+    sc = getattr(spark_or_sc, "sparkContext", spark_or_sc)
+    lc = sc.__dict__.get(_CONTEXT)
+    if lc is None:
+        lc = LineageContext(spark_or_sc, store)
+        sc.__dict__[_CONTEXT] = lc
+    _install()
+    return lc
+
+
+def disable_records(spark_or_sc: Any) -> None:
+    """Stops capturing ``spark_or_sc``'s actions (its actions run plain from now on)."""
+    sc = getattr(spark_or_sc, "sparkContext", spark_or_sc)
+    sc.__dict__.pop(_CONTEXT, None)
+
+
+@contextlib.contextmanager
+def uncaptured() -> Iterator[None]:
+    """Actions of this thread inside the block run plain, not captured."""
+    busy = getattr(_local, "busy", False)
+    _local.busy = True
+    try:
+        yield
+    finally:
+        _local.busy = busy
+
+
+def records_context(spark_or_sc: Any) -> Any:
+    """The LineageContext capturing ``spark_or_sc``'s actions, or None when records are off."""
+    sc = getattr(spark_or_sc, "sparkContext", spark_or_sc)
+    return sc.__dict__.get(_CONTEXT)
+
+
+def _context_of(df: Any) -> Any:
+    if getattr(_local, "busy", False):
+        return None
+    try:
+        lc = df.sparkSession.sparkContext.__dict__.get(_CONTEXT)
+    except Exception:  # noqa: BLE001 - a frame of no classic session (Spark Connect): plain
+        return None
+    return lc if lc is not None and lc.enabled else None
+
+
+def _install() -> None:
+    """Wraps the actions of PySpark's DataFrame and DataFrameWriter classes, once a process."""
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        from pyspark.sql.classic.dataframe import DataFrame
+        from pyspark.sql.readwriter import DataFrameWriter
+
+        for name in ACTIONS:
+            setattr(DataFrame, name, _action(name, getattr(DataFrame, name)))
+        for name in WRITER_SETTINGS:
+            setattr(DataFrameWriter, name, _setting(name, getattr(DataFrameWriter, name)))
+        for name in WRITES:
+            setattr(DataFrameWriter, name, _write(name, getattr(DataFrameWriter, name)))
+        _installed = True
+
+
+def _captured(lc: Any, df: Any, op: str) -> Any:
+    """``df``'s captured frame, or None (recorded as not captured) when its query cannot be."""
+    from capture_agent.record.capture.frame_plan import captured_query
+
+    try:
+        return captured_query(lc, df)
+    except UnsupportedOperation as exc:
+        _not_captured(lc, op, str(exc))
+    except Exception as exc:  # noqa: BLE001 - the job must run whatever the capture does
+        _not_captured(lc, op, f"the capture failed: {type(exc).__name__}: {_first_line(exc)}")
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _not_captured(lc: Any, op: str, why: str) -> None:
+    log.warning("lineage: DataFrame.%s runs without record lineage: %s", op, why)
+    try:
+        lc.store.not_captured.append({"action": op, "reason": why})
+        lc.store.save()
+    except OSError as exc:
+        log.warning("lineage: cannot update the lineage store %s: %s", lc.run_dir, exc)
+
+
+def _guarded(run: Callable[[], Any]) -> Any:
+    _local.busy = True
+    try:
+        return run()
+    finally:
+        _local.busy = False
+
+
+def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(plain)
+    def action(self: Any, *args: Any, **kwargs: Any) -> Any:
+        lc = _context_of(self)
+        if lc is None:
+            return plain(self, *args, **kwargs)
+
+        def run() -> Any:
+            frame = _captured(lc, self, name)
+            if frame is None:
+                return plain(self, *args, **kwargs)
+            try:
+                return getattr(frame, name)(*args, **kwargs)
+            except (LineageError, OSError) as exc:
+                _not_captured(lc, name, f"the capture failed: {type(exc).__name__}: {_first_line(exc)}")
+                return plain(self, *args, **kwargs)
+
+        return _guarded(run)
+
+    return action
+
+
+def _setting(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
+    """A writer setting, also remembered on the writer so that a captured write applies it."""
+
+    @functools.wraps(plain)
+    def setting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        self.__dict__.setdefault("_lineage_settings", []).append((name, args, kwargs))
+        return plain(self, *args, **kwargs)
+
+    return setting
+
+
+def _write(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(plain)
+    def write(self: Any, *args: Any, **kwargs: Any) -> Any:
+        df = getattr(self, "_df", None)
+        lc = _context_of(df) if df is not None else None
+        if lc is None:
+            return plain(self, *args, **kwargs)
+
+        def run() -> Any:
+            frame = _captured(lc, df, f"write.{name}")
+            if frame is None:
+                return plain(self, *args, **kwargs)
+            try:
+                writer = frame.write
+                for setting, a, k in self.__dict__.get("_lineage_settings", []):
+                    writer = getattr(writer, setting)(*a, **k)
+            except UnsupportedOperation as exc:  # a setting the captured writer does not take
+                _not_captured(lc, f"write.{name}", str(exc))
+                return plain(self, *args, **kwargs)
+            return getattr(writer, name)(*args, **kwargs)
+
+        return _guarded(run)
+
+    return write

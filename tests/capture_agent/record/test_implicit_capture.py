@@ -1,0 +1,144 @@
+"""Unmodified DataFrame and SQL jobs captured by configuration (``capture.implicit``,
+``capture.frame_plan``): each action's answer is plain PySpark's, and traces both ways equal
+oracles computed from the tables; a query the rewrite refuses runs plain and is reported."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.capture_agent.record.test_dataframes import CUSTOMER_SCHEMA, CUSTOMERS, ORDERS, tables  # noqa: F401
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def records(spark: Any, tmp_path: Path, tables: dict[str, str]) -> Iterator[Any]:  # noqa: F811
+    """Records switched on for the session (the implicit LineageContext), with the tables as
+    views read the plain way: spark.read.parquet, createDataFrame."""
+    from capture_agent.record.capture import implicit
+
+    lc = implicit.enable_records(spark, str(tmp_path / "lineage"))
+    spark.read.parquet(tables["orders"]).createOrReplaceTempView("orders")
+    spark.createDataFrame(CUSTOMERS, CUSTOMER_SCHEMA).createOrReplaceTempView("customers")
+    yield lc
+    implicit.disable_records(spark)
+
+
+def plain_rows(df: Any) -> Counter[tuple[Any, ...]]:
+    from capture_agent.record.capture.implicit import uncaptured
+
+    with uncaptured():
+        return Counter(tuple(r) for r in df.collect())
+
+
+def output(lc: Any) -> Any:
+    """The LineageRDD at the last action's output."""
+    last = [p for p in lc.store.by_seq() if p.kind == "output"][-1]
+    return lc.lineage(last.capture_id)
+
+
+def source(lc: Any, op: str) -> Any:
+    """The LineageRDD at the last input point of ``op`` (read.parquet, createDataFrame)."""
+    last = [p for p in lc.store.by_seq() if p.kind == "input" and p.op == op][-1]
+    return lc.lineage(last.capture_id)
+
+
+def counted(values: Any) -> Counter[tuple[Any, ...]]:
+    return Counter(tuple(v) for v in values)
+
+
+def customer(cid: str) -> tuple[Any, ...]:
+    return next(c for c in CUSTOMERS if c[0] == cid)
+
+
+def test_a_sql_join_aggregate_is_captured_unmodified_both_ways(records: Any, spark: Any) -> None:
+    query = spark.sql("""SELECT c.country, sum(o.amount) AS total, count(*) AS n
+                         FROM orders o JOIN customers c ON o.customer_id = c.customer_id
+                         WHERE o.amount > 3 GROUP BY c.country""")
+    got = query.collect()  # the user's own call: captured
+    assert counted(got) == plain_rows(query)
+    for row in got:
+        ids = {c[0] for c in CUSTOMERS if c[1] == row.country}
+        kept = [o for o in ORDERS if o[1] in ids and o[2] > 3]
+        assert row.total == sum(o[2] for o in kept)
+        matched = [customer(c) for c in sorted({o[1] for o in kept})]
+        traced = output(records).filter(lambda r, country=row.country: r.country == country).goBackAll().collect()
+        assert counted(traced) == counted(kept + matched)
+    # forward: one customer's row reaches its country's total, and nothing else
+    first = CUSTOMERS[0]
+    reached = source(records, "createDataFrame").filter(lambda r: r.customer_id == first[0]).goNextAll().collect()
+    assert [r.country for r in reached] == [first[1]]
+
+
+@pytest.mark.parametrize("query, pick, oracle", [
+    # IN (a left semi join): the order and the customer it matched
+    ("SELECT * FROM orders WHERE customer_id IN (SELECT customer_id FROM customers WHERE country = 'FR')",
+     lambda r: r.order_id == 1, lambda: [ORDERS[1], customer(ORDERS[1][1])]),
+    # EXISTS under OR (an existence join)
+    ("SELECT order_id FROM orders o WHERE o.amount > 11 OR EXISTS "
+     "(SELECT 1 FROM customers c WHERE c.customer_id = o.customer_id AND c.segment = 'seg0')",
+     lambda r: r.order_id == 2, lambda: [ORDERS[2], customer(ORDERS[2][1])]),
+    # a running window: the row and the one before it of its customer
+    ("SELECT order_id, sum(amount) OVER (PARTITION BY customer_id ORDER BY order_id "
+     "ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM orders",
+     lambda r: r.order_id == 15, lambda: [ORDERS[8], ORDERS[15]]),
+    # ROLLUP (an expand): the grand total's row is every order
+    ("SELECT customer_id, count(*) AS n FROM orders GROUP BY ROLLUP (customer_id)",
+     lambda r: r.customer_id is None, lambda: ORDERS),
+    # INTERSECT (a semi join on null-safe equality, then distinct)
+    ("SELECT customer_id FROM orders INTERSECT SELECT customer_id FROM customers WHERE country = 'US'",
+     lambda r: r.customer_id == "c2", lambda: [o for o in ORDERS if o[1] == "c2"] + [customer("c2")]),
+    # EXCEPT (an anti join): a row's lineage is its own side's
+    ("SELECT customer_id FROM orders EXCEPT SELECT customer_id FROM customers WHERE country = 'JP'",
+     lambda r: r.customer_id == "c1", lambda: [o for o in ORDERS if o[1] == "c1"]),
+    # a CTE used twice, BETWEEN and a date interval
+    ("WITH t AS (SELECT customer_id, max(amount) AS m FROM orders "
+     "WHERE amount BETWEEN 2 AND 9 AND CAST(day AS DATE) + INTERVAL 1 DAY > DATE'2026-01-01' GROUP BY customer_id) "
+     "SELECT a.customer_id, a.m FROM t a JOIN t b ON a.customer_id = b.customer_id",
+     lambda r: r.customer_id == "c3", lambda: [o for o in ORDERS if o[1] == "c3" and 2 <= o[2] <= 9]),
+    # an outer join: a customer without orders over 11 keeps its own row only
+    ("SELECT c.customer_id, o.order_id FROM customers c LEFT JOIN (SELECT * FROM orders WHERE amount > 11) o "
+     "ON c.customer_id = o.customer_id",
+     lambda r: r.order_id == 12, lambda: [ORDERS[12], customer(ORDERS[12][1])]),
+])
+def test_sql_operators_trace_to_their_oracle(records: Any, spark: Any, query: str, pick: Any, oracle: Any) -> None:
+    df = spark.sql(query)
+    got = df.collect()
+    assert counted(got) == plain_rows(df)
+    assert any(pick(r) for r in got)
+    traced = output(records).filter(pick).goBackAll().collect()
+    assert counted(traced) == counted(oracle())
+
+
+def test_dataframe_methods_count_to_pandas_and_write(records: Any, spark: Any, tables: dict[str, str],  # noqa: F811
+                                                     tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    orders = spark.read.parquet(tables["orders"])
+    big = orders.where(F.col("amount") > 10).groupBy("customer_id").agg(F.sum("amount").alias("s"))
+    assert big.count() == len({o[1] for o in ORDERS if o[2] > 10})
+    assert [p.op for p in records.store.by_seq() if p.kind == "output"][-1] == "count"
+    pandas = big.toPandas()
+    assert sorted(pandas["customer_id"]) == sorted({o[1] for o in ORDERS if o[2] > 10})
+    folder = str(tmp_path / "out")
+    big.write.mode("overwrite").parquet(folder)
+    written = [p for p in records.store.by_seq() if p.kind == "output"][-1]
+    assert written.op.startswith("write") and written.layout.name == "frame_write"
+    assert sorted(r.customer_id for r in spark.read.parquet(folder).collect()) == sorted(pandas["customer_id"])
+
+
+def test_a_query_the_rewrite_refuses_runs_plain_and_is_reported(records: Any, spark: Any) -> None:
+    df = spark.sql("SELECT order_id FROM orders WHERE amount > (SELECT avg(amount) FROM orders)")
+    before = len([p for p in records.store.by_seq() if p.kind == "output"])
+    got = df.collect()
+    assert counted(got) == plain_rows(df)
+    assert len([p for p in records.store.by_seq() if p.kind == "output"]) == before  # no output point
+    manifest = json.loads((Path(records.store.run_dir) / "run.json").read_text())
+    (entry,) = manifest["not_captured"]
+    assert entry["action"] == "collect" and "ScalarSubquery" in entry["reason"]
