@@ -133,12 +133,28 @@ def test_dataframe_methods_count_to_pandas_and_write(records: Any, spark: Any, t
     assert sorted(r.customer_id for r in spark.read.parquet(folder).collect()) == sorted(pandas["customer_id"])
 
 
-def test_a_query_the_rewrite_refuses_runs_plain_and_is_reported(records: Any, spark: Any) -> None:
-    df = spark.sql("SELECT order_id FROM orders WHERE amount > (SELECT avg(amount) FROM orders)")
-    before = len([p for p in records.store.by_seq() if p.kind == "output"])
+def test_a_scalar_subquery_gives_its_rows_to_the_rows_it_filtered(records: Any, spark: Any) -> None:
+    df = spark.sql("SELECT order_id, amount - (SELECT min(amount) FROM orders WHERE amount > 5) AS over "
+                   "FROM orders WHERE amount > (SELECT avg(amount) + 4 FROM orders)")
     got = df.collect()
     assert counted(got) == plain_rows(df)
+    average = sum(o[2] for o in ORDERS) / len(ORDERS)
+    assert {r.order_id for r in got} == {o[0] for o in ORDERS if o[2] > average + 4}
+    traced = output(records).filter(lambda r: r.order_id == got[0].order_id).goBackAll().collect()
+    assert counted(traced) == counted(ORDERS)  # the row, and every order the average and the minimum read
+
+
+def test_a_query_the_rewrite_refuses_runs_plain_and_is_reported_by_operator(records: Any, spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    orders = spark.table("orders")
+    df = orders.groupBy("customer_id").applyInPandas(lambda pdf: pdf.head(1), orders.schema)
+    before = len([p for p in records.store.by_seq() if p.kind == "output"])
+    got = df.collect()
+    assert counted(got) == plain_rows(df) and len(got) == len({o[1] for o in ORDERS})
+    assert df.where(F.col("amount") > 100).count() == 0
     assert len([p for p in records.store.by_seq() if p.kind == "output"]) == before  # no output point
     manifest = json.loads((Path(records.store.run_dir) / "run.json").read_text())
-    (entry,) = manifest["not_captured"]
-    assert entry["action"] == "collect" and "ScalarSubquery" in entry["reason"]
+    actions = [(e["action"], e["reason"]) for e in manifest["not_captured"]]
+    assert [a for a, _ in actions] == ["collect", "count"]
+    assert all("FlatMapGroupsInPandas" in why for _, why in actions)

@@ -18,6 +18,9 @@ final class Expressions {
         if (kind.startsWith("DynamicPruning")) {
             return null;
         }
+        if (e instanceof org.apache.spark.sql.catalyst.expressions.ScalarSubquery sq && sq.outerAttrs().isEmpty()) {
+            return null;  // its plan is rewritten too (SubqueryIds)
+        }
         if (e instanceof SubqueryExpression) {
             return "a " + kind + " (subquery) in an expression";
         }

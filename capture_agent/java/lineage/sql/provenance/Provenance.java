@@ -43,6 +43,9 @@ public final class Provenance {
         for (LogicalPlan child : Scala.list(node.children())) {
             collect(child);
         }
+        for (org.apache.spark.sql.catalyst.expressions.ScalarSubquery sq : SubqueryIds.of(node)) {
+            collect(sq.plan());
+        }
     }
 
     /** Why the query cannot be captured (the operator that stops it, and why), or null. */

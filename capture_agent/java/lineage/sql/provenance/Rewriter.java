@@ -40,8 +40,9 @@ final class Rewriter {
         for (LogicalPlan child : Scala.list(node.children())) {
             children.add(carry(child));
         }
-        OperatorRewrite rewrite = Rewrites.of(node);
-        return rewrite.rewrite(node, children, this);
+        SubqueryIds.Prepared prepared = SubqueryIds.prepare(node, this);
+        OperatorRewrite rewrite = Rewrites.of(prepared.node());
+        return SubqueryIds.attach(rewrite.rewrite(prepared.node(), children, this), prepared, this);
     }
 
     /** A fresh hidden column's name (the Python side hides every column named __lineage_...). */

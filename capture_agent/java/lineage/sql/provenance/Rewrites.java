@@ -47,6 +47,12 @@ final class Rewrites {
         if (why != null) {
             return plan.nodeName() + ": " + why;
         }
+        for (org.apache.spark.sql.catalyst.expressions.ScalarSubquery sq : SubqueryIds.of(plan)) {
+            String inner = refusal(sq.plan(), isSource);
+            if (inner != null) {
+                return inner;
+            }
+        }
         for (Expression e : Scala.list(plan.expressions())) {
             String subquery = Expressions.subquery(e);
             if (subquery != null) {
