@@ -158,3 +158,17 @@ def test_a_query_the_rewrite_refuses_runs_plain_and_is_reported_by_operator(reco
     actions = [(e["action"], e["reason"]) for e in manifest["not_captured"]]
     assert [a for a, _ in actions] == ["collect", "count"]
     assert all("FlatMapGroupsInPandas" in why for _, why in actions)
+
+
+def test_exists_on_a_condition_other_than_equal_keys(records: Any, spark: Any) -> None:
+    """EXISTS comparing a right column by <> (TPC-DS 16): a left row matches several right groups,
+    and traces to every right row it matched."""
+    df = spark.sql("SELECT o.order_id FROM orders o WHERE EXISTS (SELECT 1 FROM orders p "
+                   "WHERE p.customer_id = o.customer_id AND p.amount <> o.amount AND p.order_id < 10)")
+    got = df.collect()
+    assert counted(got) == plain_rows(df)
+    mine = ORDERS[40]
+    matched = [p for p in ORDERS if p[1] == mine[1] and p[2] != mine[2] and p[0] < 10]
+    assert matched and any(r.order_id == mine[0] for r in got)
+    traced = output(records).filter(lambda r: r.order_id == mine[0]).goBackAll().collect()
+    assert counted(traced) == counted([mine, *matched])

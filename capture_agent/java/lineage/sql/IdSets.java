@@ -14,6 +14,10 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
 
+import com.esotericsoftware.kryo.Kryo;
+import com.esotericsoftware.kryo.KryoSerializable;
+import com.esotericsoftware.kryo.io.Input;
+import com.esotericsoftware.kryo.io.Output;
 import org.apache.spark.sql.Encoder;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.SparkSession;
@@ -48,11 +52,18 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  */
 public final class IdSets {
 
-    /** The ids gathered for one group: an append-only array, sorted and made unique at the end. */
-    public static final class Ids implements Serializable {
+    /**
+     * The ids gathered for one group: single ids in an append-only array (most groups hold a
+     * handful of records), sets ORed into a bitmap as they come, so that a group gathering the
+     * same large set from many rows (every row of a join with a table whose rows carry a set)
+     * holds each id once; the two are made one set at the end. Kryo writes it as the array's
+     * used part and the bitmap's portable bytes.
+     */
+    public static final class Ids implements Serializable, KryoSerializable {
         private static final long serialVersionUID = 1L;
         public long[] ids = new long[4];
         public int size;
+        Roaring64NavigableMap bits;
 
         void add(long id) {
             if (size == ids.length) {
@@ -67,21 +78,59 @@ public final class IdSets {
             }
             System.arraycopy(other.ids, 0, ids, size, other.size);
             size += other.size;
+            if (other.bits != null) {
+                or(other.bits);
+            }
         }
 
         void addSet(byte[] set) {
-            if (set == null) {
-                return;
-            }
-            LongIterator it = read(set).getLongIterator();
-            while (it.hasNext()) {
-                add(it.next());
+            if (set != null) {
+                or(IdSets.read(set));
             }
         }
 
+        private void or(Roaring64NavigableMap set) {
+            if (bits == null) {
+                bits = new Roaring64NavigableMap();
+            }
+            bits.or(set);
+        }
+
         byte[] toSet() {
-            Arrays.sort(ids, 0, size);
-            return sorted(ids, 0, size);
+            if (bits == null) {
+                Arrays.sort(ids, 0, size);
+                return sorted(ids, 0, size);
+            }
+            Roaring64NavigableMap all = new Roaring64NavigableMap();
+            all.or(bits);
+            for (int i = 0; i < size; i++) {
+                all.addLong(ids[i]);
+            }
+            return IdSets.write(all);
+        }
+
+        @Override
+        public void write(Kryo kryo, Output output) {
+            output.writeInt(size);
+            for (int i = 0; i < size; i++) {
+                output.writeLong(ids[i]);
+            }
+            byte[] set = bits == null ? null : IdSets.write(bits);
+            output.writeInt(set == null ? -1 : set.length);
+            if (set != null) {
+                output.writeBytes(set);
+            }
+        }
+
+        @Override
+        public void read(Kryo kryo, Input input) {
+            size = input.readInt();
+            ids = new long[Math.max(4, size)];
+            for (int i = 0; i < size; i++) {
+                ids[i] = input.readLong();
+            }
+            int length = input.readInt();
+            bits = length < 0 ? null : IdSets.read(input.readBytes(length));
         }
     }
 

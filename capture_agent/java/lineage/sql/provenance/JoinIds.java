@@ -2,11 +2,14 @@ package lineage.sql.provenance;
 
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.List;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.Cross$;
 import org.apache.spark.sql.catalyst.plans.FullOuter$;
@@ -51,20 +54,30 @@ final class JoinIds implements OperatorRewrite {
      * source of both sides as one set column, the union of the two.
      */
     static Carried merged(LogicalPlan plan, Carried left, List<Slot> others, Rewriter rewriter, String rule) {
-        List<Slot> slots = new ArrayList<>(left.slots());
+        Map<String, List<Slot>> bySource = new LinkedHashMap<>();
+        for (Slot s : left.slots()) {
+            bySource.computeIfAbsent(s.source(), k -> new ArrayList<>()).add(s);
+        }
+        for (Slot s : others) {
+            bySource.computeIfAbsent(s.source(), k -> new ArrayList<>()).add(s);
+        }
+        List<Slot> slots = new ArrayList<>();
         Set<ExprId> dropped = new HashSet<>();
         List<NamedExpression> merges = new ArrayList<>();
-        for (Slot other : others) {
-            Slot mine = left.slotOf(other.source());
-            if (mine == null) {
-                slots.add(other);
+        for (List<Slot> same : bySource.values()) {
+            if (same.size() == 1) {
+                slots.add(same.get(0));
                 continue;
             }
-            Alias both = rewriter.alias(rewriter.or(rewriter.asSet(mine), rewriter.asSet(other)), rewriter.fresh());
-            merges.add(both);
-            dropped.add(mine.attribute().exprId());
-            dropped.add(other.attribute().exprId());
-            slots.set(slots.indexOf(mine), mine.as(both.toAttribute(), true));
+            Expression ids = rewriter.asSet(same.get(0));
+            dropped.add(same.get(0).attribute().exprId());
+            for (Slot s : same.subList(1, same.size())) {
+                ids = rewriter.or(ids, rewriter.asSet(s));
+                dropped.add(s.attribute().exprId());
+            }
+            Alias all = rewriter.alias(ids, rewriter.fresh());
+            merges.add(all);
+            slots.add(same.get(0).as(all.toAttribute(), true));
         }
         if (merges.isEmpty()) {
             return new Carried(plan, slots, Carried.weakest(left.rule(), rule));

@@ -8,11 +8,15 @@ import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.BinaryComparison;
+import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.EqualNullSafe;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.IsNotNull;
 import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.MonotonicallyIncreasingID;
+import org.apache.spark.sql.catalyst.expressions.aggregate.First;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.ExistenceJoin;
 import org.apache.spark.sql.catalyst.plans.Inner$;
@@ -31,7 +35,8 @@ import scala.Option;
  * right columns the condition reads, each group with the sets of its rows' ids, and joined to the
  * left as the condition says (inner for a semi join, left outer for an existence join, whose
  * {@code exists} is then whether a group matched): a left row matches at most one group when
- * each such column is compared equal to a value of the left row, which the rewrite requires.
+ * each such column is compared equal to a value of the left row; otherwise the left rows are
+ * numbered and grouped again after the join (the union of every group they matched).
  */
 final class SemiJoinIds implements OperatorRewrite {
 
@@ -41,9 +46,9 @@ final class SemiJoinIds implements OperatorRewrite {
                 || join.joinType() instanceof ExistenceJoin);
     }
 
-    @Override
-    public String refuses(LogicalPlan node) {
-        Join join = (Join) node;
+    /** Whether each right column the condition reads is compared equal to a value of the left row
+     * (then a left row matches at most one group of the right side). */
+    static boolean keyed(Join join) {
         AttributeSet rightSide = join.right().outputSet();
         Set<Attribute> keyed = new LinkedHashSet<>();
         List<Expression> parts = join.condition().isDefined()
@@ -58,13 +63,7 @@ final class SemiJoinIds implements OperatorRewrite {
                 }
             }
         }
-        for (Attribute a : readOnRight(join)) {
-            if (!keyed.contains(a)) {
-                return "a semi join whose condition reads the right column " + a.name()
-                        + " other than as an equal key";
-            }
-        }
-        return null;
+        return keyed.containsAll(readOnRight(join));
     }
 
     private static boolean keys(Expression side, Expression other, AttributeSet rightSide) {
@@ -104,19 +103,59 @@ final class SemiJoinIds implements OperatorRewrite {
         }
         List<Expression> grouping = new ArrayList<>(keys);
         Aggregate groups = new Aggregate(Scala.seq(grouping), Scala.seq(list), right.plan(), Option.empty());
+        LogicalPlan matched = keyed(join)
+                ? keyedMatch(join, left, groups, marker, sets, existence)
+                : regroupedMatch(join, left, groups, marker, sets, existence, rewriter);
+        Carried merged = JoinIds.merged(matched, left, sets, rewriter, "sum");
+        return new Carried(merged.plan(), merged.slots(), "sum");
+    }
+
+    /** Each left row with the one group it matched (inner), or none (existence: left outer). */
+    private static LogicalPlan keyedMatch(Join join, Carried left, Aggregate groups, Alias marker, List<Slot> sets,
+                                          boolean existence) {
         Join plan = new Join(left.plan(), groups, existence ? LeftOuter$.MODULE$ : Inner$.MODULE$,
                 join.condition(), join.hint());
         List<NamedExpression> out = new ArrayList<>(Scala.list(left.plan().output()));
         if (existence) {
-            Attribute exists = ((ExistenceJoin) join.joinType()).exists();
-            out.add(new Alias(new IsNotNull(marker.toAttribute()), exists.name(), exists.exprId(),
-                    exists.qualifier(), Option.empty(), Scala.seq(List.of())));
+            out.add(exists(join, new IsNotNull(marker.toAttribute())));
         }
         for (Slot slot : sets) {
             out.add(slot.attribute());
         }
-        LogicalPlan projected = new Project(Scala.seq(out), plan);
-        Carried merged = JoinIds.merged(projected, left, sets, rewriter, "sum");
-        return new Carried(merged.plan(), merged.slots(), "sum");
+        return new Project(Scala.seq(out), plan);
+    }
+
+    /**
+     * A condition reading other right columns (EXISTS with {@code a.x <> b.x}): a left row may match
+     * several groups, so each left row is numbered, joined with the groups it matched, and grouped
+     * again by its number: its columns as they were, the union of the matched groups' sets.
+     */
+    private static LogicalPlan regroupedMatch(Join join, Carried left, Aggregate groups, Alias marker,
+                                              List<Slot> sets, boolean existence, Rewriter rewriter) {
+        Alias row = rewriter.alias(new MonotonicallyIncreasingID(), rewriter.fresh());
+        List<NamedExpression> numbered = new ArrayList<>(Scala.list(left.plan().output()));
+        numbered.add(row);
+        Join plan = new Join(new Project(Scala.seq(numbered), left.plan()), groups,
+                existence ? LeftOuter$.MODULE$ : Inner$.MODULE$, join.condition(), join.hint());
+        List<NamedExpression> out = new ArrayList<>();
+        for (Attribute a : Scala.list(left.plan().output())) {  // as ReplaceDeduplicateWithAggregate keeps them
+            out.add(new Alias(new First(a, false).toAggregateExpression(), a.name(), a.exprId(), a.qualifier(),
+                    Option.empty(), Scala.seq(List.of())));
+        }
+        if (existence) {
+            Expression any = new Max(marker.toAttribute()).toAggregateExpression();
+            out.add(exists(join, new Coalesce(Scala.seq(List.of(any, Literal.create(false, DataTypes.BooleanType))))));
+        }
+        for (Slot slot : sets) {
+            Alias ids = new Alias(rewriter.union(slot.attribute()).toAggregateExpression(), slot.attribute().name(),
+                    slot.attribute().exprId(), Scala.seq(List.of()), Option.empty(), Scala.seq(List.of()));
+            out.add(ids);
+        }
+        return new Aggregate(Scala.seq(List.<Expression>of(row.toAttribute())), Scala.seq(out), plan, Option.empty());
+    }
+
+    private static Alias exists(Join join, Expression value) {
+        Attribute exists = ((ExistenceJoin) join.joinType()).exists();
+        return new Alias(value, exists.name(), exists.exprId(), exists.qualifier(), Option.empty(), Scala.seq(List.of()));
     }
 }
