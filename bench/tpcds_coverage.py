@@ -9,8 +9,11 @@ captured variant plugs in the same way (its outcome says what it did; an excepti
 
     VARIANTS["captured"] = lambda spark, text: (captured_rows(spark, text), "captured")
 
-    .venv/bin/python bench/tpcds_coverage.py --sf 0.1                   # all 99, plain
+    .venv/bin/python bench/tpcds_coverage.py                            # all 99 at sf 0.5, plain
     .venv/bin/python bench/tpcds_coverage.py --sf 0.1 --queries 1,2,5-9 --variants duckdb
+
+At sf 0.5 (172 MB of Parquet) 90 of the 99 return rows (81 at sf 0.1, 98 at sf 1); the baseline, per
+query, is in docs/tpcds.md.
 """
 
 from __future__ import annotations
@@ -169,7 +172,7 @@ def totals(results: list[Result]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sf", type=float, default=0.1, help="TPC-DS scale factor (default 0.1)")
+    parser.add_argument("--sf", type=float, default=0.5, help="TPC-DS scale factor (default 0.5)")
     parser.add_argument("--queries", help="which, e.g. 1,2,5-9 (default all 99)")
     parser.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "tpcds"), help="data cache")
     parser.add_argument("--variants", default="", help="comma-separated, run after plain: duckdb or one of VARIANTS")
