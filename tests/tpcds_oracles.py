@@ -1,0 +1,50 @@
+"""Oracles of a captured TPC-DS answer's lineage, shared by the tests and bench/tpcds_coverage.py.
+
+``check_trace``: a backward trace of one output row (the first of the first five made from source
+rows) must pass the re-execution oracle (each table the trace reached replaced by the rows the
+trace found in it, the query run plain again: the traced row comes back), and a forward trace
+from one of those rows must reach the output row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests import tpcds
+
+
+def key(row: Any) -> tuple[Any, ...]:
+    return tuple(round(v, 6) if isinstance(v, float) else v for v in row)
+
+
+def check_trace(lc: Any, spark: Any, tables: dict[str, str], text: str, got: list[Any]) -> str | None:
+    """None when the last output point's trace passes both oracles; else what failed. ``got``: the
+    captured answer (the rows of that output)."""
+    from capture_agent.record.capture.implicit import uncaptured
+
+    output = [p for p in lc.store.by_seq() if p.kind == "output"][-1]
+    position, traced = next(((i, t) for i in range(min(len(got), 5))
+                             if (t := lc.lineage(output.capture_id, [i]).goBackAll().split())), (0, {}))
+    if not traced:
+        return "no source row in the trace of the first rows"
+    by_table: dict[str, tuple[str, list[tuple[int, Any]]]] = {}
+    for capture_id, rows in traced.items():
+        point = lc.store.point(capture_id)
+        names = {p.rstrip("/").rsplit("/", 1)[-1] for p in point.layout.paths}
+        if len(names) != 1 or (table := names.pop()) not in tables:
+            return f"the trace reached {capture_id}, not a table of the query"
+        by_table[table] = (capture_id, rows.items())
+    try:
+        with uncaptured():
+            for table, (_, items) in by_table.items():
+                schema = spark.read.parquet(tables[table]).schema
+                spark.createDataFrame([value for _, value in items], schema).createOrReplaceTempView(table)
+            again = spark.sql(text).collect()
+    finally:
+        tpcds.register(spark, tables)
+    if key(got[position]) not in set(map(key, again)):
+        return f"re-execution: the traced row {position} is not made by its witnesses"
+    table, (capture_id, items) = next(iter(by_table.items()))
+    if position not in lc.lineage(capture_id, [items[0][0]]).goNextAll().at(output.capture_id).ids():
+        return f"forward: a trace from a row of {table} misses output row {position}"
+    return None
