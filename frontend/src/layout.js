@@ -146,3 +146,13 @@ export function frameReadable(cy, { box = null } = {}) {
 export function drawnBox(cy) {
   return cy.nodes().boundingBox({ includeLabels: false, includeOverlays: false });
 }
+
+/** The drawn boxes (labels included: a compound's title sits above it) of `ids` that are drawn (id -> box). */
+export function nodeBoxes(cy, ids) {
+  const out = new Map();
+  for (const id of ids) {
+    const node = cy.getElementById(id);
+    if (node.nonempty()) out.set(id, node.boundingBox({ includeLabels: true, includeOverlays: false }));
+  }
+  return out;
+}

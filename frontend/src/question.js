@@ -7,9 +7,10 @@ import dagre from 'cytoscape-dagre';
 import { el, errorText, fetchJson, sendJson, statusBadge } from './dom.js';
 import { formatCount, formatDuration, formatTime } from './format.js';
 import { toElements } from './graph.js';
-import { frameReadable, runLayout } from './layout.js';
+import { PATH_MIN_ZOOM, openingViewport, pathNodes, unionBox } from './framing.js';
+import { drawnBox, nodeBoxes, runLayout } from './layout.js';
 import {
-  FATES, FATE_MARKS, TERMINAL, ancestorsOf, overlay, progressFraction, progressText, questionZoom, recordColumns, recordRow,
+  FATES, FATE_MARKS, TERMINAL, ancestorsOf, overlay, pathGraph, progressFraction, progressText, questionZoom, recordColumns, recordRow,
   selectionText, withRecords,
 } from './question_view.js';
 import { graphStyle } from './style.js';
@@ -150,7 +151,7 @@ export async function mountQuestionPage(root) {
     // A small trace's records sit inside their capture points: the zoom's record level. They are
     // shown at once when few enough to read; else each capture point holds its own until it is
     // double-clicked (double-click again to close it).
-    const full = withRecords(appGraph, questionGraph);
+    const full = withRecords(pathGraph(appGraph, questionGraph.points), questionGraph);
     const tree = zoomTree(full);
     const { graph, marks } = overlay(full, questionGraph, kind, tree);
     const cy = cytoscape({ container: graphBox, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
@@ -165,7 +166,10 @@ export async function mountQuestionPage(root) {
         for (const [id, classes] of marks) cy.getElementById(id).addClass(classes);
       });
       runLayout(cy);
-      frameReadable(cy);
+      // the view opens on the path the answer took; the rest is there when zooming out
+      const path = [...pathNodes(tree, collapsed, questionGraph.points ?? [], graph.edges)];
+      const focus = unionBox(nodeBoxes(cy, path), path);
+      cy.viewport(openingViewport(drawnBox(cy), focus, cy.width(), cy.height(), { minZoom: PATH_MIN_ZOOM }));
     };
     draw();
     onNodeTap(cy, (node, double) => {

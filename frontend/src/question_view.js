@@ -157,3 +157,45 @@ export function withRecords(apiGraph, questionGraph) {
     .map((e) => ({ id: `${e.source}->${e.target}`, ...e, kind: 'lineage' }));
   return { ...apiGraph, nodes: [...(apiGraph?.nodes ?? []), ...nodes], edges: [...(apiGraph?.edges ?? []), ...edges] };
 }
+
+/**
+ * The application's API graph drawn for a question: in each stage holding a capture point the
+ * question crossed, the operators are left out and the stage holds its capture points directly,
+ * so that the path reads at one screen's width (the application page has the operators). An edge
+ * to a left-out operator goes to its stage instead (once per pair; none inside a stage). Other
+ * stages are as they were. Returns a new graph; the input is not modified.
+ */
+export function pathGraph(apiGraph, points) {
+  const nodes = apiGraph?.nodes ?? [];
+  const byId = new Map(nodes.map((n) => [String(n.id), n]));
+  const stageOf = (id) => {
+    const seen = new Set();
+    for (let n = byId.get(id); n && !seen.has(n.id); n = byId.get(String(n.parent))) {
+      seen.add(n.id);
+      if (n.kind === 'stage') return String(n.id);
+    }
+    return null;
+  };
+  const stages = new Set((points ?? []).map((p) => stageOf(captureNode(p.capture_id))).filter((s) => s !== null));
+  const dropped = new Map(); // operator id -> its stage
+  for (const node of nodes) {
+    const stage = node.kind === 'operator' ? stageOf(String(node.id)) : null;
+    if (stage !== null && stages.has(stage)) dropped.set(String(node.id), stage);
+  }
+  if (!dropped.size) return apiGraph;
+  const kept = nodes.filter((n) => !dropped.has(String(n.id))).map((n) => {
+    if (n.kind !== 'capture' || !stages.has(stageOf(String(n.id)))) return n;
+    return { ...n, parent: stageOf(String(n.id)) };
+  });
+  const edges = [];
+  const pairs = new Set();
+  for (const edge of apiGraph?.edges ?? []) {
+    const source = dropped.get(String(edge.source)) ?? String(edge.source);
+    const target = dropped.get(String(edge.target)) ?? String(edge.target);
+    const lifted = source !== String(edge.source) || target !== String(edge.target);
+    if (source === target || (lifted && pairs.has(`${source}->${target}`))) continue;
+    pairs.add(`${source}->${target}`);
+    edges.push(lifted ? { id: `path:${source}->${target}`, source, target, kind: edge.kind } : edge);
+  }
+  return { ...apiGraph, nodes: kept, edges };
+}

@@ -57,6 +57,15 @@ class CapturePointKey:
     def node_id(self) -> str:
         return f"capture:{self.capture_id}"
 
+    def title(self, kind: str) -> str:
+        """What a person reads: the operator that made the point and its kind ("reduceByKey ·
+        combiner"), from the agent's table name ``<run>/<seq>-<kind>-<op>``; the id when it has
+        another shape."""
+        name = self.capture_id.rsplit("/", 1)[-1]
+        seq, _, rest = name.partition("-")
+        op = rest[len(kind) + 1:] if rest.startswith(f"{kind}-") else ""
+        return f"{op} · {kind}" if seq.isdigit() and op else f"{kind} {self.capture_id}"
+
 
 @dataclass(frozen=True)
 class DatasetKey:

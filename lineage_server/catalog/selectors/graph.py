@@ -132,11 +132,12 @@ def _add_capture_points(graph: ApplicationGraph, points: list[CapturePoint],
             parent = first
         else:
             parent = APPLICATION_NODE
-        node_id = CapturePointKey(point.capture_id).node_id()
+        key = CapturePointKey(point.capture_id)
+        node_id = key.node_id()
         graph.nodes.append({
             "id": node_id,
             "kind": "capture",
-            "label": f"{point.kind} {point.capture_id}",
+            "label": key.title(point.kind),
             "parent": parent,
             "data": {
                 "capture_id": point.capture_id,
