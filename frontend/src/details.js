@@ -1,7 +1,7 @@
 // Pure description of what the side panel shows for a node: a title and sections of rows.
 // application.js turns the description into DOM; tests check it with fixture data.
 
-import { formatBytes, formatCount, formatDuration, formatTime } from './format.js';
+import { formatBytes, formatCount, formatDuration, formatTime, recordIdCell } from './format.js';
 
 const METRIC_LABELS = {
   tasks: 'Tasks',
@@ -195,7 +195,7 @@ export function sampleSection(sample) {
   return {
     heading: 'Sample records',
     columns: ['Record', 'Value'],
-    table: sample.records.map((r) => [String(r.record_id), r.text]),
+    table: sample.records.map((r) => [recordIdCell(r), r.text]),
   };
 }
 

@@ -91,7 +91,8 @@ export function baseLabel(node) {
 /** The text drawn on a node: its label, shortened, and a second line of key facts. */
 export function nodeLabel(node) {
   const data = node.data ?? {};
-  const title = shorten(baseLabel(node), MAX_LABEL);
+  // each line on its own: a trace's note is a line of its own below the title
+  const title = baseLabel(node).split('\n').map((line) => shorten(line, MAX_LABEL)).join('\n');
   let subtitle = '';
   if (node.kind === 'stage') subtitle = stageSubtitle(data);
   else if (node.kind === 'operator') subtitle = operatorSubtitle(data, baseLabel(node));

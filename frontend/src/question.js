@@ -4,7 +4,7 @@
 import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
 
-import { el, errorText, fetchJson, sendJson, statusBadge } from './dom.js';
+import { el, errorText, fetchJson, sendJson, statusBadge, tableCell } from './dom.js';
 import { formatCount, formatDuration, formatTime } from './format.js';
 import { toElements } from './graph.js';
 import { PATH_MIN_ZOOM, openingViewport, pathNodes, unionBox } from './framing.js';
@@ -152,8 +152,9 @@ export async function mountQuestionPage(root) {
     // shown at once when few enough to read; else each capture point holds its own until it is
     // double-clicked (double-click again to close it).
     const full = withRecords(pathGraph(appGraph, questionGraph.points), questionGraph);
-    const tree = zoomTree(full);
-    const { graph, marks } = overlay(full, questionGraph, kind, tree);
+    // the tree of the graph with the notes: visibleGraph draws the tree's nodes
+    const { graph, marks } = overlay(full, questionGraph, kind, zoomTree(full));
+    const tree = zoomTree(graph);
     const cy = cytoscape({ container: graphBox, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
     const records = [...tree.nodes.values()].filter((n) => n.kind === 'record').map((n) => n.id);
     const holders = [...ancestorsOf(tree, records)];
@@ -229,7 +230,7 @@ export async function mountQuestionPage(root) {
       el('table', { class: 'grid records', id: 'records-table' },
         el('thead', {}, el('tr', {}, recordColumns(kind).map((c) => el('th', { scope: 'col' }, c)))),
         el('tbody', {}, answer.results.map((r) => el('tr', { class: kind === 'whatif' ? `fate-${r.fate}` : '' },
-          recordRow(r, kind).map((cell) => el('td', {}, cell)))))));
+          recordRow(r, kind).map(tableCell))))));
     slot.dataset.page = String(page);
   }
 

@@ -5,7 +5,7 @@
 // GET .../graph/ ({points: [{capture_id, records | deleted, changed, unchanged, ...}], edges,
 // records: {nodes, edges} | null}), GET .../records/ (paged).
 
-import { formatCount } from './format.js';
+import { formatCount, recordIdCell } from './format.js';
 import { levelState, readableLevel, zoomIn } from './zoom.js';
 
 export const TERMINAL = ['succeeded', 'failed', 'cancelled'];
@@ -123,11 +123,11 @@ const shortPoint = (captureId) => String(captureId ?? '').split('/').pop();
 /** One row of the records table, as text cells. */
 export function recordRow(record, kind) {
   if (kind === 'whatif') {
-    return [`${FATE_MARKS[record.fate] ?? ''} ${record.fate}`, shortPoint(record.capture_id), show(record.record_id),
+    return [`${FATE_MARKS[record.fate] ?? ''} ${record.fate}`, shortPoint(record.capture_id), recordIdCell(record),
       show(record.value), record.fate === 'changed' || record.fate === 'appeared' ? show(record.new_value) : ''];
   }
   const where = record.file ? `${record.file}${record.offset === null || record.offset === undefined ? '' : `@${record.offset}`}` : '';
-  return [shortPoint(record.capture_id), show(record.record_id), show(record.value), where];
+  return [shortPoint(record.capture_id), recordIdCell(record), show(record.value), where];
 }
 
 /**
@@ -146,7 +146,7 @@ export function withRecords(apiGraph, questionGraph) {
     .map((r) => ({
       id: id([r.capture_id, r.record_id]),
       kind: 'record',
-      label: `#${r.record_id} ${show(r.value).slice(0, 40)}`,
+      label: `${recordIdCell(r).text}\n${show(r.value).slice(0, 40)}`,
       parent: captureNode(r.capture_id),
       data: { capture_id: r.capture_id, record_id: r.record_id, value: r.value },
     }));

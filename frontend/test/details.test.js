@@ -83,7 +83,7 @@ describe('the capture panel sections', () => {
 
   it('shows kept records as a table, and why a point keeps none', () => {
     const kept = sampleSection({ kept: true, records: [{ record_id: 4294967296, text: 'ERROR disk' }], note: '' });
-    assert.deepEqual(kept.table, [['4294967296', 'ERROR disk']]);
+    assert.deepEqual(kept.table, [[{ text: 'partition 1 · row 0', title: 'record id 4294967296' }, 'ERROR disk']]);
     assert.equal(sampleSection({ kept: true, records: [], note: '' }).text, 'This capture point holds no records.');
     const note = 'only record ids are kept at this shuffle point; a trace through it computes its records\' values';
     assert.equal(sampleSection({ kept: false, records: [], note }).text, note);
