@@ -87,3 +87,8 @@ export function recordIdCell(record) {
   if (!place) return { text: raw, title: '' };
   return { text: `partition ${place.partition} · row ${formatCount(place.row)}`, title: `record id ${raw}` };
 }
+
+/** Call sites with their file's name only: "reduceByKey at /home/ana/job.py:58" -> "reduceByKey at job.py:58". */
+export function shortCallSites(text) {
+  return String(text ?? '').replace(/ at (?:[A-Za-z]:)?(?:[^\s:]*[/\\])([^/\\\s]+:\d+)/g, ' at $1');
+}

@@ -4,7 +4,7 @@
 // API shape (GET /api/v1/applications/<app_id>/graph/):
 //   {application, nodes: [{id, kind, label, parent, data}], edges: [{id, source, target, kind}]}
 
-import { baseName, formatBytes, formatCount, formatDuration, shorten } from './format.js';
+import { baseName, formatBytes, formatCount, formatDuration, shortCallSites, shorten } from './format.js';
 
 export const NODE_KINDS = ['application', 'job', 'stage', 'operator', 'capture', 'dataset'];
 export const EDGE_KINDS = ['narrow', 'shuffle', 'read', 'write', 'stage', 'capture'];
@@ -92,7 +92,7 @@ export function baseLabel(node) {
 export function nodeLabel(node) {
   const data = node.data ?? {};
   // each line on its own: a trace's note is a line of its own below the title
-  const title = baseLabel(node).split('\n').map((line) => shorten(line, MAX_LABEL)).join('\n');
+  const title = baseLabel(node).split('\n').map((line) => shorten(shortCallSites(line), MAX_LABEL)).join('\n');
   let subtitle = '';
   if (node.kind === 'stage') subtitle = stageSubtitle(data);
   else if (node.kind === 'operator') subtitle = operatorSubtitle(data, baseLabel(node));

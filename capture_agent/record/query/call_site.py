@@ -33,7 +33,10 @@ def user_call_site() -> str | None:
     while frame is not None:
         path = frame.f_code.co_filename
         if path.startswith(AGENT_DIR) or path.startswith(PYSPARK_DIR):
-            called = frame.f_code.co_name
+            code = frame.f_code
+            # a constructor by its class: "LineageContext at job.py:12", not "__init__ at ..."
+            called = code.co_qualname.rsplit(".", 2)[-2] if code.co_name == "__init__" and "." in code.co_qualname \
+                else code.co_name
         elif called is not None:
             return f"{called} at {path}:{frame.f_lineno}"
         frame = frame.f_back

@@ -41,3 +41,18 @@ def _line_of(text):
     with open(HERE, encoding="utf-8") as source:
         [line] = [n for n, content in enumerate(source, 1) if text in content and "_line_of" not in content]
     return line
+
+
+def test_a_constructor_is_named_by_its_class(spark, tmp_path):
+    from capture_agent.record import LineageContext
+    from capture_agent.record.query import executors
+
+    sc = spark.sparkContext
+    executors._CHECKED.discard(str(sc.applicationId))  # its executors' check runs again, as a job
+    tracker = sc.statusTracker()
+    before = set(tracker.getJobIdsForGroup())
+    LineageContext(spark, store=str(tmp_path / "lineage"))
+    made = _line_of("LineageContext(spark, store=")
+    names = _stage_names(sc, set(tracker.getJobIdsForGroup()) - before)
+    assert names == {f"LineageContext at {HERE}:{made}"}, names
+
