@@ -6,7 +6,7 @@ import dagre from 'cytoscape-dagre';
 
 import { el, errorText, fetchJson, sendJson, statusBadge, tableCell } from './dom.js';
 import { formatCount, formatDuration, formatTime } from './format.js';
-import { toElements } from './graph.js';
+import { toElements, withoutSkipped } from './graph.js';
 import { PATH_MIN_ZOOM, openingViewport, pathNodes, unionBox } from './framing.js';
 import { drawnBox, nodeBoxes, runLayout } from './layout.js';
 import {
@@ -151,7 +151,8 @@ export async function mountQuestionPage(root) {
     // A small trace's records sit inside their capture points: the zoom's record level. They are
     // shown at once when few enough to read; else each capture point holds its own until it is
     // double-clicked (double-click again to close it).
-    const full = withRecords(pathGraph(appGraph, questionGraph.points), questionGraph);
+    // skipped stages never ran: left out, as on the application page
+    const full = withRecords(pathGraph(withoutSkipped(appGraph), questionGraph.points), questionGraph);
     // the tree of the graph with the notes: visibleGraph draws the tree's nodes
     const { graph, marks } = overlay(full, questionGraph, kind, zoomTree(full));
     const tree = zoomTree(graph);

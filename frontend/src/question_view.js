@@ -33,11 +33,14 @@ export function questionZoom(tree, points) {
   return zoomIn(levelState(tree, readableLevel(tree)), [...ancestorsOf(tree, crossed)]);
 }
 
-/** What a crossed capture point says on the graph: "12 records" or "3 ✕ deleted · 1 ≠ changed". */
+/**
+ * What a crossed capture point says on the graph: "12 records", or a what-if's fates one a line
+ * ("3 ✕ deleted\n1 ≠ changed"), which keeps the node narrow enough for the path to fit the view.
+ */
 export function pointNote(point, kind) {
   if (kind === 'whatif') {
     const parts = FATES.filter((fate) => point[fate] > 0).map((fate) => `${formatCount(point[fate])} ${FATE_MARKS[fate]} ${fate}`);
-    return parts.join(' · ') || 'untouched';
+    return parts.join('\n') || 'untouched';
   }
   const n = point.records ?? 0;
   return `${formatCount(n)} record${n === 1 ? '' : 's'}${point.in_result ? ' · in the result' : ''}`;

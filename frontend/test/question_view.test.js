@@ -44,7 +44,7 @@ describe('a trace over the application graph', () => {
 describe('a what-if over the application graph', () => {
   it('says each point\'s fates in words and marks its worst fate', () => {
     const point = { capture_id: 's1-output', deleted: 1, changed: 2, unchanged: 5 };
-    assert.equal(pointNote(point, 'whatif'), '1 ✕ deleted · 2 ≠ changed · 5 = unchanged');
+    assert.equal(pointNote(point, 'whatif'), '1 ✕ deleted\n2 ≠ changed\n5 = unchanged');
     assert.deepEqual(pointClasses(point, 'whatif'), ['crossed', 'fate-deleted']);
     assert.deepEqual(pointClasses({ changed: 2, unchanged: 1 }, 'whatif'), ['crossed', 'fate-changed']);
     assert.equal(pointNote({}, 'whatif'), 'untouched');
