@@ -8,6 +8,8 @@ PY="$PWD/.venv/bin/python"
 PORT="${LINEAGE_PORT:-8000}"
 VAR="${LINEAGE_VAR_DIR:-var}"
 mkdir -p "$VAR/log"
+# The server, the worker and the example job share one lineage store, under $VAR as everything else.
+export LINEAGE_STORE="${LINEAGE_STORE:-$(cd "$VAR" && pwd)/lineage}"
 export PYSPARK_PYTHON="$PY" PYSPARK_DRIVER_PYTHON="$PY"
 
 # The install's secret key first, so that every process below (and the web server and worker) signs with it.
