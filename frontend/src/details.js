@@ -145,6 +145,8 @@ function jobDetails(info) {
 }
 
 function captureDetails(info) {
+  const files = info.files ?? [];
+  const read = files.length ? [{ heading: files.length === 1 ? 'File read' : `Files read (${formatCount(files.length)})`, text: files.join('\n') }] : [];
   return [{
     heading: 'Summary',
     rows: present([
@@ -156,7 +158,7 @@ function captureDetails(info) {
       ['Size', info.bytes === null || info.bytes === undefined ? null : formatBytes(info.bytes)],
       ['Lineage', info.lineage_complete === false ? 'incomplete (tables missing)' : 'complete'],
     ]),
-  }];
+  }, ...read];
 }
 
 function applicationDetails(info) {

@@ -77,6 +77,11 @@ def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, t
         _select(page, text_input["id"])
         page.wait_for_selector(".section-sample-records table")
         assert _sample_texts(page) == captured.lines[:10]
+        # It is titled by the file it read, and its panel names the file (the API's `files`).
+        assert [f.rsplit("/", 1)[-1] for f in text_input["files"]] == [captured.text.name]
+        assert page.evaluate(f"window.lineageGraph.getElementById({json.dumps(text_input['id'])}).data('title')") \
+            == f"textFile {captured.text.name}"
+        assert captured.text.name in page.inner_text("#details .section-file-read")
         _select(page, output["id"])
         page.wait_for_selector(".section-sample-records table")
         page.screenshot(path=SCREENSHOT_DIR / "trace_1_output_sample.png")

@@ -137,7 +137,7 @@ def _add_capture_points(graph: ApplicationGraph, points: list[CapturePoint],
         graph.nodes.append({
             "id": node_id,
             "kind": "capture",
-            "label": key.title(point.kind),
+            "label": key.title(point.kind, point.files),
             "parent": parent,
             "data": {
                 "capture_id": point.capture_id,
@@ -146,6 +146,7 @@ def _add_capture_points(graph: ApplicationGraph, points: list[CapturePoint],
                 "rdd_id": point.rdd_id,
                 "rows": point.rows,
                 "bytes": point.bytes,
+                "files": point.files,
                 "lineage_complete": point.missing_table_count == 0,
             },
         })
