@@ -128,8 +128,8 @@ def main() -> None:
                        stdout=subprocess.DEVNULL)
         token = (var / "agent-token").read_text().strip()
         password = (var / "admin-password").read_text().strip()
-        with running_server(env, var, workers=1, threads=4, celery=False) as port:
-            base = f"http://127.0.0.1:{port}"
+        with running_server(env, var, workers=1, threads=4, celery=False) as server:
+            base = f"http://127.0.0.1:{server.port}"
             stream = events(args.jobs, args.stages, args.ops)
             for start in range(0, len(stream), 200):
                 post(f"{base}/api/v1/ingest/events/", token, stream[start:start + 200])

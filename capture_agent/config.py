@@ -37,7 +37,7 @@ run finds the batches wherever it starts; `python -m capture_agent flush-spool` 
 (2) Built by `python -m capture_agent.build_jar`; built on the fly when missing and javac exists;
 without it the agent falls back to a slower pure-Python listener that misses SQL datasets.
 (3) A local path or a URL `pyarrow.fs` opens (`file://`, `s3://bucket/prefix`, `gs://`,
-`hdfs://`); on a cluster every executor and the server must reach it (README, "Running a captured
+`hdfs://`); on a cluster every executor and the server must reach it (docs/deployment.md, "Running a captured
 job on a cluster"). The default is made absolute when the settings are resolved.
 (4) `enable()` returns a disabled agent and `LineageContext` plain PySpark RDDs (`Settings.active`
 is false).
@@ -45,7 +45,7 @@ is false).
 happens only where `enable()` or `LineageContext` is called.
 (6) The job's pickled functions and values, kept in its run folder so that the server can replay
 what-ifs (``capture.kept``); `0` keeps none. They are the job's code, loaded only inside Spark
-tasks of a replay (README, "Trust model of kept functions").
+tasks of a replay (docs/security.md, "Trust model of kept functions").
 (7) Pickled beside the combiner's table, so that a what-if deleting records of some partitions
 replays only those (``query.selective``); a task with more keys, or that spilled, keeps none and
 what-ifs through it rerun the whole job. The reduce side's tasks keep their outputs likewise, which

@@ -1,8 +1,8 @@
 """The environment variables the server reads: each typed, with its default and its documentation.
 
 Every variable is declared here once, as a ``Setting`` of its type, with its default value, the
-default as the README shows it, and a one-line description; ``SETTINGS`` lists them all and a test
-checks that the README documents every one. ``settings.py`` reads the environment only through
+default as docs/settings.md shows it, and a one-line description; ``SETTINGS`` lists them all and a test
+checks that docs/settings.md documents every one. ``settings.py`` reads the environment only through
 ``Setting.read``, which turns a bad value into an ``ImproperlyConfigured`` naming the variable.
 An unset or empty variable takes the default.
 """
@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Setting(Generic[T]):
-    """One environment variable: ``default`` is its value when unset, ``default_text`` how the README shows it.
+    """One environment variable: ``default`` is its value when unset, ``default_text`` how docs/settings.md shows it.
 
     ``default_text`` differs from the value where the default is computed (a path under the var
     folder, a generated key); when not given it is the value written as a user would write it.

@@ -267,5 +267,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {"lineage_server": {"level": "INFO"}},
+    "loggers": {
+        "lineage_server": {"level": "INFO"},
+        # kombu warns that a broker URL has no host on every connection; the embedded filesystem
+        # broker never has one
+        "kombu.connection": {"level": "ERROR"},
+    },
 }

@@ -8,6 +8,8 @@ PY="$PWD/.venv/bin/python"
 PORT="${LINEAGE_PORT:-8000}"
 VAR="${LINEAGE_VAR_DIR:-var}"
 mkdir -p "$VAR/log"
+# The server, the worker and the example job share one lineage store, under $VAR as everything else.
+export LINEAGE_STORE="${LINEAGE_STORE:-$(cd "$VAR" && pwd)/lineage}"
 export PYSPARK_PYTHON="$PY" PYSPARK_DRIVER_PYTHON="$PY"
 
 # The install's secret key first, so that every process below (and the web server and worker) signs with it.
@@ -38,7 +40,9 @@ trap stop INT TERM EXIT
 "$PY" -m gunicorn lineage_server.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 --no-control-socket \
   --access-logfile "$VAR/log/web-access.log" --error-logfile "$VAR/log/web.log" &
 pids+=($!)
-"$PY" -m celery --quiet -A lineage_server worker --pool solo --loglevel INFO --logfile "$VAR/log/worker.log" &
+# The worker's own warnings (root user, its warm Spark session's JVM) go to its log, not the console.
+"$PY" -m celery --quiet -A lineage_server worker --pool solo --loglevel INFO --logfile "$VAR/log/worker.log" \
+  >>"$VAR/log/worker.log" 2>&1 &
 pids+=($!)
 
 for _ in $(seq 60); do
@@ -53,9 +57,14 @@ if [[ -f "$PASSWORD_FILE" ]]; then
 else
   echo "Log in as admin (its password was set before; reset it with: $PY manage.py changepassword admin)"
 fi
-echo "Running the example job (examples/word_count_join.py) with the capture agent..."
-LINEAGE_SERVER_URL="http://127.0.0.1:$PORT" LINEAGE_TOKEN="$(cat "$TOKEN_FILE")" \
-  "$PY" examples/word_count_join.py --out "$VAR/example" | tee "$VAR/log/example.out"
+echo "Running the example job (examples/word_count_join.py) with the capture agent (its Spark log: $VAR/log/example.log)..."
+# Spark's start-up lines and warnings go to the example's log; its own lines to the console.
+if ! LINEAGE_SERVER_URL="http://127.0.0.1:$PORT" LINEAGE_TOKEN="$(cat "$TOKEN_FILE")" \
+  "$PY" examples/word_count_join.py --out "$VAR/example" 2>"$VAR/log/example.log" | tee "$VAR/log/example.out"; then
+  echo "The example job failed; the end of $VAR/log/example.log:" >&2
+  tail -n 20 "$VAR/log/example.log" >&2
+  exit 1
+fi
 APP_ID="$(sed -n 's/^Application id: //p' "$VAR/log/example.out")"
 
 echo
@@ -65,5 +74,6 @@ echo "Tracing one output record back to the input lines behind it, through the w
   || echo "The trace did not finish; see $VAR/log/worker.log" >&2
 
 echo
-echo "Browse the example job's lineage at the URL above. Press Ctrl-C to stop."
+echo "Browse the example job's lineage at the URL above. Logs: $VAR/log/ (web.log, worker.log, example.log)."
+echo "Press Ctrl-C to stop."
 wait

@@ -13,8 +13,9 @@ import {
   READABLE_ZOOM, countSkippedStages, summaryLine, syncElements, toElements, withoutSkipped,
 } from './graph.js';
 import { pageUrlOf } from './pipeline_graph.js';
+import { fitsReadable, focusJob, openingLevels, openingViewport } from './framing.js';
 import {
-  drawnBox, expandInPlace, frameReadable, leafPositions, restorePositions, runLayout,
+  drawnBox, expandInPlace, leafPositions, nodeBoxes, restorePositions, runLayout,
 } from './layout.js';
 import { graphStyle } from './style.js';
 import { onNodeTap } from './taps.js';
@@ -173,6 +174,7 @@ export async function mountApplicationPage(root) {
     [...t.nodes.values()].some((node) => node.kind === name) ? drawnCount(t, levelState(t, name)) : 0]));
   let levelSizes = sizesOf(tree);
   let { level, collapsed } = stateFromUrl(tree, fromUrl);
+  const levelChosen = fromUrl.level !== null && level === fromUrl.level;
 
   const cy = cytoscape({ container, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
   let selectedId = null;
@@ -186,8 +188,13 @@ export async function mountApplicationPage(root) {
   const layouts = new Map();
   const stateKey = () => [...collapsed].sort().join('\n');
 
+  // The job framed when the whole graph does not fit the view (framing.focusJob).
+  const framedJob = focusJob(tree);
+
   // Redraws the current zoom state. `focus` (a zoom of one node: {id, before, box}) keeps the
-  // rest of the graph in place (layout.expandInPlace) and the view on that node.
+  // rest of the graph in place (layout.expandInPlace) and the view on that node; else the view
+  // shows the whole graph, or the framed job when the whole is too big to read
+  // (framing.openingViewport). Returns the box of what is drawn.
   function draw(focus = null) {
     root.dataset.layout = 'running';
     const t0 = performance.now();
@@ -206,7 +213,8 @@ export async function mountApplicationPage(root) {
     if (focus && cy.getElementById(focus.id).nonempty()) centreOn(cy.getElementById(focus.id));
     else {
       box = box ?? drawnBox(cy);
-      frameReadable(cy, { box });
+      const job = framedJob === null ? null : nodeBoxes(cy, [framedJob]).get(framedJob) ?? null;
+      cy.viewport(openingViewport(box, job, cy.width(), cy.height()));
     }
     layouts.delete(key);
     // positions only (the widths are measured when zooming), and the box once measured
@@ -237,6 +245,20 @@ export async function mountApplicationPage(root) {
     }
     // idle once the new graph is drawn: clicks hit what is on the screen from then on
     requestAnimationFrame(() => requestAnimationFrame(() => { root.dataset.layout = 'idle'; }));
+    return box ?? drawnBox(cy);
+  }
+
+  // The page opens (without a level in its URL) at the deepest level whose whole graph fits the
+  // view readably, trying levels up to the stages (framing.openingLevels); the last one tried
+  // stays, framed on its job. A big graph has one level to try: its readable level is the stages.
+  function open() {
+    const candidates = openingLevels(tree);
+    for (const [i, candidate] of candidates.entries()) {
+      level = candidate;
+      collapsed = levelState(tree, candidate);
+      const box = draw();
+      if (i === candidates.length - 1 || fitsReadable(box, cy.width(), cy.height())) return;
+    }
   }
 
   // ZoomIn on a collapsed node shows what it holds; ZoomOut collapses a compound node, or the
@@ -383,7 +405,8 @@ export async function mountApplicationPage(root) {
   });
   find.addEventListener('input', () => find.setCustomValidity(''));
 
-  draw();
+  if (levelChosen) draw();
+  else open();
   const minimapNav = cy.navigator({ container: '#minimap', removeCustomContainer: false, rerenderDelay: 300 });
   // cytoscape-navigator redraws its thumbnail (a full cy.png()) on the *first* render after a
   // change, inside that frame: ~150 ms on every zoom of a 5,000-operator graph. Its handler is

@@ -1,7 +1,7 @@
 // Pure description of what the side panel shows for a node: a title and sections of rows.
 // application.js turns the description into DOM; tests check it with fixture data.
 
-import { formatBytes, formatCount, formatDuration, formatTime } from './format.js';
+import { formatBytes, formatCount, formatDuration, formatTime, recordIdCell } from './format.js';
 
 const METRIC_LABELS = {
   tasks: 'Tasks',
@@ -145,6 +145,8 @@ function jobDetails(info) {
 }
 
 function captureDetails(info) {
+  const files = info.files ?? [];
+  const read = files.length ? [{ heading: files.length === 1 ? 'File read' : `Files read (${formatCount(files.length)})`, text: files.join('\n') }] : [];
   return [{
     heading: 'Summary',
     rows: present([
@@ -156,7 +158,7 @@ function captureDetails(info) {
       ['Size', info.bytes === null || info.bytes === undefined ? null : formatBytes(info.bytes)],
       ['Lineage', info.lineage_complete === false ? 'incomplete (tables missing)' : 'complete'],
     ]),
-  }];
+  }, ...read];
 }
 
 function applicationDetails(info) {
@@ -195,7 +197,7 @@ export function sampleSection(sample) {
   return {
     heading: 'Sample records',
     columns: ['Record', 'Value'],
-    table: sample.records.map((r) => [String(r.record_id), r.text]),
+    table: sample.records.map((r) => [recordIdCell(r), r.text]),
   };
 }
 

@@ -34,6 +34,12 @@ export async function fetchJson(url) {
 }
 
 /** One section of a node panel (details.js's {heading, rows | table + columns | text}) as HTML. */
+/** A table cell of a text, or of {text, title} (the title a tooltip: a record's raw id). */
+export function tableCell(cell) {
+  if (cell && typeof cell === 'object' && 'text' in cell) return el('td', { title: cell.title || null }, cell.text);
+  return el('td', {}, cell);
+}
+
 export function renderSection(section) {
   const parts = [el('h3', {}, section.heading)];
   if (section.rows) {
@@ -43,7 +49,7 @@ export function renderSection(section) {
   if (section.table) {
     parts.push(el('table', { class: 'grid' },
       el('thead', {}, el('tr', {}, section.columns.map((c) => el('th', { scope: 'col' }, c)))),
-      el('tbody', {}, section.table.map((row) => el('tr', {}, row.map((cell) => el('td', {}, cell)))))));
+      el('tbody', {}, section.table.map((row) => el('tr', {}, row.map(tableCell))))));
   }
   if (section.text) parts.push(el('pre', {}, section.text));
   return el('section', { class: `details-section section-${section.heading.toLowerCase().replace(/\W+/g, '-')}` }, parts);

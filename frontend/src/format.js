@@ -60,3 +60,35 @@ export function shorten(text, max = 40) {
   const tail = Math.floor((max - 1) / 2);
   return `${value.slice(0, head)}…${value.slice(value.length - tail)}`;
 }
+
+const PARTITION_BITS = 2 ** 32;
+
+/**
+ * Where a record is, as people think of it: {partition, row} of its id (the high 32 bits the
+ * partition, or input split or file; the low bits its position there), or the API's own
+ * `partition`/`position` fields when the record has them. Null when the id is not a whole number.
+ */
+export function recordPlace(record) {
+  if (Number.isInteger(record?.partition) && Number.isInteger(record?.position)) {
+    return { partition: record.partition, row: record.position };
+  }
+  const id = record?.record_id;
+  if (!Number.isSafeInteger(id) || id < 0) return null;
+  return { partition: Math.floor(id / PARTITION_BITS), row: id % PARTITION_BITS };
+}
+
+/**
+ * A record id as a table cell: {text: "partition 3 · row 17", title: "record id 12884901905"}
+ * (the raw id, as the API gives it, in the tooltip); the id as it is when it has no place.
+ */
+export function recordIdCell(record) {
+  const place = recordPlace(record);
+  const raw = record?.record_id === null || record?.record_id === undefined ? '—' : String(record.record_id);
+  if (!place) return { text: raw, title: '' };
+  return { text: `partition ${place.partition} · row ${formatCount(place.row)}`, title: `record id ${raw}` };
+}
+
+/** Call sites with their file's name only: "reduceByKey at /home/ana/job.py:58" -> "reduceByKey at job.py:58". */
+export function shortCallSites(text) {
+  return String(text ?? '').replace(/ at (?:[A-Za-z]:)?(?:[^\s:]*[/\\])([^/\\\s]+:\d+)/g, ' at $1');
+}

@@ -4,7 +4,7 @@
 // API shape (GET /api/v1/applications/<app_id>/graph/):
 //   {application, nodes: [{id, kind, label, parent, data}], edges: [{id, source, target, kind}]}
 
-import { baseName, formatBytes, formatCount, formatDuration, shorten } from './format.js';
+import { baseName, formatBytes, formatCount, formatDuration, shortCallSites, shorten } from './format.js';
 
 export const NODE_KINDS = ['application', 'job', 'stage', 'operator', 'capture', 'dataset'];
 export const EDGE_KINDS = ['narrow', 'shuffle', 'read', 'write', 'stage', 'capture'];
@@ -91,7 +91,8 @@ export function baseLabel(node) {
 /** The text drawn on a node: its label, shortened, and a second line of key facts. */
 export function nodeLabel(node) {
   const data = node.data ?? {};
-  const title = shorten(baseLabel(node), MAX_LABEL);
+  // each line on its own: a trace's note is a line of its own below the title
+  const title = baseLabel(node).split('\n').map((line) => shorten(shortCallSites(line), MAX_LABEL)).join('\n');
   let subtitle = '';
   if (node.kind === 'stage') subtitle = stageSubtitle(data);
   else if (node.kind === 'operator') subtitle = operatorSubtitle(data, baseLabel(node));

@@ -4,12 +4,13 @@
 import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
 
-import { el, errorText, fetchJson, sendJson, statusBadge } from './dom.js';
+import { el, errorText, fetchJson, sendJson, statusBadge, tableCell } from './dom.js';
 import { formatCount, formatDuration, formatTime } from './format.js';
-import { toElements } from './graph.js';
-import { frameReadable, runLayout } from './layout.js';
+import { toElements, withoutSkipped } from './graph.js';
+import { PATH_MIN_ZOOM, openingViewport, pathNodes, unionBox } from './framing.js';
+import { drawnBox, nodeBoxes, runLayout } from './layout.js';
 import {
-  FATES, FATE_MARKS, TERMINAL, ancestorsOf, overlay, progressFraction, progressText, questionZoom, recordColumns, recordRow,
+  FATES, FATE_MARKS, TERMINAL, ancestorsOf, overlay, pathGraph, progressFraction, progressText, questionZoom, recordColumns, recordRow,
   selectionText, withRecords,
 } from './question_view.js';
 import { graphStyle } from './style.js';
@@ -150,9 +151,11 @@ export async function mountQuestionPage(root) {
     // A small trace's records sit inside their capture points: the zoom's record level. They are
     // shown at once when few enough to read; else each capture point holds its own until it is
     // double-clicked (double-click again to close it).
-    const full = withRecords(appGraph, questionGraph);
-    const tree = zoomTree(full);
-    const { graph, marks } = overlay(full, questionGraph, kind, tree);
+    // skipped stages never ran: left out, as on the application page
+    const full = withRecords(pathGraph(withoutSkipped(appGraph), questionGraph.points), questionGraph);
+    // the tree of the graph with the notes: visibleGraph draws the tree's nodes
+    const { graph, marks } = overlay(full, questionGraph, kind, zoomTree(full));
+    const tree = zoomTree(graph);
     const cy = cytoscape({ container: graphBox, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
     const records = [...tree.nodes.values()].filter((n) => n.kind === 'record').map((n) => n.id);
     const holders = [...ancestorsOf(tree, records)];
@@ -165,7 +168,10 @@ export async function mountQuestionPage(root) {
         for (const [id, classes] of marks) cy.getElementById(id).addClass(classes);
       });
       runLayout(cy);
-      frameReadable(cy);
+      // the view opens on the path the answer took; the rest is there when zooming out
+      const path = [...pathNodes(tree, collapsed, questionGraph.points ?? [], graph.edges)];
+      const focus = unionBox(nodeBoxes(cy, path), path);
+      cy.viewport(openingViewport(drawnBox(cy), focus, cy.width(), cy.height(), { minZoom: PATH_MIN_ZOOM }));
     };
     draw();
     onNodeTap(cy, (node, double) => {
@@ -225,7 +231,7 @@ export async function mountQuestionPage(root) {
       el('table', { class: 'grid records', id: 'records-table' },
         el('thead', {}, el('tr', {}, recordColumns(kind).map((c) => el('th', { scope: 'col' }, c)))),
         el('tbody', {}, answer.results.map((r) => el('tr', { class: kind === 'whatif' ? `fate-${r.fate}` : '' },
-          recordRow(r, kind).map((cell) => el('td', {}, cell)))))));
+          recordRow(r, kind).map(tableCell))))));
     slot.dataset.page = String(page);
   }
 

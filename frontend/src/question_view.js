@@ -5,7 +5,7 @@
 // GET .../graph/ ({points: [{capture_id, records | deleted, changed, unchanged, ...}], edges,
 // records: {nodes, edges} | null}), GET .../records/ (paged).
 
-import { formatCount } from './format.js';
+import { formatCount, recordIdCell } from './format.js';
 import { levelState, readableLevel, zoomIn } from './zoom.js';
 
 export const TERMINAL = ['succeeded', 'failed', 'cancelled'];
@@ -33,11 +33,14 @@ export function questionZoom(tree, points) {
   return zoomIn(levelState(tree, readableLevel(tree)), [...ancestorsOf(tree, crossed)]);
 }
 
-/** What a crossed capture point says on the graph: "12 records" or "3 ✕ deleted · 1 ≠ changed". */
+/**
+ * What a crossed capture point says on the graph: "12 records", or a what-if's fates one a line
+ * ("3 ✕ deleted\n1 ≠ changed"), which keeps the node narrow enough for the path to fit the view.
+ */
 export function pointNote(point, kind) {
   if (kind === 'whatif') {
     const parts = FATES.filter((fate) => point[fate] > 0).map((fate) => `${formatCount(point[fate])} ${FATE_MARKS[fate]} ${fate}`);
-    return parts.join(' · ') || 'untouched';
+    return parts.join('\n') || 'untouched';
   }
   const n = point.records ?? 0;
   return `${formatCount(n)} record${n === 1 ? '' : 's'}${point.in_result ? ' · in the result' : ''}`;
@@ -123,11 +126,11 @@ const shortPoint = (captureId) => String(captureId ?? '').split('/').pop();
 /** One row of the records table, as text cells. */
 export function recordRow(record, kind) {
   if (kind === 'whatif') {
-    return [`${FATE_MARKS[record.fate] ?? ''} ${record.fate}`, shortPoint(record.capture_id), show(record.record_id),
+    return [`${FATE_MARKS[record.fate] ?? ''} ${record.fate}`, shortPoint(record.capture_id), recordIdCell(record),
       show(record.value), record.fate === 'changed' || record.fate === 'appeared' ? show(record.new_value) : ''];
   }
   const where = record.file ? `${record.file}${record.offset === null || record.offset === undefined ? '' : `@${record.offset}`}` : '';
-  return [shortPoint(record.capture_id), show(record.record_id), show(record.value), where];
+  return [shortPoint(record.capture_id), recordIdCell(record), show(record.value), where];
 }
 
 /**
@@ -146,7 +149,7 @@ export function withRecords(apiGraph, questionGraph) {
     .map((r) => ({
       id: id([r.capture_id, r.record_id]),
       kind: 'record',
-      label: `#${r.record_id} ${show(r.value).slice(0, 40)}`,
+      label: `${recordIdCell(r).text}\n${show(r.value).slice(0, 40)}`,
       parent: captureNode(r.capture_id),
       data: { capture_id: r.capture_id, record_id: r.record_id, value: r.value },
     }));
@@ -156,4 +159,46 @@ export function withRecords(apiGraph, questionGraph) {
     .filter((e) => ids.has(e.source) && ids.has(e.target))
     .map((e) => ({ id: `${e.source}->${e.target}`, ...e, kind: 'lineage' }));
   return { ...apiGraph, nodes: [...(apiGraph?.nodes ?? []), ...nodes], edges: [...(apiGraph?.edges ?? []), ...edges] };
+}
+
+/**
+ * The application's API graph drawn for a question: in each stage holding a capture point the
+ * question crossed, the operators are left out and the stage holds its capture points directly,
+ * so that the path reads at one screen's width (the application page has the operators). An edge
+ * to a left-out operator goes to its stage instead (once per pair; none inside a stage). Other
+ * stages are as they were. Returns a new graph; the input is not modified.
+ */
+export function pathGraph(apiGraph, points) {
+  const nodes = apiGraph?.nodes ?? [];
+  const byId = new Map(nodes.map((n) => [String(n.id), n]));
+  const stageOf = (id) => {
+    const seen = new Set();
+    for (let n = byId.get(id); n && !seen.has(n.id); n = byId.get(String(n.parent))) {
+      seen.add(n.id);
+      if (n.kind === 'stage') return String(n.id);
+    }
+    return null;
+  };
+  const stages = new Set((points ?? []).map((p) => stageOf(captureNode(p.capture_id))).filter((s) => s !== null));
+  const dropped = new Map(); // operator id -> its stage
+  for (const node of nodes) {
+    const stage = node.kind === 'operator' ? stageOf(String(node.id)) : null;
+    if (stage !== null && stages.has(stage)) dropped.set(String(node.id), stage);
+  }
+  if (!dropped.size) return apiGraph;
+  const kept = nodes.filter((n) => !dropped.has(String(n.id))).map((n) => {
+    if (n.kind !== 'capture' || !stages.has(stageOf(String(n.id)))) return n;
+    return { ...n, parent: stageOf(String(n.id)) };
+  });
+  const edges = [];
+  const pairs = new Set();
+  for (const edge of apiGraph?.edges ?? []) {
+    const source = dropped.get(String(edge.source)) ?? String(edge.source);
+    const target = dropped.get(String(edge.target)) ?? String(edge.target);
+    const lifted = source !== String(edge.source) || target !== String(edge.target);
+    if (source === target || (lifted && pairs.has(`${source}->${target}`))) continue;
+    pairs.add(`${source}->${target}`);
+    edges.push(lifted ? { id: `path:${source}->${target}`, source, target, kind: edge.kind } : edge);
+  }
+  return { ...apiGraph, nodes: kept, edges };
 }

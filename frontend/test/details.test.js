@@ -81,9 +81,19 @@ describe('the capture panel sections', () => {
     assert.equal(capturePointsSection(tree, 'op:0:1'), null);
   });
 
+  it('says which files an input point read', () => {
+    const input = nodeDetails({ id: 'capture:i', kind: 'capture', label: 'textFile events.txt',
+      data: { capture_id: 'r/0001-input-textFile', capture_kind: 'input', files: ['file:/data/events.txt', 'file:/data/more.txt'] } });
+    const files = input.sections.find((s) => s.heading.startsWith('Files read'));
+    assert.equal(files.heading, 'Files read (2)');
+    assert.equal(files.text, 'file:/data/events.txt\nfile:/data/more.txt');
+    const reducer = nodeDetails({ id: 'capture:r', kind: 'capture', data: { capture_id: 'r/0003-reducer-x', capture_kind: 'reducer', files: [] } });
+    assert.equal(reducer.sections.some((s) => s.heading.startsWith('File')), false);
+  });
+
   it('shows kept records as a table, and why a point keeps none', () => {
     const kept = sampleSection({ kept: true, records: [{ record_id: 4294967296, text: 'ERROR disk' }], note: '' });
-    assert.deepEqual(kept.table, [['4294967296', 'ERROR disk']]);
+    assert.deepEqual(kept.table, [[{ text: 'partition 1 · row 0', title: 'record id 4294967296' }, 'ERROR disk']]);
     assert.equal(sampleSection({ kept: true, records: [], note: '' }).text, 'This capture point holds no records.');
     const note = 'only record ids are kept at this shuffle point; a trace through it computes its records\' values';
     assert.equal(sampleSection({ kept: false, records: [], note }).text, note);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { baseName, formatBytes, formatCount, formatDuration, formatTime, shorten } from '../src/format.js';
+import { baseName, formatBytes, formatCount, formatDuration, formatTime, shortCallSites, shorten } from '../src/format.js';
 
 describe('format helpers', () => {
   it('formats bytes in binary units', () => {
@@ -47,5 +47,14 @@ describe('format helpers', () => {
     const cut = shorten('abcdefghijklmnopqrstuvwxyz', 11);
     assert.equal(cut.length, 11);
     assert.equal(cut, 'abcde…vwxyz');
+  });
+});
+
+describe('call sites', () => {
+  it('keep the file name of a call site, not its folders', () => {
+    assert.equal(shortCallSites('Stage 3: reduceByKey at /home/ana/jobs/word_count.py:65'), 'Stage 3: reduceByKey at word_count.py:65');
+    assert.equal(shortCallSites('collect at C:\\jobs\\etl.py:9'), 'collect at etl.py:9');
+    assert.equal(shortCallSites('parquet at NativeMethodAccessorImpl.java:0'), 'parquet at NativeMethodAccessorImpl.java:0');
+    assert.equal(shortCallSites('Stage 7'), 'Stage 7');
   });
 });

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import {
   overlay, pointClasses, pointNote, progressFraction, progressText, questionZoom, recordRow, selectionText, withRecords,
 } from '../src/question_view.js';
+import { toElements } from '../src/graph.js';
 import { visibleGraph, zoomTree } from '../src/zoom.js';
 import { fixture } from './helpers.js';
 
@@ -23,6 +24,16 @@ describe('a trace over the application graph', () => {
     assert.equal(graph.nodes.find((n) => n.id === 'capture:s0-input').label, 'input s0-input', 'the input is not modified');
   });
 
+  it('draws each crossed point\'s note on a line of its own, however long its title', () => {
+    const long = { ...graph, nodes: graph.nodes.map((n) => (n.id === 'capture:s0-input' ? { ...n, label: 'textFile events-of-the-whole-night-shift.txt · input' } : n)) };
+    const { graph: drawn } = overlay(long, traceGraph, 'trace', zoomTree(long));
+    const tree = zoomTree(drawn);
+    const element = toElements(visibleGraph(drawn, new Set(), tree)).find((e) => e.data.id === 'capture:s0-input');
+    const lines = element.data.label.split('\n');
+    assert.equal(lines[1], '40 records · in the result');
+    assert.ok(lines[0].length <= 40 && lines[0].startsWith('textFile'), lines[0]);
+  });
+
   it('opens with every crossed capture point drawn', () => {
     const state = questionZoom(tree, traceGraph.points);
     const ids = new Set(visibleGraph(graph, state, tree).nodes.map((n) => n.id));
@@ -33,7 +44,7 @@ describe('a trace over the application graph', () => {
 describe('a what-if over the application graph', () => {
   it('says each point\'s fates in words and marks its worst fate', () => {
     const point = { capture_id: 's1-output', deleted: 1, changed: 2, unchanged: 5 };
-    assert.equal(pointNote(point, 'whatif'), '1 ✕ deleted · 2 ≠ changed · 5 = unchanged');
+    assert.equal(pointNote(point, 'whatif'), '1 ✕ deleted\n2 ≠ changed\n5 = unchanged');
     assert.deepEqual(pointClasses(point, 'whatif'), ['crossed', 'fate-deleted']);
     assert.deepEqual(pointClasses({ changed: 2, unchanged: 1 }, 'whatif'), ['crossed', 'fate-changed']);
     assert.equal(pointNote({}, 'whatif'), 'untouched');
@@ -59,10 +70,14 @@ describe('words and rows', () => {
 
   it('makes table rows of trace and what-if records', () => {
     assert.deepEqual(recordRow({ capture_id: 'run/0001-input', record_id: 3, value: 'a b', file: 'file:/x', offset: 12 }, 'trace'),
-      ['0001-input', '3', 'a b', 'file:/x@12']);
-    assert.deepEqual(recordRow({ capture_id: 'run/0008-output', record_id: 1, fate: 'changed', value: ['storage', 232], new_value: ['storage', 79] }, 'whatif'),
-      ['≠ changed', '0008-output', '1', '["storage",232]', '["storage",79]']);
-    assert.deepEqual(recordRow({ capture_id: 'o', record_id: null, fate: 'deleted', value: 'x', new_value: null }, 'whatif'), ['✕ deleted', 'o', '—', 'x', '']);
+      ['0001-input', { text: 'partition 0 · row 3', title: 'record id 3' }, 'a b', 'file:/x@12']);
+    // the id's high 32 bits are its partition, as the API's own fields say when it sends them
+    assert.deepEqual(recordRow({ capture_id: 'run/0008-output', record_id: 12884901905, fate: 'changed', value: ['storage', 232], new_value: ['storage', 79] }, 'whatif'),
+      ['≠ changed', '0008-output', { text: 'partition 3 · row 17', title: 'record id 12884901905' }, '["storage",232]', '["storage",79]']);
+    assert.deepEqual(recordRow({ capture_id: 'i', record_id: 5, partition: 2, position: 1500, value: 'x' }, 'trace')[1],
+      { text: 'partition 2 · row 1,500', title: 'record id 5' });
+    assert.deepEqual(recordRow({ capture_id: 'o', record_id: null, fate: 'deleted', value: 'x', new_value: null }, 'whatif'),
+      ['✕ deleted', 'o', { text: '—', title: '' }, 'x', '']);
   });
 
   it('adds a small trace\'s records inside their capture points, joined by their lineage', () => {

@@ -57,6 +57,21 @@ class CapturePointKey:
     def node_id(self) -> str:
         return f"capture:{self.capture_id}"
 
+    def title(self, kind: str, files: list[str] | None = None) -> str:
+        """What a person reads: the operator that made the point and its kind ("reduceByKey ·
+        combiner"), from the agent's table name ``<run>/<seq>-<kind>-<op>``, an input by the files
+        it read ("textFile events.txt", "parquet orders/part-0.parquet +3"); the id when it has
+        another shape."""
+        name = self.capture_id.rsplit("/", 1)[-1]
+        seq, _, rest = name.partition("-")
+        op = rest[len(kind) + 1:] if rest.startswith(f"{kind}-") else ""
+        if not (seq.isdigit() and op):
+            return f"{kind} {self.capture_id}"
+        if files:
+            more = f" +{len(files) - 1}" if len(files) > 1 else ""
+            return f"{op} {files[0].rstrip('/').rsplit('/', 1)[-1]}{more}"
+        return f"{op} · {kind}"
+
 
 @dataclass(frozen=True)
 class DatasetKey:

@@ -404,3 +404,74 @@ def test_incomplete_record_level_lineage_shows_a_banner(live_server, agent_token
     page.goto(f"{live_server.url}/applications/{seeded_app}/")
     _wait_for_graph(page)
     assert page.locator("#lineage-incomplete").count() == 0, "complete lineage shows no banner"
+
+
+WIDE_APP = "local-1763731400000"
+
+
+@pytest.fixture
+def app_of_eight_jobs(live_server: Any, agent_token: str) -> str:
+    """Eight jobs of three chained stages of three operators; job 5 holds the capture points."""
+    events = [event("application_start", WIDE_APP, 0, name="etl", user="ana", spark_version="4.3.0", master="local[2]")]
+    t = 1
+    for job in range(8):
+        stage_ids = [job * 3 + s for s in range(3)]
+        call_site = f"save at etl.py:{20 + job}"
+        events.append(event("job_start", WIDE_APP, t, job_id=job, stage_ids=stage_ids, call_site=call_site))
+        for s, stage in enumerate(stage_ids):
+            rdds = [stage * 3 + o for o in range(3)]
+            events += stage_run(
+                WIDE_APP, t + 1, t + 2, stage_id=stage, name=f"reduceByKey at etl.py:{20 + job}",
+                parent_stage_ids=[stage - 1] if s else [], job_id=job,
+                operators=[operator(rdd, "PythonRDD", [rdd - 1] if rdd % 3 or s else [], "map") for rdd in rdds],
+                metrics={"tasks": 2, "executor_run_time_ms": 40},
+            )
+            if job == 5:
+                events.append(capture_point(WIDE_APP, t + 2, f"{WIDE_APP}/{stage:04d}-stage-map", stage_id=stage,
+                                            rdd_id=rdds[-1]))
+            t += 3
+        events.append(event("job_end", WIDE_APP, t, job_id=job, status="succeeded"))
+        t += 1
+    events.append(event("application_end", WIDE_APP, t + 1))
+    answer = post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, agent_token)
+    assert answer["accepted"] == len(events)
+    return WIDE_APP
+
+
+def _open_at_1280(page: Any, url: str, screenshot: str) -> None:
+    """The page as a newcomer's laptop shows it (1280x800), screenshot taken once drawn."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(url)
+    _wait_for_graph(page)
+    page.screenshot(path=SCREENSHOT_DIR / screenshot)
+
+
+def test_a_big_application_opens_readable_on_the_job_holding_its_capture_points(live_server, app_of_eight_jobs, page):
+    _open_at_1280(page, f"{live_server.url}/applications/{app_of_eight_jobs}/", "app_page_opening.png")
+    assert _zoom_state(page)["level"] == "stage"
+    view = page.evaluate(
+        """() => {
+            const cy = window.lineageGraph;
+            const onScreen = (n) => {
+                const b = n.renderedBoundingBox({includeLabels: false});
+                return b.x1 >= 0 && b.y1 >= 0 && b.x2 <= cy.width() && b.y2 <= cy.height();
+            };
+            return {
+                font: cy.zoom() * parseFloat(cy.nodes('.stage').first().style('font-size')),
+                shown: cy.nodes('.stage').filter(onScreen).map((n) => n.id()).sort(),
+                whole: cy.nodes().filter(onScreen).length === cy.nodes().length,
+            };
+        }"""
+    )
+    assert not view["whole"], "eight jobs do not fit at a readable zoom"
+    assert view["font"] >= 8, f"labels drawn at {view['font']} px"
+    assert {"stage:15", "stage:16", "stage:17"} <= set(view["shown"]), view["shown"]
+    assert not {"stage:0", "stage:23"} & set(view["shown"]), "framed on job 5, not the whole or a corner"
+
+
+def test_a_small_application_opens_whole_at_its_deepest_readable_level(live_server, seeded_app, page):
+    _open_at_1280(page, f"{live_server.url}/applications/{seeded_app}/", "app_page_small_opening.png")
+    # its operators are too wide for the 870 px beside the panel (at 1500 px they fit: the test above)
+    assert _zoom_state(page)["level"] == "stage"
+    assert _all_in_view(page)
+    assert page.evaluate("window.lineageGraph.zoom()") >= 0.7

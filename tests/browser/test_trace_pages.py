@@ -77,6 +77,11 @@ def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, t
         _select(page, text_input["id"])
         page.wait_for_selector(".section-sample-records table")
         assert _sample_texts(page) == captured.lines[:10]
+        # It is titled by the file it read, and its panel names the file (the API's `files`).
+        assert [f.rsplit("/", 1)[-1] for f in text_input["files"]] == [captured.text.name]
+        assert page.evaluate(f"window.lineageGraph.getElementById({json.dumps(text_input['id'])}).data('title')") \
+            == f"textFile {captured.text.name}"
+        assert captured.text.name in page.inner_text("#details .section-file-read")
         _select(page, output["id"])
         page.wait_for_selector(".section-sample-records table")
         page.screenshot(path=SCREENSHOT_DIR / "trace_1_output_sample.png")
@@ -95,6 +100,29 @@ def test_trace_and_what_if_from_the_graph(live_server, captured, analyst_page, t
         page.screenshot(path=SCREENSHOT_DIR / "trace_3_progress.png")  # queued or running, or done already
         page.wait_for_selector("#question-page[data-status='succeeded'][data-state='ready']", timeout=240_000)
         page.screenshot(path=SCREENSHOT_DIR / "trace_4_answer.png", full_page=True)
+        # At 1280x800 the graph opens on the path the trace took: every capture point it crossed
+        # on screen, at a zoom where labels are drawn at 6 px or more (framing.PATH_MIN_ZOOM).
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.reload()
+        page.wait_for_selector("#question-page[data-status='succeeded'][data-state='ready']")
+        page.locator("#question-graph").scroll_into_view_if_needed()
+        page.screenshot(path=SCREENSHOT_DIR / "trace_4_answer_1280.png")
+        view = page.evaluate(
+            """() => {
+                const cy = window.lineageGraph;
+                const off = cy.nodes('.crossed').filter((n) => {
+                    const b = n.renderedBoundingBox({includeLabels: false});
+                    return b.x1 < 0 || b.y1 < 0 || b.x2 > cy.width() || b.y2 > cy.height();
+                });
+                const unnoted = cy.nodes('.crossed').filter((n) => !/\\d+ records?/.test(n.data('label')));
+                return {zoom: cy.zoom(), crossed: cy.nodes('.crossed').length, off: off.map((n) => n.id()),
+                        unnoted: unnoted.map((n) => n.id())};
+            }"""
+        )
+        assert view["crossed"] >= 3 and view["off"] == [], view
+        assert view["unnoted"] == [], "each crossed point says how many of its records the trace holds"
+        assert view["zoom"] >= 0.5, view
+        page.set_viewport_size({"width": 1500, "height": 900})
 
         # Its records are the lines holding an incident word and the topic lines of "incident".
         expected = sorted(captured.lines_with(captured.words_of("incident")) + captured.topic_lines_of("incident"))

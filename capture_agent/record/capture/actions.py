@@ -21,6 +21,7 @@ from capture_agent.record.capture.kept import KeptJob
 from capture_agent.record.capture.outputs import OutputRun, dense_ids, store_values, trim_partitions
 from capture_agent.record.capture.pipeline import Branch, Pipeline, Tail
 from capture_agent.record.capture.plan import NarrowOp, Node
+from capture_agent.record.query.call_site import at_user_call_site
 from capture_agent.record.query.recipes import IN_TASKS, Redo
 from capture_agent.record.storage.layouts import ListGlobal, ListLocal, OneGlobal, OneLocal, Save, Single
 from capture_agent.record.storage.manifest import CapturePoint
@@ -46,12 +47,14 @@ class Actions:
         self.kept = kept  # the job kept in the run's folder for replays from elsewhere
 
     # ------------------------------------------------------------------ record outputs
+    @at_user_call_site
     def collect(self, node: Node, op: str) -> list[Any]:
         point, rdd, _ = self.compiler.output(node, op, "records", OneLocal())
         values = rdd.collect()
         self.finish(node, point, rdd, values=values, redo=Redo("collect"))
         return values
 
+    @at_user_call_site
     def take(self, node: Node, num: int, op: str) -> list[Any]:
         pipe = self.compiler.pipeline(node)
         point, target = self.compiler.new_point("output", op, OneLocal(limit=num), [pipe.point], pipe.num_partitions)
@@ -78,12 +81,14 @@ class Actions:
         self.finish(node, point, rdd, values=result, redo=Redo("take", num))
         return result
 
+    @at_user_call_site
     def count(self, node: Node) -> int:
         point, rdd, _ = self.compiler.output(node, "count", "count", Single())
         result = rdd.sum()
         self.finish(node, point, rdd, values=[result], ids=[0], redo=Redo("count", shape="one"))
         return result
 
+    @at_user_call_site
     def aggregate(self, node: Node, op: str, method: str, args: tuple[Any, ...], redo: Redo) -> Any:
         """An action that computes one result: PySpark's ``method(*args)`` on the captured records."""
         point, rdd, _ = self.compiler.output(node, op, "consume", Single())
@@ -91,6 +96,7 @@ class Actions:
         self.finish(node, point, rdd, values=[result], ids=[0], redo=redo)
         return result
 
+    @at_user_call_site
     def save_text(self, node: Node, path: str) -> None:
         point, rdd, _ = self.compiler.output(node, "saveAsTextFile", "save", Save())
         final = rdd.mapPartitions(identity_partition)
@@ -100,6 +106,7 @@ class Actions:
         point.layout = Save(path=_qualified(self.sc, path))
         self.finish(node, point, final)
 
+    @at_user_call_site
     def save_records(self, node: Node, op: str, path: str | None, output_format: str,
                      save: Callable[[RDD], None]) -> None:
         """saveAsPickleFile, saveAsSequenceFile, the Hadoop saves: PySpark's ``save`` of the
@@ -124,6 +131,7 @@ class Actions:
             sc.setLocalProperty(OUTPUT_FORMAT_PROPERTY, previous[1])
 
     # ------------------------------------------------------------------ outputs computed on the driver
+    @at_user_call_site
     def count_by_value(self, node: Node, op: str, owner: Node | None = None,
                        merge: Callable[[Any, Any], Any] | None = None, keys: list[Any] | None = None,
                        redo: Redo | None = None) -> dict[Any, Any]:
@@ -160,6 +168,7 @@ class Actions:
                     computed_from=node)
         return counts
 
+    @at_user_call_site
     def ordered(self, node: Node, op: str, num: int, key: Callable[[Any], Any] | None, largest: bool) -> list[Any]:
         pipe = self.compiler.pipeline(node)
         point, target = self.compiler.new_point("output", op, OneGlobal(num=num), [pipe.point], 1)
@@ -178,6 +187,7 @@ class Actions:
                             Redo(IN_TASKS, Ordered(num, key, largest)) if key is not None
                             else Redo("top" if largest else "takeOrdered", num))
 
+    @at_user_call_site
     def take_sample(self, node: Node, with_replacement: bool, num: int, seed: int, total: int,
                     sampled: Callable[[float, int], Node]) -> list[Any]:
         """takeSample: PySpark's algorithm (``total`` records; ``sampled(fraction, seed)``: the

@@ -31,6 +31,7 @@ from capture_agent.record.capture.plan import (
     SourceNode,
     ZipNode,
 )
+from capture_agent.record.query.call_site import CallSite
 from capture_agent.record.storage.layouts import (
     Layout,
     ListGlobal,
@@ -136,7 +137,8 @@ class Compiler:
     def head(self, node: Node) -> Head:
         head = self._heads.get(node.seq)
         if head is None:
-            head = self._compile_head(node)
+            with CallSite(self.sc, node.call_site):
+                head = self._compile_head(node)
             if node.storage_level is not None:
                 head.rdd.persist(node.storage_level)
             if node.checkpoint is not None:

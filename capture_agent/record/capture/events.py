@@ -16,6 +16,8 @@ from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 
 log = logging.getLogger("capture_agent")
 
+MAX_FILES = 1000  # an input's files named in its event (docs/ingest-events.md); the run folder has all
+
 
 def _event_id(run_id: str, point: CapturePoint) -> str:
     # a point re-sent with other counts, or with tables found missing, is a new event
@@ -43,6 +45,9 @@ def capture_point_event(app_id: str, store: LineageStore, point: CapturePoint) -
         event["rdd_id"] = int(point.rdd_id)
     if point.stage_id is not None:
         event["stage_id"] = int(point.stage_id)
+    files = point.layout.files_read()
+    if files:
+        event["files"] = files[:MAX_FILES]
     if point.missing:
         event["missing"] = [{"partition": part, "reason": reason} for part, reason in sorted(point.missing.items())]
     return event

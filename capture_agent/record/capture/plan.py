@@ -21,6 +21,7 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.core.rdd import RDD, Partitioner
 
+from capture_agent.record.query.call_site import user_call_site
 from capture_agent.record.query.recipes import Recipe, live
 
 _seq = itertools.count(1)
@@ -61,6 +62,8 @@ class Node:
         self.recipe = recipe
         self._plain: RDD | None = None
         self.last_output: Any = None  # the OutputRun of the last action on this node
+        # where the user's program made it ("reduceByKey at job.py:58"): its stages are named so
+        self.call_site = user_call_site()
 
     @property
     def cached(self) -> bool:

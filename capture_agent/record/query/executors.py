@@ -9,6 +9,7 @@ from typing import Any
 from pyspark import cloudpickle
 
 from capture_agent.record.errors import LineageError
+from capture_agent.record.query.call_site import CallSite
 from capture_agent.record.worker.checks import REQUIRED, dependency_report
 
 _CHECKED: set[str] = set()  # applications whose executors passed the dependency check
@@ -31,7 +32,9 @@ def check_executors(sc: Any) -> None:
     if app_id in _CHECKED:
         return
     try:
-        [report] = sc.parallelize([0], 1).mapPartitions(dependency_report).collect()
+        # named after the user's line that made the LineageContext, not this one
+        with CallSite(sc):
+            [report] = sc.parallelize([0], 1).mapPartitions(dependency_report).collect()
     except Exception as exc:
         raise LineageError(f"record-level capture cannot run a task on the executors ({type(exc).__name__}: "
                            f"{str(exc).splitlines()[0] if str(exc) else ''}); executors run PYSPARK_PYTHON="

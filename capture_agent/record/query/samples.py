@@ -2,7 +2,7 @@
 node panel shows without running a trace.
 
 Read without Spark and without running or unpickling anything the job wrote, so the web process
-may call it (the trust model in the README: only Spark tasks run stored code):
+may call it (the trust model in docs/security.md: only Spark tasks run stored code):
 - text and CSV inputs: the first lines of the first splits, read from the input files at the byte
   offsets kept at capture (after checking the files did not change);
 - ``parallelize`` inputs and action results: the ``text`` column kept beside the pickled values

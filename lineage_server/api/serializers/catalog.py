@@ -197,6 +197,10 @@ class CapturePointSerializer(serializers.ModelSerializer):
     missing_tables = MissingTableSerializer(
         many=True, read_only=True, help_text="Per-partition tables the agent could not write, and why."
     )
+    files = serializers.ListField(
+        child=serializers.CharField(), read_only=True,
+        help_text="An input point's files (Hadoop paths, the first 1000); empty for other points.",
+    )
 
     class Meta:
         model = CapturePoint
@@ -209,6 +213,7 @@ class CapturePointSerializer(serializers.ModelSerializer):
             "rows",
             "bytes",
             "parent_capture_ids",
+            "files",
             "lineage_complete",
             "missing_table_count",
             "missing_tables",

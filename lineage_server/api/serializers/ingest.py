@@ -142,6 +142,7 @@ class CapturePointSerializer(serializers.Serializer):
     rows = _int(required=False, default=0)
     bytes = _int(required=False, default=0)
     parents = serializers.ListField(child=serializers.CharField(max_length=128), max_length=10_000, default=list)
+    files = serializers.ListField(child=serializers.CharField(max_length=4096), max_length=1000, default=list)
     # Absent or empty: every table was written. A later event of the point replaces the list.
     missing: serializers.ListSerializer[Any] = serializers.ListSerializer(
         child=MissingTableSerializer(),

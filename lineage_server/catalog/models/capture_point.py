@@ -29,6 +29,7 @@ class CapturePoint(models.Model):
     rows = models.BigIntegerField(default=0)
     bytes = models.BigIntegerField(default=0)
     parent_capture_ids = models.JSONField(default=list, blank=True)
+    files = models.JSONField(default=list, blank=True)  # an input point's files (Hadoop paths)
     # Per-partition tables the agent could not write (disk full, permissions, store gone), as
     # [{"partition": int, "reason": str}]; empty when the point's record-level lineage is complete.
     missing_tables = models.JSONField(default=list, blank=True)

@@ -132,11 +132,12 @@ def _add_capture_points(graph: ApplicationGraph, points: list[CapturePoint],
             parent = first
         else:
             parent = APPLICATION_NODE
-        node_id = CapturePointKey(point.capture_id).node_id()
+        key = CapturePointKey(point.capture_id)
+        node_id = key.node_id()
         graph.nodes.append({
             "id": node_id,
             "kind": "capture",
-            "label": f"{point.kind} {point.capture_id}",
+            "label": key.title(point.kind, point.files),
             "parent": parent,
             "data": {
                 "capture_id": point.capture_id,
@@ -145,6 +146,7 @@ def _add_capture_points(graph: ApplicationGraph, points: list[CapturePoint],
                 "rdd_id": point.rdd_id,
                 "rows": point.rows,
                 "bytes": point.bytes,
+                "files": point.files,
                 "lineage_complete": point.missing_table_count == 0,
             },
         })

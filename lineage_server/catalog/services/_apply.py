@@ -119,6 +119,7 @@ def capture_point(batch: CatalogBatch, app: Application, body: Body, at: dt.date
     batch.put_capture_point(app, body["capture_id"], {
         **fields,
         "parent_capture_ids": list(body["parents"]),
+        "files": list(body["files"]),
         "missing_tables": missing,
         "missing_table_count": len(missing),
     })

@@ -61,6 +61,8 @@ def test_capture_point_events_without_a_server(lc, write_text):
     word_count(lc, path).collect()
     events = lc.capture_point_events()
     assert [e["kind"] for e in events] == ["input", "combiner", "reducer", "output"]
+    # the input names the files it read (the page titles it by them); the other points none
+    assert [[f.rsplit("/", 1)[-1] for f in e.get("files", [])] for e in events] == [["in.txt"], [], [], []]
     by_id = {e["capture_id"]: e for e in events}
     for event in events:
         assert event["type"] == "capture_point" and event["app_id"] == lc.app_id

@@ -204,6 +204,10 @@ class Layout:
     mode: str = ""  # the operator family the rows come from (group, join, left, subtract...)
 
     # ------------------------------------------------------------------ details
+    def files_read(self) -> list[str]:
+        """The paths of the files an input point read (none for other points)."""
+        return []
+
     def details(self) -> dict[str, Any]:
         """The typed fields, as written to the manifest (defaults left out)."""
         out = {}

@@ -70,6 +70,9 @@ def check_files(files: list[dict[str, Any]], indexes: set[int] | None = None) ->
 class InputLayout(Layout):
     """Input records: deleted only when selected (the base ``deletion`` gives Token for kind input)."""
 
+    def files_read(self) -> list[str]:
+        return [str(f["path"]) for f in getattr(self, "files", [])]
+
     def in_ids(self, table: Any, part: int, nparents: int) -> list[BitMap64]:
         return [BitMap64()]
 

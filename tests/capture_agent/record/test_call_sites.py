@@ -1,0 +1,58 @@
+"""Jobs and stages of a captured job are named after the user's lines, as PySpark names a plain
+job's ("reduceByKey at job.py:12"), never after the agent's own frames."""
+
+from __future__ import annotations
+
+import os
+from operator import add
+
+import pytest
+
+from capture_agent.record.query.call_site import AGENT_DIR
+
+pytestmark = pytest.mark.spark
+
+HERE = os.path.abspath(__file__)
+
+
+def _stage_names(sc, jobs):
+    tracker = sc.statusTracker()
+    return {tracker.getStageInfo(stage).name for job in jobs for stage in tracker.getJobInfo(job).stageIds
+            if tracker.getStageInfo(stage) is not None}
+
+
+def test_stages_are_named_by_the_line_that_made_them_and_the_action(lc, sc, write_text):
+    path = write_text("words.txt", ["a b", "b c", "c a b"])
+    tracker = sc.statusTracker()
+    before = set(tracker.getJobIdsForGroup())
+    counts = lc.textFile(path, 2).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
+    made = _line_of("reduceByKey(add)")
+    assert sorted(counts.collect()) == [("a", 2), ("b", 3), ("c", 2)]
+    collected = _line_of("counts.collect()")
+    names = _stage_names(sc, set(tracker.getJobIdsForGroup()) - before)
+    assert f"reduceByKey at {HERE}:{made}" in names, names
+    assert f"collect at {HERE}:{collected}" in names, names
+    assert f"textFile at {HERE}:{made}" in names, names
+    assert not [n for n in names if AGENT_DIR in n], names
+
+
+def _line_of(text):
+    """The line of this file holding ``text`` (once)."""
+    with open(HERE, encoding="utf-8") as source:
+        [line] = [n for n, content in enumerate(source, 1) if text in content and "_line_of" not in content]
+    return line
+
+
+def test_a_constructor_is_named_by_its_class(spark, tmp_path):
+    from capture_agent.record import LineageContext
+    from capture_agent.record.query import executors
+
+    sc = spark.sparkContext
+    executors._CHECKED.discard(str(sc.applicationId))  # its executors' check runs again, as a job
+    tracker = sc.statusTracker()
+    before = set(tracker.getJobIdsForGroup())
+    LineageContext(spark, store=str(tmp_path / "lineage"))
+    made = _line_of("LineageContext(spark, store=")
+    names = _stage_names(sc, set(tracker.getJobIdsForGroup()) - before)
+    assert names == {f"LineageContext at {HERE}:{made}"}, names
+
