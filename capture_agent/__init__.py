@@ -15,7 +15,7 @@ sends the server is named in ``capture_agent.protocol``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from capture_agent.agent import Agent, current_agent, disable
 from capture_agent.autoenable import install_auto_enable
@@ -41,15 +41,20 @@ install_auto_enable()
 
 
 # Record-level lineage (capture_agent.record) is imported on first use: it needs pyarrow and pyroaring.
-__all__ += ["LineageContext", "LineageRDD"]
+__all__ += ["LineageContext", "LineageRDD", "last_lineage"]
 
 if TYPE_CHECKING:
     from capture_agent.record import LineageContext, LineageRDD
+    from capture_agent.record.capture.implicit import last_lineage
 
 
-def __getattr__(name: str) -> type:
+def __getattr__(name: str) -> Any:
     if name in ("LineageContext", "LineageRDD"):
         from capture_agent import record
 
         return getattr(record, name)
+    if name == "last_lineage":
+        from capture_agent.record.capture.implicit import last_lineage
+
+        return last_lineage
     raise AttributeError(f"module 'capture_agent' has no attribute {name!r}")

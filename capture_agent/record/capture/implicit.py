@@ -80,6 +80,21 @@ def records_context(spark_or_sc: Any) -> Any:
     return sc.__dict__.get(_CONTEXT)
 
 
+def last_lineage(spark_or_sc: Any) -> Any:
+    """A LineageRDD at the output of the last captured action of ``spark_or_sc``'s session.
+
+    Raises:
+        NotCaptured: records are off, or no action was captured yet.
+    """
+    from capture_agent.record.errors import NotCaptured
+
+    lc = records_context(spark_or_sc)
+    outputs = [] if lc is None else [p for p in lc.store.by_seq() if p.kind == "output"]
+    if not outputs:
+        raise NotCaptured("no captured action yet: enable(spark, records=True), then collect, count, write...")
+    return lc.lineage(outputs[-1].capture_id)
+
+
 def _context_of(df: Any) -> Any:
     if getattr(_local, "busy", False):
         return None
