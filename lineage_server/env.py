@@ -204,6 +204,13 @@ TRACE_STALE_SECONDS = Integer(
     "a queued trace not taken for this long is sent to the broker again.",
     minimum=5,
 )
+TRACE_TIME_LIMIT_SECONDS = Integer(
+    "LINEAGE_TRACE_TIME_LIMIT_SECONDS",
+    300,
+    "Longest a trace or a what-if may run: past it the run is stopped (its Spark jobs cancelled, its step "
+    "interrupted, the worker process replaced if the step cannot be) and the trace fails naming the limit.",
+    minimum=1,
+)
 TRACE_SWEEP_SECONDS = Integer(
     "LINEAGE_TRACE_SWEEP_SECONDS", 30, "How often each worker looks for stale and lost traces.", minimum=1
 )
@@ -282,6 +289,7 @@ SETTINGS: dict[str, Setting[Any]] = {
         TRACE_MODE,
         TRACE_SPARK_AT_START,
         TRACE_STALE_SECONDS,
+        TRACE_TIME_LIMIT_SECONDS,
         TRACE_SWEEP_SECONDS,
         STORE,
         SECRET_KEY,

@@ -40,9 +40,20 @@ trap stop INT TERM EXIT
 "$PY" -m gunicorn lineage_server.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 --no-control-socket \
   --access-logfile "$VAR/log/web-access.log" --error-logfile "$VAR/log/web.log" &
 pids+=($!)
-# The worker's own warnings (root user, its warm Spark session's JVM) go to its log, not the console.
-"$PY" -m celery --quiet -A lineage_server worker --pool solo --loglevel INFO --logfile "$VAR/log/worker.log" \
-  >>"$VAR/log/worker.log" 2>&1 &
+# A worker that ends itself to stop a trace step it could not interrupt (exit code 75, see
+# lineage_server/tracing/services/watch.py) is started again; any other exit ends the loop. The
+# worker's own warnings (root user, its warm Spark session's JVM) go to its log, not the console.
+(
+  trap 'kill -TERM "$worker" 2>/dev/null; wait "$worker" || true; exit 0' INT TERM
+  while :; do
+    "$PY" -m celery --quiet -A lineage_server worker --pool solo --loglevel INFO --logfile "$VAR/log/worker.log" \
+      >>"$VAR/log/worker.log" 2>&1 &
+    worker=$!
+    code=0; wait "$worker" || code=$?
+    [[ $code == 75 ]] || exit "$code"
+    echo "run.sh: the worker ended itself to stop a trace step; starting a fresh one" >> "$VAR/log/worker.log"
+  done
+) &
 pids+=($!)
 
 for _ in $(seq 60); do

@@ -55,7 +55,7 @@ def test_the_wheel_requires_the_agents_dependencies_and_not_django(wheel: Path) 
                     if line.startswith("Requires-Dist:")]
     always = [r for r in requires if "extra ==" not in r]
     names = {r.split(";")[0].split("[")[0].split("<")[0].split(">")[0].split("=")[0].strip().lower() for r in always}
-    assert names == {"pyarrow", "pyroaring", "pyspark"}, always
+    assert names == {"google-re2", "pyarrow", "pyroaring", "pyspark"}, always
     assert any(r.startswith("Django") and 'extra == "server"' in r for r in requires)
 
 

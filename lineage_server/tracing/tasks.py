@@ -14,21 +14,27 @@ import threading
 from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_ready, worker_shutdown
+from celery.exceptions import Reject
+from celery.signals import worker_ready, worker_shutdown, worker_shutting_down
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
 from lineage_server.tracing import spark
-from lineage_server.tracing.services import RUN_TRACE_TASK, recover_traces, run_trace
+from lineage_server.tracing.services import RUN_TRACE_TASK, recover_traces, run_next_trace
+from lineage_server.tracing.services.watch import give_back_running
 
 log = logging.getLogger(__name__)
 _sweeping = threading.Event()
+_stopping = threading.Event()  # set by SIGTERM (warm shutdown)
 
 
 @shared_task(name=RUN_TRACE_TASK, bind=True)
 def run_trace_task(self: Any, trace_pk: int) -> None:
-    run_trace(trace_pk, worker=self.request.hostname or "", spark=spark.spark_context)
+    if _stopping.is_set():  # a message taken after SIGTERM goes back to the broker for another worker
+        raise Reject("the worker is stopping", requeue=True)
+    # The message stands for one queued trace; which one runs is the fair queue's choice (``fair``).
+    run_next_trace(worker=self.request.hostname or "", spark=spark.spark_context)
 
 
 @worker_ready.connect
@@ -59,6 +65,22 @@ def _sweep(restarted_worker: str, started_at: dt.datetime) -> None:
         finally:
             first = False
             connection.close()
+
+
+@worker_shutting_down.connect
+def _on_worker_shutting_down(**_: Any) -> None:
+    # A warm shutdown waits for the running trace: give it back to the queue so that its work stops
+    # at once; the next sweep of any worker (this one's first, when it starts again) sends it again.
+    # Only where tasks run in this process (--pool solo or threads): prefork children finish theirs,
+    # within the time limit.
+    _stopping.set()
+    try:
+        for pk in give_back_running():
+            log.info("trace %s: given back to the queue, the worker is stopping", pk)
+    except Exception:
+        log.exception("could not give back the running traces")
+    finally:
+        connection.close()
 
 
 @worker_shutdown.connect

@@ -19,16 +19,21 @@ does not match. Operators:
 | in | a list | equals one of them |
 | contains | a string, or any value | holds it as a substring (strings) or an element (lists, tuples, sets) |
 | prefix | a string | is a string starting with it |
-| regex | a Python regular expression | is a string in which it matches (``re.search``) |
+| regex | an RE2 regular expression | is a string in which it matches (``search``) |
 | range | {"min": n, "max": n}, either optional | is a number (or a numeric string) within both, inclusive |
+
+Every test takes time linear in the record's size, so no filter can make a trace run away:
+patterns run on RE2, which has no backtracking (Python's ``re`` takes exponential time on
+``^(\\w+\\s?)*$x``). RE2's syntax is Python's less backreferences and lookaround (refused
+with a message when the filter is compiled), and its ``\\w``, ``\\d``, ``\\b`` are ASCII.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-OPERATORS = ("equals", "in", "contains", "prefix", "regex", "range")
+import re2
+
 MAX_DEPTH = 10
 MAX_CONDITIONS = 100
 MAX_IN = 10_000
@@ -71,49 +76,149 @@ class _Not(Filter):
         return not self.part(record)
 
 
-class _Condition(Filter):
-    def __init__(self, path: tuple[int | str, ...], op: str, value: Any) -> None:
+class Condition(Filter):
+    """One operator's test of one field: a subclass per operator (``OPERATORS`` maps names to them).
+
+    Each test takes time linear in the field's size: a value that could make one record cost more
+    (a pattern with backtracking) is refused when the filter is compiled.
+    """
+
+    op = ""
+
+    def __init__(self, path: tuple[int | str, ...], value: Any) -> None:
         self.path = path
-        self.op = op
         self.value = value
-        if op == "regex":
-            self.pattern = re.compile(value)
-        if op == "in":
-            self.options = [_frozen(v) for v in value]
+        self.wanted = _frozen(value)  # JSON has no tuples: lists and tuples compare alike
+
+    @classmethod
+    def check(cls, value: Any, where: str) -> None:
+        """Raises PredicateError when ``value`` is not what this operator compares with."""
 
     def __call__(self, record: Any) -> bool:
         found = _lookup(record, self.path)
-        if found is _MISSING:
-            return False
-        return bool(getattr(self, f"_{self.op}")(found))
+        return found is not _MISSING and self.matches(found)
 
-    def _equals(self, found: Any) -> bool:
-        return _frozen(found) == _frozen(self.value)
+    def matches(self, found: Any) -> bool:
+        raise NotImplementedError
 
-    def _in(self, found: Any) -> bool:
+
+class Equals(Condition):
+    op = "equals"
+
+    def matches(self, found: Any) -> bool:
+        return bool(_frozen(found) == self.wanted)
+
+
+class In(Condition):
+    """Hashable options in a set (one lookup per record, however long the list); others compared in turn."""
+
+    op = "in"
+
+    def __init__(self, path: tuple[int | str, ...], value: Any) -> None:
+        super().__init__(path, value)
+        options = [_frozen(v) for v in value]
+        self.hashed = frozenset(o for o in options if _hashable(o))
+        self.others = [o for o in options if not _hashable(o)]
+
+    @classmethod
+    def check(cls, value: Any, where: str) -> None:
+        if not isinstance(value, list) or len(value) > MAX_IN:
+            raise PredicateError(f"{where}: in takes a list of at most {MAX_IN} values")
+
+    def matches(self, found: Any) -> bool:
         frozen = _frozen(found)
-        return any(frozen == option for option in self.options)
+        if _hashable(frozen) and frozen in self.hashed:
+            return True
+        return any(frozen == option for option in self.others)
 
-    def _contains(self, found: Any) -> bool:
+
+class Contains(Condition):
+    op = "contains"
+
+    def matches(self, found: Any) -> bool:
         if isinstance(found, str):
             return isinstance(self.value, str) and self.value in found
         if isinstance(found, (list, tuple, set, frozenset)):
-            wanted = _frozen(self.value)
-            return any(_frozen(item) == wanted for item in found)
+            return any(_frozen(item) == self.wanted for item in found)
         return False
 
-    def _prefix(self, found: Any) -> bool:
+
+class Prefix(Condition):
+    op = "prefix"
+
+    @classmethod
+    def check(cls, value: Any, where: str) -> None:
+        _string(cls.op, value, where)
+
+    def matches(self, found: Any) -> bool:
         return isinstance(found, str) and found.startswith(self.value)
 
-    def _regex(self, found: Any) -> bool:
+
+class Regex(Condition):
+    """RE2 (``google-re2``): matching takes time linear in the text, whatever the pattern; a pattern
+    RE2 cannot run so (backreferences, lookaround) or that would need too much memory is refused."""
+
+    op = "regex"
+
+    def __init__(self, path: tuple[int | str, ...], value: Any) -> None:
+        super().__init__(path, value)
+        self.pattern = _re2(value)
+
+    @classmethod
+    def check(cls, value: Any, where: str) -> None:
+        _string(cls.op, value, where)
+        if len(value) > MAX_PATTERN:
+            raise PredicateError(f"{where}: a pattern of at most {MAX_PATTERN} characters")
+        try:
+            _re2(value)
+        except re2.error as exc:
+            reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+            raise PredicateError(f"{where}: not a regular expression RE2 can run in linear time ({reason}); "
+                                 "backreferences and lookaround are not supported") from None
+
+    def matches(self, found: Any) -> bool:
         return isinstance(found, str) and self.pattern.search(found) is not None
 
-    def _range(self, found: Any) -> bool:
+
+class Range(Condition):
+    op = "range"
+
+    @classmethod
+    def check(cls, value: Any, where: str) -> None:
+        if not isinstance(value, dict) or not value or set(value) - {"min", "max"}:
+            raise PredicateError(f"{where}: range takes {{\"min\": n, \"max\": n}} (either may be left out)")
+        for bound in value.values():
+            if isinstance(bound, bool) or not isinstance(bound, (int, float)):
+                raise PredicateError(f"{where}: range bounds are numbers, got {bound!r}")
+
+    def matches(self, found: Any) -> bool:
         number = _number(found)
         if number is None:
             return False
         low, high = self.value.get("min"), self.value.get("max")
         return (low is None or number >= low) and (high is None or number <= high)
+
+
+OPERATORS: dict[str, type[Condition]] = {c.op: c for c in (Equals, In, Contains, Prefix, Regex, Range)}
+
+
+def _re2(pattern: str) -> Any:
+    options = re2.Options()
+    options.log_errors = False  # the error is raised (and reported to the user), not printed by RE2
+    return re2.compile(pattern, options)
+
+
+def _string(op: str, value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        raise PredicateError(f"{where}: {op} compares with a string, got {type(value).__name__}")
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _frozen(value: Any) -> Any:
@@ -187,14 +292,15 @@ def _compile(spec: Any, where: str, depth: int, counter: list[int]) -> Filter:
         raise PredicateError(f"{where}: a filter holds at most {MAX_CONDITIONS} conditions")
     _only(spec, {"field", "op", "value"}, where)
     op = spec.get("op")
-    if op not in OPERATORS:
+    condition = OPERATORS.get(op) if isinstance(op, str) else None
+    if condition is None:
         raise PredicateError(f"{where}.op: {op!r} is not an operator; use one of {', '.join(OPERATORS)} "
                              "(or combine filters with and / or / not)")
     if "value" not in spec:
         raise PredicateError(f"{where}.value: missing (what the field is compared with)")
     value = spec["value"]
-    _check_value(op, value, f"{where}.value")
-    return _Condition(_path(spec.get("field"), f"{where}.field"), op, value)
+    condition.check(value, f"{where}.value")
+    return condition(_path(spec.get("field"), f"{where}.field"), value)
 
 
 def _only(spec: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -214,23 +320,3 @@ def _path(field: Any, where: str) -> tuple[int | str, ...]:
         if isinstance(step, bool) or not isinstance(step, (int, str)):
             raise PredicateError(f"{where}: {step!r} is neither a position (an integer) nor a name (a string)")
     return tuple(steps)
-
-
-def _check_value(op: str, value: Any, where: str) -> None:
-    if op in ("prefix", "regex") and not isinstance(value, str):
-        raise PredicateError(f"{where}: {op} compares with a string, got {type(value).__name__}")
-    if op == "regex":
-        if len(value) > MAX_PATTERN:
-            raise PredicateError(f"{where}: a pattern of at most {MAX_PATTERN} characters")
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise PredicateError(f"{where}: not a valid regular expression: {exc}") from None
-    if op == "in" and (not isinstance(value, list) or len(value) > MAX_IN):
-        raise PredicateError(f"{where}: in takes a list of at most {MAX_IN} values")
-    if op == "range":
-        if not isinstance(value, dict) or not value or set(value) - {"min", "max"}:
-            raise PredicateError(f"{where}: range takes {{\"min\": n, \"max\": n}} (either may be left out)")
-        for bound in value.values():
-            if isinstance(bound, bool) or not isinstance(bound, (int, float)):
-                raise PredicateError(f"{where}: range bounds are numbers, got {bound!r}")

@@ -1,6 +1,7 @@
 """Writes on traces, each a verb function inside a transaction; ``run_trace`` is the worker's."""
 
 from lineage_server.tracing.services.ask import RUN_TRACE_TASK, ask_trace, ask_whatif, rerun_trace
+from lineage_server.tracing.services.fair import run_next_trace
 from lineage_server.tracing.services.history import TraceStateError, cancel_trace, delete_trace, update_trace
 from lineage_server.tracing.services.questions import TraceQuestionError
 from lineage_server.tracing.services.recovery import recover_traces
@@ -16,6 +17,7 @@ __all__ = [
     "delete_trace",
     "recover_traces",
     "rerun_trace",
+    "run_next_trace",
     "run_trace",
     "update_trace",
 ]

@@ -4,8 +4,8 @@ and close the books.
 ``run_trace`` is what the Celery task calls, and is tested directly. The claim is a conditional
 update (queued -> running), so a message delivered twice runs the trace once. While it runs, a
 watcher thread beats the trace's heartbeat (a worker killed mid-trace is found by it going stale,
-``services.recovery``) and cancels the trace's Spark jobs as soon as a user cancels it; the walk
-itself stops at the next capture point.
+``services.recovery``), and stops the trace's work within seconds of a user cancelling it or of
+its time limit (``watch``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from django.utils import timezone
 
 from capture_agent.record.query.questions import TraceCancelled
 from lineage_server.tracing.models import Trace, TraceKind, TraceStatus
-from lineage_server.tracing.services.running import TraceFailure, Watch
+from lineage_server.tracing.services.running import TraceFailure
 from lineage_server.tracing.services.trace_run import answer_trace
+from lineage_server.tracing.services.watch import Watch
 from lineage_server.tracing.services.whatif_run import answer_whatif
 
 log = logging.getLogger("lineage_server.tracing")
@@ -51,8 +52,11 @@ def run_trace(trace_pk: int, *, worker: str = "", spark: Callable[[], Any] | Non
     except TraceFailure as exc:
         _fail(trace.pk, str(exc))
     except Exception as exc:
-        log.exception("trace %s failed", trace.pk)
-        _fail(trace.pk, f"internal error ({type(exc).__name__}: {exc}); the worker's log has the details")
+        if watch.cancelled.is_set():  # a Spark job of the trace's group, cancelled by the watcher
+            log.info("trace %s: cancelled while running (%s)", trace.pk, type(exc).__name__)
+        else:
+            log.exception("trace %s failed", trace.pk)
+            _fail(trace.pk, f"internal error ({type(exc).__name__}: {exc}); the worker's log has the details")
     return Trace.objects.get(pk=trace.pk)
 
 

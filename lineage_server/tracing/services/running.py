@@ -1,11 +1,10 @@
-"""What running a trace and running a what-if share in the worker: the watcher thread (heartbeat
-and cancellation), opening the run folder, the failures users read, where answers go.
+"""What running a trace and running a what-if share in the worker: opening the run folder, the
+failures users read, where answers go (the watcher beside them is ``watch.Watch``).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -14,8 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
-from django.utils import timezone
 
 from capture_agent.record import LineageRun
 from capture_agent.record.errors import LineageError
@@ -23,8 +20,9 @@ from capture_agent.record.query.questions import TraceCancelled, select
 from capture_agent.record.query.results import read_frontier
 from capture_agent.record.storage.layouts.base import MissingTable
 from lineage_server.catalog.models import CapturePoint
-from lineage_server.tracing.models import Trace, TraceStatus
+from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services.questions import run_id_of
+from lineage_server.tracing.services.watch import Watch
 
 log = logging.getLogger("lineage_server.tracing")
 
@@ -33,56 +31,6 @@ FIRST_PAGE = 50
 
 class TraceFailure(Exception):
     """A trace that cannot be answered; the message tells the user what to do."""
-
-
-class Watch:
-    """Beats the heartbeat and watches for a cancellation, in a thread beside the trace."""
-
-    def __init__(self, pk: int) -> None:
-        self.pk = pk
-        self.group = f"lineage-trace-{pk}-{uuid.uuid4().hex[:8]}"
-        self.sc: Any = None
-        self.cancelled = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"trace-{pk}-heartbeat", daemon=True)
-        self.interval = max(1.0, min(5.0, settings.LINEAGE["TRACE_STALE_SECONDS"] / 6))
-
-    def __enter__(self) -> Watch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _beat(self) -> None:
-        try:
-            while not self._stop.wait(self.interval):
-                Trace.objects.filter(pk=self.pk, status=TraceStatus.RUNNING).update(heartbeat_at=timezone.now())
-                if self._is_cancelled() and not self.cancelled.is_set():
-                    self.cancelled.set()
-                    if self.sc is not None:
-                        self.sc.cancelJobGroup(self.group)
-        except Exception:
-            log.exception("trace %s: heartbeat failed", self.pk)
-        finally:
-            connection.close()
-
-    def _is_cancelled(self) -> bool:
-        status = Trace.objects.filter(pk=self.pk).values_list("status", flat=True).first()
-        return status != TraceStatus.RUNNING
-
-    def check(self) -> None:
-        """Raises TraceCancelled once the trace is no longer running (cancelled, or taken back)."""
-        if self.cancelled.is_set() or self._is_cancelled():
-            self.cancelled.set()
-            raise TraceCancelled(f"trace {self.pk} was cancelled")
-
-    def progress(self, done: int, total: int, records: int) -> None:
-        Trace.objects.filter(pk=self.pk, status=TraceStatus.RUNNING).update(
-            points_done=done, points_total=total, records_so_far=records, heartbeat_at=timezone.now()
-        )
-        self.check()
 
 
 def _run_folder(trace: Trace) -> tuple[str, str]:

@@ -17,31 +17,33 @@ from lineage_server.tracing.services.questions import run_id_of
 from lineage_server.tracing.services.running import (
     FIRST_PAGE,
     Opened,
-    Watch,
     close_books,
     lineage_failures,
     open_run,
     result_path,
     selection_of,
 )
+from lineage_server.tracing.services.watch import Watch
 
 GRAPH_RECORDS = 300  # record-level nodes and edges are kept for traces crossing at most this many
 
 
 def answer_trace(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> None:
     mode = settings.LINEAGE["TRACE_MODE"]
-    opened = open_run(trace, watch, spark() if spark is not None and mode != "local" else None, chain=True)
-    run, clock = opened.run, opened.clock
-    with lineage_failures(opened.run_dir):
-        frontier = selection_of(trace, run, opened.local, watch)
-        clock.lap("select_ms")
-        target = trace.target if trace.target in ("end", "step") else opened.local(trace.target)
-        answer = walk(run.session, frontier, trace.direction, target, progress=watch.progress)
-        clock.lap("walk_ms")
-        location = result_path(opened, trace)
-        summary = write_result(run.session, answer.result, location, FIRST_PAGE,
-                               on_chunk=lambda _: watch.check())
-        clock.lap("store_ms")
+    sc = spark() if spark is not None and mode != "local" else None
+    with watch.interruptible():
+        opened = open_run(trace, watch, sc, chain=True)
+        run, clock = opened.run, opened.clock
+        with lineage_failures(opened.run_dir):
+            frontier = selection_of(trace, run, opened.local, watch)
+            clock.lap("select_ms")
+            target = trace.target if trace.target in ("end", "step") else opened.local(trace.target)
+            answer = walk(run.session, frontier, trace.direction, target, progress=watch.progress)
+            clock.lap("walk_ms")
+            location = result_path(opened, trace)
+            summary = write_result(run.session, answer.result, location, FIRST_PAGE,
+                                   on_chunk=lambda _: watch.check_flag())
+            clock.lap("store_ms")
     uri = run.store.fs.uri(location)
     close_books(trace, _finish(trace, opened, answer, summary, uri), uri)
 

@@ -24,13 +24,13 @@ from lineage_server.tracing.services.running import (
     FIRST_PAGE,
     Opened,
     TraceFailure,
-    Watch,
     close_books,
     lineage_failures,
     open_run,
     result_path,
     selection_of,
 )
+from lineage_server.tracing.services.watch import Watch
 
 log = logging.getLogger("lineage_server.tracing")
 NO_SPARK = "this worker has no Spark session to replay the job on"
@@ -38,21 +38,22 @@ NO_SPARK = "this worker has no Spark session to replay the job on"
 
 def answer_whatif(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> None:
     sc = spark() if spark is not None else None  # a replay runs on Spark, whatever LINEAGE_TRACE_MODE says
-    opened = open_run(trace, watch, sc)
-    run, clock = opened.run, opened.clock
-    with lineage_failures(opened.run_dir):
-        deleted = selection_of(trace, run, opened.local, watch)
-        if not any(deleted.values()):
-            raise TraceFailure("the selection matches no records: nothing would be deleted")
-        clock.lap("select_ms")
-        target = None if trace.target in ("", "end") else opened.local(trace.target)
-        impact = what_if_deleted(run.session, deleted, target, progress=watch.progress)
-        clock.lap("propagate_ms")
-        classes, why_not = _replay(impact, watch, sc)
-        clock.lap("replay_ms")
-        location = result_path(opened, trace)
-        summary = write_whatif(impact, classes, location, FIRST_PAGE)
-        clock.lap("store_ms")
+    with watch.interruptible():
+        opened = open_run(trace, watch, sc)
+        run, clock = opened.run, opened.clock
+        with lineage_failures(opened.run_dir):
+            deleted = selection_of(trace, run, opened.local, watch)
+            if not any(deleted.values()):
+                raise TraceFailure("the selection matches no records: nothing would be deleted")
+            clock.lap("select_ms")
+            target = None if trace.target in ("", "end") else opened.local(trace.target)
+            impact = what_if_deleted(run.session, deleted, target, progress=watch.progress)
+            clock.lap("propagate_ms")
+            classes, why_not = _replay(impact, watch, sc)
+            clock.lap("replay_ms")
+            location = result_path(opened, trace)
+            summary = write_whatif(impact, classes, location, FIRST_PAGE)
+            clock.lap("store_ms")
     uri = run.store.fs.uri(location)
     close_books(trace, _finish(trace, opened, impact, summary, uri, why_not), uri)
 

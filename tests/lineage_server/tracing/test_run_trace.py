@@ -189,3 +189,25 @@ def test_deleting_the_application_deletes_its_traces_and_their_result_files(capt
     assert done.status == "succeeded" and store.exists(store.root)
     delete_application(Application.objects.get(app_id=captured.app_id), by="test")
     assert not Trace.objects.exists() and not store.exists(store.root)
+
+
+def test_a_catastrophic_regex_trace_finishes_at_once_and_a_non_linear_one_is_refused(captured, analyst, client_as):
+    """The issue's pattern, forward from the job's input lines: Python's re took minutes on one
+    line; RE2 answers in linear time. A pattern RE2 cannot run in linear time is a 400 naming the field."""
+    text_point = CapturePoint.objects.get(application__app_id=captured.app_id,
+                                          capture_id__endswith="0001-input-textFile").capture_id
+    trace = _ask(captured, analyst, direction="forward", capture_point=text_point,
+                 selection={"predicate": {"op": "regex", "value": r"^(\w+\s?)*$x"}})
+    started = dt.datetime.now()
+    done = _run(trace.pk)
+    assert (dt.datetime.now() - started).total_seconds() < 120
+    assert done.status == "succeeded", done.error
+    assert done.result_count == 0
+
+    client = client_as("andy", "analyst")
+    for pattern in (r"(\w+) \1", r"(?<=disk)s"):
+        asked = client.post("/api/v1/traces/", {
+            "application": captured.app_id, "direction": "forward", "capture_point": text_point,
+            "selection": {"predicate": {"op": "regex", "value": pattern}}}, format="json")
+        assert asked.status_code == 400, asked.json()
+        assert "RE2" in asked.json()["selection"][0] and "predicate.value" in asked.json()["selection"][0]

@@ -14,6 +14,7 @@ import pytest
 
 from lineage_server.accounts.services import create_agent_token, create_personal_token, create_team
 from lineage_server.catalog.models import CapturePoint
+from lineage_server.tracing.models import Trace
 from tests.lineage_server.tracing.captured import TOPICS, CapturedJob, capture_in_own_application
 from tests.lineage_server.worker import celery_worker
 
@@ -126,3 +127,44 @@ def test_twenty_traces_at_once_by_four_users_of_two_teams(captured, team, make_m
             if teams[other] != teams[name]:
                 assert user.call("GET", body["url"])[0] == 404
                 assert user.call("GET", body["links"]["records"])[0] == 404
+
+
+def test_one_teams_burst_of_traces_does_not_hold_back_another_teams_single_trace(captured, team, make_member,
+                                                                                 live_server, tmp_path):
+    """Red asks 30 traces, then blue one, all queued before the worker starts: blue's runs second
+    (after the one red trace the worker took first), not 31st; every answer is exact."""
+    blue = create_team("blue", "Blue team")
+    blue_job = capture_in_own_application(live_server.url, create_agent_token(blue, "blue agent")[1],
+                                          tmp_path / "blue-job", seed=11)
+    red_user = Http(live_server.url, create_personal_token(make_member("ada", "analyst", team), "cli")[1])
+    blue_user = Http(live_server.url, create_personal_token(make_member("bea", "analyst", blue), "cli")[1])
+    burst = [(question, expected) for question, expected in questions(captured) * 3]
+    posted = []
+    for question, expected in burst:
+        status, body = red_user.call("POST", "/api/v1/traces/", {**question, "recompute": True})
+        assert status == 202, body
+        posted.append((red_user, body, expected))
+    question, expected = questions(blue_job)[0]
+    status, single = blue_user.call("POST", "/api/v1/traces/", question)
+    assert status == 202, single
+
+    log = tmp_path / "worker.log"
+    with celery_worker(log) as worker:
+        deadline = time.monotonic() + 600
+        while Trace.objects.filter(status__in=["queued", "running"]).exists():
+            assert time.monotonic() < deadline and worker.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.5)
+    order = list(Trace.objects.order_by("started_at", "id").values_list("id", flat=True))
+    assert order.index(single["id"]) <= 1, order
+    for user, body, wanted in [*posted, (blue_user, single, expected)]:
+        trace = user.call("GET", body["url"])[1]
+        assert trace["status"] == "succeeded" and values(user, trace) == wanted, trace["name"]
+    rows = list(Trace.objects.order_by("started_at"))
+    runs = sorted(t.duration_ms or 0 for t in rows)
+    blue_row = next(t for t in rows if t.pk == single["id"])
+    first, last = rows[0].started_at, rows[-1].finished_at
+    assert blue_row.finished_at is not None and first is not None and last is not None
+    waited = (blue_row.finished_at - first).total_seconds()
+    print(f"\n31 traces (30 red, then 1 blue): blue's finished {waited:.1f} s after the worker began, run "
+          f"{blue_row.duration_ms} ms; p50 run {runs[len(runs) // 2]} ms; all done "
+          f"{(last - first).total_seconds():.1f} s")
