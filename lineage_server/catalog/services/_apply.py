@@ -121,6 +121,7 @@ def capture_point(batch: CatalogBatch, app: Application, body: Body, at: dt.date
         "parent_capture_ids": list(body["parents"]),
         "missing_tables": missing,
         "missing_table_count": len(missing),
+        "not_captured": body["not_captured"],
     })
 
 
