@@ -47,3 +47,20 @@ def test_a_malformed_not_captured_is_a_400_naming_the_field(post_events):
     for bad in (["a list"], "x" * 2001, None):
         response = post_events([*word_count_with_join(APP), _not_captured(41, bad)])
         assert response.status_code == 400 and "not_captured" in str(response.json()), (bad, response.json())
+
+
+@pytest.mark.parametrize("path", ["/api/v1/traces/", "/api/v1/whatifs/"])
+def test_a_trace_or_what_if_from_a_not_captured_output_is_refused_saying_why(post_events, client_as, path):
+    _post_app(post_events, capture_point(APP, 40, "run-1/0001-input-text"), _not_captured(41))
+    analyst = client_as("andy", "analyst")
+    question = {"application": APP, "direction": "backward", "capture_point": PLAIN, "selection": {"all": True}}
+    refused = analyst.post(path, question, format="json")
+    assert refused.status_code == 400, refused.json()
+    message = " ".join(refused.json()["capture_point"])
+    assert "was not captured" in message and WHY in message
+
+    if path.endswith("whatifs/"):
+        return  # a what-if must name its point
+    # A trace not naming a point starts from the last output: that one, refused the same way.
+    refused = analyst.post(path, {**question, "capture_point": None}, format="json")
+    assert refused.status_code == 400 and WHY in str(refused.json()["capture_point"])
