@@ -130,6 +130,8 @@ REJECTED_BY_BOTH: dict[str, Callable[[], Body]] = {
     "capture point with negative rows": of(capture_point, rows=-1),
     "missing partition below 0": of(capture_point, missing=[{"partition": -1, "reason": "x"}]),
     "missing reason of 1001 characters": of(capture_point, missing=[{"partition": 0, "reason": "r" * 1001}]),
+    "not_captured of 2001 characters": of(capture_point, kind="output", not_captured="r" * 2001),
+    "null not_captured": of(capture_point, kind="output", not_captured=None),
     "time past year 9999": one(time=MAX_TIME_MS + 1),
 }
 
@@ -159,6 +161,7 @@ ACCEPTED_BY_BOTH: dict[str, Callable[[], Body]] = {
     ]},
     "capture point with missing partitions": of(capture_point, missing=[
         {"partition": 0, "reason": "executor lost"}, {"partition": 3, "reason": "r" * 1000}]),
+    "not-captured output": of(capture_point, kind="output", rows=0, bytes=0, parents=[], not_captured="r" * 2000),
 }
 
 # Bodies the schema refuses but today's server takes (it ignores unknown fields, coerces numbers

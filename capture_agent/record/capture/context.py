@@ -230,8 +230,10 @@ class LineageContext:
         return LineageRDD.at_point(self.lineage_session, self.capture_id_of(target), ids)
 
     def capture_point_events(self) -> list[dict[str, Any]]:
-        """``capture_point`` ingest events of every point (for a caller that sends them itself)."""
-        return _events.capture_point_events(self.app_id, self.store, self.store.by_seq())
+        """``capture_point`` ingest events of every point and of every action that ran plain (for a
+        caller that sends them itself)."""
+        return (_events.capture_point_events(self.app_id, self.store, self.store.by_seq())
+                + _events.not_captured_events(self.app_id, self.store))
 
     def lineage_bytes(self) -> int:
         return self.store.lineage_bytes()

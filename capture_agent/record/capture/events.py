@@ -57,6 +57,32 @@ def capture_point_events(app_id: str, store: LineageStore, points: list[CaptureP
     return [capture_point_event(app_id, store, p) for p in points]
 
 
+def not_captured_event(app_id: str, store: LineageStore, entry: dict[str, str]) -> dict[str, Any]:
+    """The ``capture_point`` event of an action that ran plain (``LineageStore.add_not_captured``): an
+    output with no table, whose ``not_captured`` says why, so the server refuses traces from it."""
+    run_id = store.run_id
+    capture_id = entry["capture_id"]
+    return {
+        "event_id": event_id(CAPTURE_POINT, run_id, capture_id, 0, 0, "not_captured"),
+        "type": CAPTURE_POINT,
+        "app_id": app_id,
+        "time": int(time.time() * 1000),
+        "capture_id": f"{run_id}/{capture_id}",
+        "kind": "output",
+        "location": store.fs.uri(store.run_dir),
+        "rows": 0,
+        "bytes": 0,
+        "parents": [],
+        # the server's limit (docs/ingest-events.md); a longer reason is cut, never refused
+        "not_captured": f"DataFrame.{entry['action']} ran plain: {entry['reason']}"[:2000],
+    }
+
+
+def not_captured_events(app_id: str, store: LineageStore) -> list[dict[str, Any]]:
+    """Events of every action of the run that ran plain (entries of old manifests without an id left out)."""
+    return [not_captured_event(app_id, store, e) for e in store.not_captured if e.get("capture_id")]
+
+
 def deliver(sc: Any, events: list[dict[str, Any]]) -> bool:
     """Hands events to the running coarse agent of this SparkContext; False when there is none."""
     if not events:

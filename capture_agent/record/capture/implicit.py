@@ -12,7 +12,8 @@ context is implicit: ``records_context(spark)`` gives it, for ``getLineage``-sty
 
 The job never fails because of this: a query the rewrite refuses runs exactly as plain PySpark
 would and is recorded as not captured with the operator that stopped it (``LineageStore.
-not_captured``, in the run's ``run.json``, and logged); a capture that fails while it runs is
+not_captured``, in the run's ``run.json``, registered with the server as an output point whose
+``not_captured`` says why, and logged); a capture that fails while it runs is
 recorded so too and the action runs plain. The agent's own queries, made while it captures, are
 never captured (a per-thread guard).
 """
@@ -144,10 +145,19 @@ def _first_line(exc: BaseException) -> str:
 def _not_captured(lc: Any, op: str, why: str) -> None:
     log.warning("lineage: DataFrame.%s runs without record lineage: %s", op, why)
     try:
-        lc.store.not_captured.append({"action": op, "reason": why})
+        entry = lc.store.add_not_captured(op, why)
         lc.store.save()
     except OSError as exc:
         log.warning("lineage: cannot update the lineage store %s: %s", lc.run_dir, exc)
+        return
+    try:
+        from capture_agent.record.capture import events
+
+        batch = [events.not_captured_event(lc.app_id, lc.store, entry)]
+        if events.deliver(lc.sc, batch):  # the coarse agent's sink spools it when the server is down
+            lc.events_sent += len(batch)
+    except Exception as exc:  # noqa: BLE001 - the job must run whatever the capture does
+        log.warning("lineage: the not-captured output of DataFrame.%s was not registered: %s", op, exc)
 
 
 def _guarded(run: Callable[[], Any]) -> Any:

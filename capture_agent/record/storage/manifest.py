@@ -123,7 +123,8 @@ class LineageStore:
         self.app_id = app_id
         self.run_id = run_id or run_dir.rstrip("/").rsplit("/", 1)[-1]
         self.points: dict[str, CapturePoint] = {}
-        self.not_captured: list[dict[str, str]] = []  # actions that ran plain: {action, reason}
+        # actions that ran plain: {action, reason, capture_id} (the id the server knows the output by)
+        self.not_captured: list[dict[str, str]] = []
         self._lock = threading.Lock()
         self._seq = 0
 
@@ -171,6 +172,9 @@ class LineageStore:
             run.points[point.capture_id] = point
             run._seq = max(run._seq, point.seq)
         run.not_captured = list(data.get("not_captured", []))
+        for entry in run.not_captured:  # keep new entries' numbers past the old ones'
+            seq = str(entry.get("capture_id", "")).split("-", 1)[0]
+            run._seq = max(run._seq, int(seq) if seq.isdigit() else 0)
         return run
 
     def new_point(self, kind: str, op: str, layout: Layout, parents: list[CapturePoint],
@@ -184,6 +188,15 @@ class LineageStore:
                              location=self.fs.join(self.run_dir, capture_id), seq=seq)
         self.points[capture_id] = point
         return point
+
+    def add_not_captured(self, action: str, reason: str) -> dict[str, str]:
+        """Records an action that ran plain; its entry takes a sequence number as a point would."""
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+        entry = {"action": action, "reason": reason, "capture_id": f"{seq:04d}-output-{action}-not-captured"}
+        self.not_captured.append(entry)
+        return entry
 
     def point(self, capture_id: str) -> CapturePoint:
         try:

@@ -217,7 +217,11 @@ class CapturePointSerializer(serializers.ModelSerializer):
             "lineage_complete",
             "missing_table_count",
             "missing_tables",
+            "not_captured",
         ]
+        read_only_fields = ["not_captured"]
+        extra_kwargs = {"not_captured": {"help_text": "Non-empty: the action ran plain and its output was not "
+                                                      "captured; why (the operator that stopped it)."}}
 
     def get_lineage_complete(self, point: CapturePoint) -> bool:
         return point.missing_table_count == 0

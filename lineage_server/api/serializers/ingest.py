@@ -18,6 +18,7 @@ MAX_SPARK_ID = 2**31 - 1
 MAX_TIME_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: later times have no datetime
 MAX_MISSING_TABLES = 10_000  # entries of a capture point's `missing` list
 MAX_MISSING_REASON = 1000  # characters of one entry's reason
+MAX_NOT_CAPTURED = 2000  # characters of a not-captured output's reason
 
 
 def _int(**kwargs: Any) -> serializers.IntegerField:
@@ -151,6 +152,8 @@ class CapturePointSerializer(serializers.Serializer):
         default=list,
         validators=[_distinct_partitions],
     )
+    # Non-empty: the action ran plain and its output has no record-level lineage; this is why.
+    not_captured = _text(MAX_NOT_CAPTURED, required=False, default="")
 
 
 EVENT_TYPES: dict[str, type[serializers.Serializer]] = {

@@ -34,6 +34,8 @@ class CapturePoint(models.Model):
     # [{"partition": int, "reason": str}]; empty when the point's record-level lineage is complete.
     missing_tables = models.JSONField(default=list, blank=True)
     missing_table_count = models.PositiveIntegerField(default=0)  # len(missing_tables), for queries
+    # Non-empty: the action ran plain (the capture refused its query), so the output has no table; why.
+    not_captured = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["application_id", "id"]

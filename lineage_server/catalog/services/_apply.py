@@ -122,6 +122,7 @@ def capture_point(batch: CatalogBatch, app: Application, body: Body, at: dt.date
         "files": list(body["files"]),
         "missing_tables": missing,
         "missing_table_count": len(missing),
+        "not_captured": body["not_captured"],
     })
 
 

@@ -92,6 +92,9 @@ def check_question(app: Application, *, direction: str, capture_point: str | Non
         raise TraceQuestionError("capture_point", "name the capture point whose records a what-if deletes (an "
                                                   "input), or select an earlier trace's result")
     start = _start(app, points, capture_point, seed)
+    if start is not None and start.not_captured:
+        raise TraceQuestionError("capture_point", f"the output {start.capture_id} was not captured (it ran without "
+                                                  f"record lineage): {start.not_captured}")
     checked = _selection(selection, start)
     if kind == TraceKind.WHATIF:
         if target == STEP:

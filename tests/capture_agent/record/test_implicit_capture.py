@@ -172,3 +172,33 @@ def test_exists_on_a_condition_other_than_equal_keys(records: Any, spark: Any) -
     assert matched and any(r.order_id == mine[0] for r in got)
     traced = output(records).filter(lambda r: r.order_id == mine[0]).goBackAll().collect()
     assert counted(traced) == counted([mine, *matched])
+
+
+def test_a_refused_query_registers_its_output_as_not_captured(records: Any, spark: Any) -> None:
+    """The action that ran plain is sent to the server as an output point with no table whose
+    ``not_captured`` names the action and the operator that stopped it."""
+    import capture_agent
+    from capture_agent import CollectingSink
+    from tests.ingest_schema import assert_valid_events
+
+    orders = spark.table("orders")
+    df = orders.groupBy("customer_id").applyInPandas(lambda pdf: pdf.head(1), orders.schema)
+    sink = CollectingSink()
+    agent = capture_agent.enable(spark, sink=sink)
+    try:
+        if agent is None or not agent.running:
+            pytest.skip("the coarse agent cannot start here")
+        assert counted(df.collect()) == plain_rows(df)
+        agent.flush(5)
+    finally:
+        capture_agent.disable()
+    sent = [e for e in sink.events if e["type"] == "capture_point" and e.get("not_captured")]
+    assert len(sent) == 1 and records.events_sent >= 1
+    event = sent[0]
+    assert event["not_captured"].startswith("DataFrame.collect ran plain: ")
+    assert "FlatMapGroupsInPandas" in event["not_captured"]
+    assert (event["kind"], event["rows"], event["bytes"], event["parents"]) == ("output", 0, 0, [])
+    assert event["location"].rstrip("/").endswith(records.store.run_id)
+    assert event["capture_id"] == f"{records.store.run_id}/{records.store.not_captured[-1]['capture_id']}"
+    assert event in [dict(e, time=event["time"]) for e in records.capture_point_events()]  # also for callers
+    assert_valid_events([event])
