@@ -156,9 +156,16 @@ function captureDetails(info) {
       ['RDD', info.rdd_id],
       ['Rows', info.rows === null || info.rows === undefined ? null : formatCount(info.rows)],
       ['Size', info.bytes === null || info.bytes === undefined ? null : formatBytes(info.bytes)],
-      ['Lineage', info.lineage_complete === false ? 'incomplete (tables missing)' : 'complete'],
+      ['Lineage', lineageState(info)],
     ]),
-  }, ...read];
+  }, ...read, ...(info.not_captured ? [{ heading: 'Not captured', text: info.not_captured }] : [])];
+}
+
+/** Whether a capture point's record lineage is all there: not captured (the action ran plain),
+ * incomplete (tables missing) or complete. */
+function lineageState(info) {
+  if (info.not_captured) return 'not captured (the action ran without record lineage)';
+  return info.lineage_complete === false ? 'incomplete (tables missing)' : 'complete';
 }
 
 function applicationDetails(info) {

@@ -31,6 +31,7 @@ export function jobSubtitle(data) {
 
 /** Second label line of a capture point: "1,204 rows". */
 export function captureSubtitle(data) {
+  if (data?.not_captured) return 'not captured';
   if (data?.rows === null || data?.rows === undefined) return '';
   const rows = `${formatCount(data.rows)} row${data.rows === 1 ? '' : 's'}`;
   return data.lineage_complete === false ? `${rows} · incomplete` : rows;

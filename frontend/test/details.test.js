@@ -91,6 +91,17 @@ describe('the capture panel sections', () => {
     assert.equal(reducer.sections.some((s) => s.heading.startsWith('File')), false);
   });
 
+  it('says an output was not captured, and why', () => {
+    const reason = 'DataFrame.collect ran plain: record-level lineage capture does not support FlatMapGroupsInPandas()';
+    const point = nodeDetails({ id: 'capture:n', kind: 'capture',
+      data: { capture_id: 'r/0004-output-collect-not-captured', capture_kind: 'output', rows: 0, not_captured: reason } });
+    const summary = point.sections.find((s) => s.heading === 'Summary');
+    assert.equal(summary.rows.find(([name]) => name === 'Lineage')[1], 'not captured (the action ran without record lineage)');
+    assert.equal(point.sections.find((s) => s.heading === 'Not captured').text, reason);
+    const captured = nodeDetails({ id: 'capture:o', kind: 'capture', data: { capture_id: 'r/0005-output-collect', capture_kind: 'output', not_captured: '' } });
+    assert.equal(captured.sections.some((s) => s.heading === 'Not captured'), false);
+  });
+
   it('shows kept records as a table, and why a point keeps none', () => {
     const kept = sampleSection({ kept: true, records: [{ record_id: 4294967296, text: 'ERROR disk' }], note: '' });
     assert.deepEqual(kept.table, [[{ text: 'partition 1 · row 0', title: 'record id 4294967296' }, 'ERROR disk']]);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
-  baseLabel, countElements, countSkippedStages, datasetSubtitle, isSkippedStage, layoutOptions, nodeClasses, nodeLabel,
+  baseLabel, captureSubtitle, countElements, countSkippedStages, datasetSubtitle, isSkippedStage, layoutOptions, nodeClasses, nodeLabel,
   operatorSubtitle, readableViewport, stageSubtitle, summaryLine, toElements, withoutSkipped,
 } from '../src/graph.js';
 import { fixture } from './helpers.js';
@@ -141,6 +141,12 @@ describe('toElements on degenerate input', () => {
 });
 
 describe('labels and classes', () => {
+  it('subtitles a capture point by its rows, or says it was not captured', () => {
+    assert.equal(captureSubtitle({ rows: 1204, lineage_complete: true }), '1,204 rows');
+    assert.equal(captureSubtitle({ rows: 1, lineage_complete: false }), '1 row · incomplete');
+    assert.equal(captureSubtitle({ rows: 0, not_captured: 'DataFrame.count ran plain: Window()' }), 'not captured');
+  });
+
   it('derives labels from data when the server sent none', () => {
     assert.equal(baseLabel({ id: 'stage:3', kind: 'stage', data: { stage_id: 3 } }), 'Stage 3');
     assert.equal(baseLabel({ id: 'dataset:1', kind: 'dataset', data: { path: 's3a://b/k/part/' } }), 'part');

@@ -148,6 +148,7 @@ def _add_capture_points(graph: ApplicationGraph, points: list[CapturePoint],
                 "bytes": point.bytes,
                 "files": point.files,
                 "lineage_complete": point.missing_table_count == 0,
+                "not_captured": point.not_captured,
             },
         })
         for parent_id in point.parent_capture_ids:
