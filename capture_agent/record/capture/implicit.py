@@ -2,7 +2,7 @@
 
     capture_agent.enable(spark, records=True)     # or LINEAGE_ENABLED=true LINEAGE_RECORDS=true
 
-Once on for a SparkContext, each action of any DataFrame of its sessions (``collect``, ``count``,
+Once on for a SparkContext, each action of any DataFrame of its sessions (``collect``, ``count``, ``show``,
 ``take``, ``head``, ``first``, ``toPandas``, and ``write``'s ``save``, ``parquet``, ``csv``,
 ``json``, ``orc``, ``text``, ``saveAsTable``), however the frame was made (``spark.read``,
 ``spark.table``, ``spark.sql``, ``createDataFrame``, views), runs its query rewritten in the JVM
@@ -31,7 +31,7 @@ from capture_agent.record.errors import LineageError, UnsupportedOperation
 
 log = logging.getLogger("capture_agent")
 
-ACTIONS = ("collect", "count", "take", "head", "first", "toPandas")
+ACTIONS = ("collect", "count", "take", "head", "first", "toPandas", "show")
 WRITES = ("save", "parquet", "csv", "json", "orc", "text", "saveAsTable")
 WRITER_SETTINGS = ("mode", "format", "option", "options", "partitionBy")
 _CONTEXT = "_lineage_records"  # the SparkContext's attribute holding its LineageContext
@@ -180,6 +180,8 @@ def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
             if frame is None:
                 return plain(self, *args, **kwargs)
             try:
+                if name == "show":
+                    return _show(self, frame, *args, **kwargs)
                 return getattr(frame, name)(*args, **kwargs)
             except (LineageError, OSError) as exc:
                 _not_captured(lc, name, f"the capture failed: {type(exc).__name__}: {_first_line(exc)}")
@@ -188,6 +190,17 @@ def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
         return _guarded(run)
 
     return action
+
+
+def _show(df: Any, frame: Any, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> None:
+    """``df.show()``, captured: the rows it prints (its first ``n``, and one more that tells
+    whether there are more) are collected once as an output point, then printed by Spark's own
+    formatting of those rows, as show prints them."""
+    from capture_agent.record.capture import frame_io
+
+    rows = frame_io.collected(frame.limit(n + 1), "show")
+    shown = df.sparkSession.createDataFrame(rows, frame.schema, verifySchema=False)
+    print(shown._show_string(n, truncate, vertical))
 
 
 def _setting(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:

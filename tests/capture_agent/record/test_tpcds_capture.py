@@ -21,7 +21,8 @@ SCALE = 0.01
 # A subset that covers what the rewrite does (the 99 are in bench/tpcds_coverage.py): each returns
 # rows at SCALE. 9: scalar subqueries in CASE; 21: dates, CASE; 35: EXISTS under OR (existence
 # joins); 36: ROLLUP, rank over grouping; 45: IN under OR; 70: ROLLUP, window, IN of a windowed
-# subquery; 87: EXCEPT of CTE-like subqueries. (16, 94 and 95, EXISTS on <>, count 0 orders at small scales: test_implicit_capture.)
+# subquery; 87: EXCEPT of CTE-like subqueries. (16, 94 and 95, EXISTS on <>, count 0 orders at
+# small scales: test_implicit_capture has that shape.)
 QUERIES = (9, 21, 35, 36, 45, 70, 87)
 
 
