@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from capture_agent.record.errors import LineageError, UnsupportedOperation
+from capture_agent.record.errors import UnsupportedOperation
 
 log = logging.getLogger("capture_agent")
 
@@ -183,7 +183,8 @@ def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
                 if name == "show":
                     return _show(self, frame, *args, **kwargs)
                 return getattr(frame, name)(*args, **kwargs)
-            except (LineageError, OSError) as exc:
+            except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
+                # plain again: if the query itself fails, the user sees plain PySpark's error
                 _not_captured(lc, name, f"the capture failed: {type(exc).__name__}: {_first_line(exc)}")
                 return plain(self, *args, **kwargs)
 
@@ -233,7 +234,11 @@ def _write(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
             except UnsupportedOperation as exc:  # a setting the captured writer does not take
                 _not_captured(lc, f"write.{name}", str(exc))
                 return plain(self, *args, **kwargs)
-            return getattr(writer, name)(*args, **kwargs)
+            try:
+                return getattr(writer, name)(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
+                _not_captured(lc, f"write.{name}", f"the capture failed: {type(exc).__name__}: {_first_line(exc)}")
+                return plain(self, *args, **kwargs)
 
         return _guarded(run)
 

@@ -68,6 +68,10 @@ class Watch:
         _active.discard(self)
         self._stop.set()
         self._thread.join()
+        if self.sc is not None:  # the group is the thread's: the thread's next jobs are not this trace's
+            self.sc.setLocalProperty("spark.jobGroup.id", None)
+            self.sc.setLocalProperty("spark.job.description", None)
+            self.sc.setLocalProperty("spark.job.interruptOnCancel", None)
 
     @contextmanager
     def interruptible(self) -> Iterator[None]:

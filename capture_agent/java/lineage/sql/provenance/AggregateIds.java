@@ -3,6 +3,7 @@ package lineage.sql.provenance;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -14,6 +15,16 @@ final class AggregateIds implements OperatorRewrite {
     @Override
     public boolean accepts(LogicalPlan node) {
         return node instanceof Aggregate;
+    }
+
+    @Override
+    public String refuses(LogicalPlan node) {
+        for (NamedExpression e : Scala.list(((Aggregate) node).aggregateExpressions())) {
+            if (Expressions.find((Expression) e, "PythonUDF", "PythonUDAF") != null) {
+                return "a pandas aggregate UDF (Spark runs it apart from any other aggregate)";
+            }
+        }
+        return null;
     }
 
     @Override

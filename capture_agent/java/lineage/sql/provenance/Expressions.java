@@ -33,6 +33,20 @@ final class Expressions {
         return null;
     }
 
+    /** The first expression in {@code e}'s tree of one of the given classes (by simple name), or null. */
+    static Expression find(Expression e, String... kinds) {
+        if (java.util.Arrays.asList(kinds).contains(e.getClass().getSimpleName())) {
+            return e;
+        }
+        for (Expression child : Scala.list(e.children())) {
+            Expression found = find(child, kinds);
+            if (found != null) {
+                return found;
+            }
+        }
+        return null;
+    }
+
     /** The parts of a condition joined by AND. */
     static List<Expression> conjuncts(Expression e) {
         List<Expression> out = new ArrayList<>();
