@@ -58,16 +58,14 @@ def test_sql_basic_runs_unmodified_with_the_same_output_and_its_shows_traced(tmp
     found = manifest(tmp_path)
     shows = [p for p in found["points"] if p["kind"] == "output" and p["op"] == "show"]
     assert len(shows) >= 5, [(p["kind"], p["op"]) for p in found["points"]]
-    # the example's `SELECT * FROM people WHERE age BETWEEN 13 AND 19`-style filters: a shown row
-    # traces back to the line of people.json it came from
+    # `df.filter(df['age'] > 21).show()` shows one row: it traces back to its line of people.json
     lineage = LineageRun(found["run_dir"], spark.sparkContext)
-    traced: list[Any] = []
-    for point in shows:
-        values = lineage.lineage(point["capture_id"]).collect()
-        if len(values) == 1 and getattr(values[0], "name", None) == "Justin":
-            traced = lineage.lineage(point["capture_id"]).goBackAll().collect()
-            break
-    assert traced and all("Justin" in str(v) for v in traced), traced
+    single = [(p["capture_id"], values) for p in shows
+              if len(values := lineage.lineage(p["capture_id"]).collect()) == 1]
+    assert single, "no show of one row"
+    capture_id, (row,) = single[0]
+    traced = lineage.lineage(capture_id).goBackAll().collect()
+    assert [str(line) for line in traced] == [next(line for line in PEOPLE_JSON if f'"{row.name}"' in line)]
 
 
 def test_sql_arrow_runs_unmodified_and_its_to_pandas_is_captured(tmp_path: Path) -> None:
