@@ -302,7 +302,7 @@ export async function mountApplicationPage(root) {
     if (node.data('kind') === 'dataset') {
       parts.push(el('a', { href: pageUrlOf(node.id()), class: 'follow-dataset' }, 'Follow it across applications'));
     }
-    if (node.data('kind') === 'capture') {
+    if (node.data('kind') === 'capture' && !node.data('info')?.not_captured) {  // nothing to trace where it ran plain
       const slot = el('div', { class: 'ask-slot' });
       const ask = (kind, direction) => () => slot.replaceChildren(askForm({
         kind, direction, application: graph.application?.app_id, capturePoint: node.data('info').capture_id,

@@ -475,3 +475,30 @@ def test_a_small_application_opens_whole_at_its_deepest_readable_level(live_serv
     assert _zoom_state(page)["level"] == "stage"
     assert _all_in_view(page)
     assert page.evaluate("window.lineageGraph.zoom()") >= 0.7
+
+
+NOT_CAPTURED_APP = "local-1763731500000"
+REFUSED = "DataFrame.collect ran plain: record-level lineage capture does not support FlatMapGroupsInPandas()"
+
+
+def test_an_output_that_was_not_captured_says_so_and_why(live_server, agent_token, page):
+    """An action that ran plain (its query refused by the capture) is a capture point titled 'not
+    captured', whose panel gives the operator that stopped it."""
+    events = word_count_with_join(NOT_CAPTURED_APP)
+    events += [
+        capture_point(NOT_CAPTURED_APP, 35, "run/0001-output-collect-not-captured", kind="output", stage_id=1,
+                      rows=0, bytes=0, not_captured=REFUSED),
+    ]
+    answer = post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, agent_token)
+    assert answer["accepted"] == len(events)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{live_server.url}/applications/{NOT_CAPTURED_APP}/?level=capture")
+    _wait_for_graph(page)
+    node = "capture:run/0001-output-collect-not-captured"
+    assert page.evaluate(f"window.lineageGraph.getElementById({json.dumps(node)}).length") == 1
+    click_node(page, node)
+    page.wait_for_selector(f"#details[data-node-id={json.dumps(node)}]")
+    details = page.inner_text("#details")
+    assert "not captured (the action ran without record lineage)" in details and REFUSED in details, details
+    assert page.locator("#ask-backward").count() == 0, "no trace offered from an output with no lineage"
+    page.screenshot(path=SCREENSHOT_DIR / "app_page_not_captured.png")
