@@ -230,7 +230,7 @@ def enable(spark_or_sc: Any, **overrides: Any) -> Agent:
             agent.stop()
             return Agent(settings)
         _current = agent
-    return agent
+        return agent
 
 
 def disable() -> None:

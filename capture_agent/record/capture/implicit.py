@@ -130,16 +130,17 @@ def _captured(lc: Any, df: Any, op: str) -> Any:
 
     try:
         return captured_query(lc, df)
-    except UnsupportedOperation as exc:
-        _not_captured(lc, op, str(exc))
     except Exception as exc:  # noqa: BLE001 - the job must run whatever the capture does
-        _not_captured(lc, op, f"the capture failed: {type(exc).__name__}: {_first_line(exc)}")
+        _not_captured(lc, op, _why(exc))
     return None
 
 
-def _first_line(exc: BaseException) -> str:
+def _why(exc: BaseException) -> str:
+    """Why an action runs plain: what the capture refused (named), or how it failed."""
+    if isinstance(exc, UnsupportedOperation):
+        return str(exc)
     text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
+    return f"the capture failed: {type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def _not_captured(lc: Any, op: str, why: str) -> None:
@@ -160,14 +161,6 @@ def _not_captured(lc: Any, op: str, why: str) -> None:
         log.warning("lineage: the not-captured output of DataFrame.%s was not registered: %s", op, exc)
 
 
-def _guarded(run: Callable[[], Any]) -> Any:
-    _local.busy = True
-    try:
-        return run()
-    finally:
-        _local.busy = False
-
-
 def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(plain)
     def action(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -185,10 +178,11 @@ def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
                 return getattr(frame, name)(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
                 # plain again: if the query itself fails, the user sees plain PySpark's error
-                _not_captured(lc, name, f"the capture failed: {type(exc).__name__}: {_first_line(exc)}")
+                _not_captured(lc, name, _why(exc))
                 return plain(self, *args, **kwargs)
 
-        return _guarded(run)
+        with uncaptured():  # the agent's own queries while it captures run plain
+            return run()
 
     return action
 
@@ -228,18 +222,15 @@ def _write(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
             if frame is None:
                 return plain(self, *args, **kwargs)
             try:
-                writer = frame.write
+                writer = frame.write  # a setting the captured writer does not take raises UnsupportedOperation
                 for setting, a, k in self.__dict__.get("_lineage_settings", []):
                     writer = getattr(writer, setting)(*a, **k)
-            except UnsupportedOperation as exc:  # a setting the captured writer does not take
-                _not_captured(lc, f"write.{name}", str(exc))
-                return plain(self, *args, **kwargs)
-            try:
                 return getattr(writer, name)(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
-                _not_captured(lc, f"write.{name}", f"the capture failed: {type(exc).__name__}: {_first_line(exc)}")
+                _not_captured(lc, f"write.{name}", _why(exc))
                 return plain(self, *args, **kwargs)
 
-        return _guarded(run)
+        with uncaptured():  # the agent's own queries while it captures run plain
+            return run()
 
     return write

@@ -2,7 +2,6 @@ package lineage.sql.provenance;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
@@ -32,12 +31,7 @@ final class AggregateIds implements OperatorRewrite {
         Aggregate aggregate = (Aggregate) node;
         Carried child = children.get(0);
         List<NamedExpression> list = new ArrayList<>(Scala.list(aggregate.aggregateExpressions()));
-        List<Slot> slots = new ArrayList<>();
-        for (Slot slot : child.slots()) {
-            Alias ids = rewriter.alias(rewriter.gather(slot), rewriter.fresh());
-            list.add(ids);
-            slots.add(slot.as(ids.toAttribute(), true));
-        }
+        List<Slot> slots = rewriter.gathered(child.slots(), list);
         Aggregate plan = new Aggregate(aggregate.groupingExpressions(), Scala.seq(list), child.plan(),
                 aggregate.hint());
         return new Carried(plan, slots, "sum");

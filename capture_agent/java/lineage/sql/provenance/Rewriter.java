@@ -5,6 +5,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -69,6 +70,18 @@ final class Rewriter {
     Expression gather(Slot slot) {
         Expression f = call(slot.set() ? "lineage_union" : "lineage_ids", slot.attribute());
         return ((AggregateFunction) f).toAggregateExpression();
+    }
+
+    /** Each slot's ids gathered over a group ({@link #gather}), added to {@code list} as fresh
+     * columns; returns the slots of those columns (sets). */
+    List<Slot> gathered(List<Slot> slots, List<NamedExpression> list) {
+        List<Slot> out = new ArrayList<>();
+        for (Slot slot : slots) {
+            Alias ids = alias(gather(slot), fresh());
+            list.add(ids);
+            out.add(slot.as(ids.toAttribute(), true));
+        }
+        return out;
     }
 
     /** The union of a slot's sets over a group (any slot as sets), an aggregate function. */

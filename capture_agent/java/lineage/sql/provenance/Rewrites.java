@@ -14,12 +14,21 @@ final class Rewrites {
             new AggregateIds(), new JoinIds(), new SemiJoinIds(), new UnionIds(), new ExpandIds(), new WindowIds());
 
     static OperatorRewrite of(LogicalPlan node) {
+        OperatorRewrite rewrite = find(node);
+        if (rewrite == null) {
+            throw new Refused(node.nodeName(), "no provenance rewrite of this operator yet");
+        }
+        return rewrite;
+    }
+
+    /** The rewrite that accepts {@code node}, or null. */
+    private static OperatorRewrite find(LogicalPlan node) {
         for (OperatorRewrite r : ALL) {
             if (r.accepts(node)) {
                 return r;
             }
         }
-        throw new Refused(node.nodeName(), "no provenance rewrite of this operator yet");
+        return null;
     }
 
     /** Why the plan cannot be rewritten (the first operator or expression refused), or null. */
@@ -33,13 +42,7 @@ final class Rewrites {
         if (plan.children().isEmpty() && !isSource.test(plan) && !NoRowsLeaf.isNoRows(plan)) {
             return plan.nodeName() + ": a source the agent cannot read with ids";
         }
-        OperatorRewrite rewrite = null;
-        for (OperatorRewrite r : ALL) {
-            if (r.accepts(plan)) {
-                rewrite = r;
-                break;
-            }
-        }
+        OperatorRewrite rewrite = find(plan);
         if (rewrite == null) {
             return plan.nodeName() + ": no provenance rewrite of this operator yet";
         }

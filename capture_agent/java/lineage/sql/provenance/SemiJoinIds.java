@@ -90,12 +90,7 @@ final class SemiJoinIds implements OperatorRewrite {
         Carried right = children.get(1);
         List<Attribute> keys = readOnRight(join);
         List<NamedExpression> list = new ArrayList<>(keys);
-        List<Slot> sets = new ArrayList<>();
-        for (Slot slot : right.slots()) {
-            Alias ids = rewriter.alias(rewriter.gather(slot), rewriter.fresh());
-            list.add(ids);
-            sets.add(slot.as(ids.toAttribute(), true));
-        }
+        List<Slot> sets = rewriter.gathered(right.slots(), list);
         boolean existence = join.joinType() instanceof ExistenceJoin;
         Alias marker = rewriter.alias(Literal.create(true, DataTypes.BooleanType), rewriter.fresh());
         if (existence) {
