@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install frontend jar browser lint test-services clean
+.PHONY: run test install frontend jar hook browser lint test-services clean
 
 run: install
 	@bash scripts/run.sh
@@ -15,7 +15,7 @@ test: install browser
 	cd frontend && npm test
 	bash scripts/test.sh
 
-install: $(STAMP) frontend/dist/app.js jar
+install: $(STAMP) frontend/dist/app.js jar hook
 
 # Re-installs only when the lock file changed.
 $(STAMP): requirements.txt
@@ -33,6 +33,10 @@ frontend/dist/app.js: frontend/node_modules/.package-lock.json $(wildcard fronte
 # The JVM half of the listener, compiled against the installed pyspark's jars.
 jar: $(STAMP)
 	$(PY) -m capture_agent.build_jar
+
+# spark-submit drivers of the venv's Python start the agent when LINEAGE_RECORDS/LINEAGE_ENABLED is set.
+hook: $(STAMP)
+	@$(PY) -m capture_agent install-hook >/dev/null
 
 # Browser tests drive Debian's chromium (never a downloaded browser); the compose file is
 # validated by Debian's docker-compose (no Docker engine needed).

@@ -1,4 +1,4 @@
-"""Command line: ``python -m capture_agent flush-spool`` and ``python -m capture_agent run``."""
+"""Command line: ``python -m capture_agent flush-spool``, ``run`` and ``install-hook``."""
 
 from __future__ import annotations
 
@@ -51,6 +51,15 @@ def run_script(args: argparse.Namespace) -> int:
     return 0
 
 
+def install_hook(args: argparse.Namespace) -> int:
+    from capture_agent.submit_hook import install
+
+    pth = install()
+    print(f"wrote {pth}: spark-submit drivers of this Python start the agent when LINEAGE_ENABLED "
+          "or LINEAGE_RECORDS is true")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     parser = argparse.ArgumentParser(prog="python -m capture_agent")
@@ -66,5 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
     run.set_defaults(handler=run_script)
+    hook = commands.add_parser("install-hook", help="start the agent in spark-submit drivers of this Python "
+                               "when LINEAGE_ENABLED or LINEAGE_RECORDS is true")
+    hook.set_defaults(handler=install_hook)
     args = parser.parse_args(argv)
     return int(args.handler(args))

@@ -30,7 +30,7 @@ expected. Nothing else in the agent reads ``LINEAGE_*`` variables.
 | `LINEAGE_STORE` | `store` | `var/lineage` (under the current directory) | root of the record-level lineage store (3) |
 | `LINEAGE_KEEP_FUNCTIONS_MB` | `keep_functions_mb` | `64` | MB of a job's functions kept for replays (6) |
 | `LINEAGE_KEEP_AGGREGATES` | `keep_aggregates` | `100000` | keys a combine task keeps aggregates or outputs of (7) |
-| `LINEAGE_RECORDS` | `records` | `false` | `true`: record lineage of every DataFrame and SQL action, unmodified (8) |
+| `LINEAGE_RECORDS` | `records` | `false` | `true`: record lineage of every DataFrame, SQL and RDD action (8) |
 
 (1) Under `$XDG_CACHE_HOME` when set. Per user rather than per working directory, so the next
 run finds the batches wherever it starts; `python -m capture_agent flush-spool` delivers them.
@@ -50,10 +50,13 @@ tasks of a replay (docs/security.md, "Trust model of kept functions").
 replays only those (``query.selective``); a task with more keys, or that spilled, keeps none and
 what-ifs through it rerun the whole job. The reduce side's tasks keep their outputs likewise, which
 a what-if reads instead of merging the map side's (``query.delta``). `0` keeps none.
-(8) With the agent enabled (`enable(spark, records=True)`, or `LINEAGE_ENABLED=true` and
-`LINEAGE_RECORDS=true`), each action of a DataFrame (collect, count, take, toPandas, writes...)
-runs its query rewritten in the JVM to carry each row's lineage (``record.capture.implicit``); a
-query that cannot be captured runs plain and is listed as not captured in the run's ``run.json``.
+(8) `enable(spark, records=True)`, or `LINEAGE_RECORDS=true` alone (it enables the agent unless
+`LINEAGE_ENABLED=false`): each action of a DataFrame (collect, count, take, toPandas, writes...)
+runs its query rewritten in the JVM to carry each row's lineage (``record.capture.implicit``), and
+the SparkContext's `textFile`, `parallelize`, `range` and a DataFrame's `.rdd` give captured RDDs
+(``record.capture.implicit_rdd``); what cannot be captured runs plain and is listed as not
+captured in the run's ``run.json``. A `spark-submit` driver picks the settings up at start once
+`python -m capture_agent install-hook` has run in its Python (docs/capture.md).
 """
 
 from __future__ import annotations
@@ -122,8 +125,9 @@ class Settings:
 
     @property
     def auto_enable(self) -> bool:
-        """True when every new SparkContext is to be captured (``enabled`` true, not disabled)."""
-        return self.enabled is True and not self.disabled
+        """True when every new SparkContext is to be captured (``enabled`` true, or ``records`` true
+        and ``enabled`` not false; not disabled)."""
+        return (self.enabled is True or (self.records and self.enabled is None)) and not self.disabled
 
     @property
     def ingest_url(self) -> str:

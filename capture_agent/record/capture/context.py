@@ -81,6 +81,7 @@ class LineageContext:
             raise LineageError(str(exc)) from exc
         self.enabled = self.settings.active
         self.outputs: dict[str, OutputRun] = {}
+        self.rdd_type: type[CapturedRDD] = CapturedRDD  # the implicit capture's falls back to plain RDDs
         self.events_sent = 0
         self._reported: dict[str, tuple[int, int, int]] = {}
         if not self.enabled:
@@ -136,7 +137,7 @@ class LineageContext:
         source = TextInput(self.sc, name, minPartitions, use_unicode)
         node = SourceNode(self.sc, "textFile", source, source.num_partitions,
                           Recipe(SC, "textFile", name, source.min_partitions, use_unicode))
-        return CapturedRDD(self._rt, node)
+        return self.rdd_type(self._rt, node)
 
     def parallelize(self, c: Iterable[Any], numSlices: int | None = None) -> CapturedRDD:
         if not self.enabled:
@@ -145,7 +146,7 @@ class LineageContext:
         rdd = self.sc.parallelize(data, numSlices)
         node = SourceNode(self.sc, "parallelize", ParallelizeInput(rdd), rdd.getNumPartitions(),
                           Recipe(SC, "parallelize", data, rdd.getNumPartitions()))
-        return CapturedRDD(self._rt, node)
+        return self.rdd_type(self._rt, node)
 
     def parquet(self, *paths: str) -> CapturedRDD:
         """Rows of Parquet files (DataFrame reader), ids kept as (file, row index)."""
@@ -154,7 +155,7 @@ class LineageContext:
         source = ParquetInput(self.sc, self.spark, paths)
         node = SourceNode(self.sc, "parquet", source, source.num_partitions,
                           Recipe(READ, "parquet", *paths, attr="rdd"))
-        return CapturedRDD(self._rt, node)
+        return self.rdd_type(self._rt, node)
 
     def csv(self, path: str, header: bool = False, sep: str = ",", quote: str = '"') -> CapturedRDD:
         """Rows of CSV files (string fields), read as lines with byte-offset ids."""
@@ -163,7 +164,7 @@ class LineageContext:
         source = CsvInput(self.sc, self.spark, path, header, sep, quote)
         node = SourceNode(self.sc, "csv", source, source.num_partitions,
                           Recipe(READ, "csv", path, header=header, sep=sep, quote=quote, attr="rdd"))
-        return CapturedRDD(self._rt, node)
+        return self.rdd_type(self._rt, node)
 
     @property
     def read(self) -> Any:

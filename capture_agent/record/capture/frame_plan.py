@@ -188,9 +188,11 @@ class JsonFiles(LineFiles):
 
 class TextFiles(LineFiles):
     kind = "text"
+    options = ("wholetext",)  # spark.read.text names it, false by default
 
     def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
-        self.chosen(info)
+        if self.chosen(info).get("wholetext", "false").lower() != "false":
+            raise UnsupportedOperation("read.text with wholetext", "the agent's text reader reads lines")
         return self.lines(lc, df, info, parse=lambda lines, hidden: lines)
 
 

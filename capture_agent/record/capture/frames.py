@@ -665,14 +665,13 @@ class CapturedDataFrame:
         this frame's sources, and the RDD job's outputs forward from them."""
         from capture_agent.record.capture.inputs import FrameInput
         from capture_agent.record.capture.plan import SourceNode
-        from capture_agent.record.capture.rdd import CapturedRDD
         from capture_agent.record.query.recipes import Given
 
         source = FrameInput(self)
         plain = self.plain()
         node = SourceNode(self._lc.sc, "rdd", source, source.num_partitions,
                           Given(lambda: plain.rdd, "a captured DataFrame's rows (.rdd)"))
-        return CapturedRDD(self._lc._rt, node)
+        return self._lc.rdd_type(self._lc._rt, node)
 
     # ------------------------------------------------------------------ lineage
     def getLineage(self) -> LineageRDD:

@@ -10,6 +10,10 @@ to carry each row's lineage (``capture.frame_plan``) and writes its output point
 ``LineageContext`` does (``capture.frame_io``): the same rows, traceable and what-if-able. The
 context is implicit: ``records_context(spark)`` gives it, for ``getLineage``-style use in a notebook.
 
+RDD jobs too: the SparkContext's ``textFile``, ``parallelize`` and ``range``, and a DataFrame's
+``.rdd``, give captured RDDs whose jobs capture as ``lc.textFile(...)``'s do
+(``capture.implicit_rdd``).
+
 The job never fails because of this: a query the rewrite refuses runs exactly as plain PySpark
 would and is recorded as not captured with the operator that stopped it (``LineageStore.
 not_captured``, in the run's ``run.json``, registered with the server as an output point whose
@@ -48,11 +52,13 @@ def enable_records(spark_or_sc: Any, store: str | None = None) -> Any:
         The implicit LineageContext.
     """
     from capture_agent.record import LineageContext
+    from capture_agent.record.capture.implicit_rdd import ImplicitRDD
 
     sc = getattr(spark_or_sc, "sparkContext", spark_or_sc)
     lc = sc.__dict__.get(_CONTEXT)
     if lc is None:
         lc = LineageContext(spark_or_sc, store)
+        lc.rdd_type = ImplicitRDD
         sc.__dict__[_CONTEXT] = lc
     _install()
     return lc
@@ -96,14 +102,21 @@ def last_lineage(spark_or_sc: Any) -> Any:
     return lc.lineage(outputs[-1].capture_id)
 
 
-def _context_of(df: Any) -> Any:
+def active_context(sc: Any) -> Any:
+    """The LineageContext capturing ``sc``'s actions now (None when records are off, or while the
+    agent itself runs Spark on this thread)."""
     if getattr(_local, "busy", False):
         return None
+    lc = sc.__dict__.get(_CONTEXT)
+    return lc if lc is not None and lc.enabled else None
+
+
+def _context_of(df: Any) -> Any:
     try:
-        lc = df.sparkSession.sparkContext.__dict__.get(_CONTEXT)
+        sc = df.sparkSession.sparkContext
     except Exception:  # noqa: BLE001 - a frame of no classic session (Spark Connect): plain
         return None
-    return lc if lc is not None and lc.enabled else None
+    return active_context(sc)
 
 
 def _install() -> None:
@@ -115,12 +128,15 @@ def _install() -> None:
         from pyspark.sql.classic.dataframe import DataFrame
         from pyspark.sql.readwriter import DataFrameWriter
 
+        from capture_agent.record.capture import implicit_rdd
+
         for name in ACTIONS:
             setattr(DataFrame, name, _action(name, getattr(DataFrame, name)))
         for name in WRITER_SETTINGS:
             setattr(DataFrameWriter, name, _setting(name, getattr(DataFrameWriter, name)))
         for name in WRITES:
             setattr(DataFrameWriter, name, _write(name, getattr(DataFrameWriter, name)))
+        implicit_rdd.install(active_context)
         _installed = True
 
 
@@ -131,11 +147,11 @@ def _captured(lc: Any, df: Any, op: str) -> Any:
     try:
         return captured_query(lc, df)
     except Exception as exc:  # noqa: BLE001 - the job must run whatever the capture does
-        _not_captured(lc, op, _why(exc))
+        report_plain(lc, op, why_plain(exc))
     return None
 
 
-def _why(exc: BaseException) -> str:
+def why_plain(exc: BaseException) -> str:
     """Why an action runs plain: what the capture refused (named), or how it failed."""
     if isinstance(exc, UnsupportedOperation):
         return str(exc)
@@ -143,7 +159,7 @@ def _why(exc: BaseException) -> str:
     return f"the capture failed: {type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-def _not_captured(lc: Any, op: str, why: str) -> None:
+def report_plain(lc: Any, op: str, why: str) -> None:
     log.warning("lineage: DataFrame.%s runs without record lineage: %s", op, why)
     try:
         entry = lc.store.add_not_captured(op, why)
@@ -178,7 +194,7 @@ def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
                 return getattr(frame, name)(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
                 # plain again: if the query itself fails, the user sees plain PySpark's error
-                _not_captured(lc, name, _why(exc))
+                report_plain(lc, name, why_plain(exc))
                 return plain(self, *args, **kwargs)
 
         with uncaptured():  # the agent's own queries while it captures run plain
@@ -227,7 +243,7 @@ def _write(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
                     writer = getattr(writer, setting)(*a, **k)
                 return getattr(writer, name)(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
-                _not_captured(lc, f"write.{name}", _why(exc))
+                report_plain(lc, f"write.{name}", why_plain(exc))
                 return plain(self, *args, **kwargs)
 
         with uncaptured():  # the agent's own queries while it captures run plain

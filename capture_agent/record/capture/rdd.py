@@ -182,7 +182,7 @@ class CapturedRDD(ShuffleMethods, ActionMethods):
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
     def _wrap(self, node: Node) -> CapturedRDD:
-        return CapturedRDD(self._rt, node)
+        return type(self)(self._rt, node)
 
     def _other(self, other: Any, operation: str) -> Node:
         if not isinstance(other, CapturedRDD):
