@@ -137,7 +137,8 @@ def test_sort_traces_a_number_back_to_the_lines_holding_it(examples: Any, spark:
     for number in (0, 17, 40):
         if not any(str(number) in line.split(" ") for line in lines):
             continue
-        traced = output.filter(lambda kv, n=number: kv[0] == n).goBackAll().collect()
+        picked: Any = lambda kv, n=number: kv[0] == n  # noqa: E731
+        traced = output.filter(picked).goBackAll().collect()
         assert sorted(text_of(r) for r in traced) == sorted(line for line in lines if str(number) in line.split(" "))
 
 
