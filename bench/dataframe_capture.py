@@ -30,6 +30,10 @@ one output row.
     .venv/bin/python bench/dataframe_capture.py                        # 2M lineitem rows, quick
     .venv/bin/python bench/dataframe_capture.py --lineitem 16000000    # 0.4 GB of Parquet, 1.1 GB of CSV
     .venv/bin/python bench/dataframe_capture.py --lineitem 40000000 --workloads q1,q3,q1orc   # 1 GB of Parquet
+
+``--capture implicit`` captures the same queries the way an unmodified job is (``spark.read`` and
+``enable(spark, records=True)``: the plan rewritten in the JVM, ``capture.frame_plan``) instead of
+through ``lc.read`` (the default, ``explicit``).
 """
 
 from __future__ import annotations
@@ -197,8 +201,14 @@ def variant(args: argparse.Namespace, name: str, captured: bool) -> dict[str, An
     store = tempfile.mkdtemp(prefix="lineage-bench-store-")
     try:
         paths = generate(spark, args.data_dir, args.lineitem)
-        lc = LineageContext(spark, store=store) if captured else None
-        reader = lc.read if lc else spark.read
+        implicit = captured and args.capture == "implicit"
+        if implicit:
+            from capture_agent.record.capture.implicit import enable_records
+
+            lc = enable_records(spark, store)
+        else:
+            lc = LineageContext(spark, store=store) if captured else None
+        reader = lc.read if lc and not implicit else spark.read
         schema = spark.read.parquet(paths["lineitem"]).schema
         used = USES[name]
         times: list[float] = []
@@ -209,12 +219,13 @@ def variant(args: argparse.Namespace, name: str, captured: bool) -> dict[str, An
         out: dict[str, Any] = {"times": times, "rows": [list(r) for r in rows],
                                "input_bytes": sum(folder_bytes(paths[u]) for u in used)}
         if lc is not None:
-            out["lineage_bytes"] = sum(lc.store.point(cid).bytes for cid in lc.store.ancestors(frame._point))
+            point = [p for p in lc.store.by_seq() if p.kind == "output"][-1].capture_id if implicit else frame._point
+            out["lineage_bytes"] = sum(lc.store.point(cid).bytes for cid in lc.store.ancestors(point))
             start = time.perf_counter()
-            out["traced"] = lc.lineage(frame, [0]).goBackAll().count()
+            out["traced"] = lc.lineage(point, [0]).goBackAll().count()
             out["backward_s"] = time.perf_counter() - start
             start = time.perf_counter()
-            lc.lineage(frame, [0]).goBackAll().take(10)
+            lc.lineage(point, [0]).goBackAll().take(10)
             out["rows_s"] = time.perf_counter() - start
         return out
     finally:
@@ -226,7 +237,7 @@ def spawn(args: argparse.Namespace, name: str, which: str) -> dict[str, Any]:
     """``variant`` in a process of its own (its JSON on the last line of its output)."""
     command = [sys.executable, os.path.abspath(__file__), "--variant", which, "--workloads", name,
                "--lineitem", str(args.lineitem), "--runs", str(args.runs), "--data-dir", args.data_dir,
-               "--master", args.master]
+               "--master", args.master, "--capture", args.capture]
     done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -239,6 +250,8 @@ def main() -> None:
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--data-dir", default=os.path.join(tempfile.gettempdir(), "lineage-bench-dataframes"))
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--capture", choices=("explicit", "implicit"), default="explicit",
+                        help="lc.read (explicit) or an unmodified job's spark.read with records on (implicit)")
     parser.add_argument("--variant", choices=("plain", "captured"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.variant:
@@ -246,7 +259,7 @@ def main() -> None:
         return
     os.makedirs(args.data_dir, exist_ok=True)
     print(f"lineitem {args.lineitem:,} rows; {args.rounds} applications of each variant, {args.runs} runs "
-          f"each; {args.master}", flush=True)
+          f"each; {args.master}; capture {args.capture}", flush=True)
     for name in args.workloads.split(","):
         plain_times, captured_times, paired = [], [], []
         last: dict[str, Any] = {}

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -111,7 +112,21 @@ def active_context(sc: Any) -> Any:
     return lc if lc is not None and lc.enabled else None
 
 
+def from_user_code() -> bool:
+    """Whether the wrapped call comes from the job's code: PySpark's own calls (createDataFrame
+    parallelizes its rows, toPandas collects) and the agent's (a trace or a what-if's replay runs
+    queries in the job's process) run plain."""
+    frame: Any = sys._getframe(1)
+    wrappers = (__name__, "functools", "capture_agent.record.capture.implicit_rdd")
+    while frame is not None and frame.f_globals.get("__name__") in wrappers:
+        frame = frame.f_back
+    caller = "" if frame is None else str(frame.f_globals.get("__name__", ""))
+    return not caller.startswith(("pyspark.", "capture_agent.", "py4j."))
+
+
 def _context_of(df: Any) -> Any:
+    if not from_user_code():
+        return None
     try:
         sc = df.sparkSession.sparkContext
     except Exception:  # noqa: BLE001 - a frame of no classic session (Spark Connect): plain

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from pyspark.core.rdd import RDD
 
-from capture_agent.record.capture.implicit import records_context, report_plain, uncaptured, why_plain
+from capture_agent.record.capture.implicit import from_user_code, records_context, report_plain, uncaptured, why_plain
 from capture_agent.record.capture.rdd import CapturedRDD
 from capture_agent.record.errors import UnsupportedOperation
 
@@ -84,16 +83,6 @@ for _name, _member in inspect.getmembers(CapturedRDD, inspect.isfunction):
         setattr(ImplicitRDD, _name, _falling_back(_name, _member))
 
 
-def _from_user_code() -> bool:
-    """Whether the wrapped call comes from the job's code: PySpark's own calls (createDataFrame
-    parallelizes its rows) and the agent's get plain RDDs."""
-    frame: Any = sys._getframe(2)
-    while frame is not None and frame.f_globals.get("__name__") in (__name__, "functools"):
-        frame = frame.f_back
-    caller = "" if frame is None else str(frame.f_globals.get("__name__", ""))
-    return not caller.startswith(("pyspark.", "capture_agent.", "py4j."))
-
-
 def install(context_of: Callable[[Any], Any]) -> None:
     """Wraps the SparkContext's sources and what takes RDDs, once a process (``context_of(sc)``:
     the active implicit LineageContext of a SparkContext, or None)."""
@@ -115,7 +104,7 @@ def _source(name: str, plain: Callable[..., Any], context_of: Callable[[Any], An
     @functools.wraps(plain)
     def source(sc: Any, *args: Any, **kwargs: Any) -> Any:
         lc = context_of(sc)
-        if lc is None or not _from_user_code():
+        if lc is None or not from_user_code():
             return plain(sc, *args, **kwargs)
         with uncaptured():
             try:
@@ -153,7 +142,7 @@ def _uncaptured_source(name: str, plain: Callable[..., Any], context_of: Callabl
     @functools.wraps(plain)
     def source(sc: Any, *args: Any, **kwargs: Any) -> Any:
         lc = context_of(sc)
-        if lc is not None and _from_user_code():
+        if lc is not None and from_user_code():
             report_plain(lc, f"SparkContext.{name}", "the capture reads textFile, parallelize and range sources "
                          "(and DataFrames): this RDD and what follows run plain")
         return plain(sc, *args, **kwargs)
@@ -178,7 +167,7 @@ def _frame_rdd(plain: Callable[[Any], Any], context_of: Callable[[Any], Any]) ->
             lc = context_of(df.sparkSession.sparkContext)
         except Exception:  # noqa: BLE001 - a frame of no classic session: plain
             lc = None
-        if lc is None or not _from_user_code():
+        if lc is None or not from_user_code():
             return plain(df)
         from capture_agent.record.capture.frame_plan import captured_query
 

@@ -267,7 +267,12 @@ class Impact:
                                         "the job kept there only given a SparkContext; without one, the what-if "
                                         "gives the fates lineage decides (dead, reached, unreached, counts)")
             point, fates = self._at()
-            new = self.session.rerun(self.target, self.seeds, fates.deleted)
+            # an input reading what an earlier action of the run wrote loses the records the
+            # deletion reached there: a replay reads that input, not the first one
+            store = self.session.store
+            reached = {cid: f.deleted for cid, f in self.fates.items()
+                       if f.deleted and cid not in self.seeds and store.point(cid).kind == "input"}
+            new = self.session.rerun(self.target, {**self.seeds, **reached}, fates.deleted)
             self._replay = self.session.report() if self.session.report is not None else {}
             old = self.session.values.values(point, self.session.engine.all_ids(point))
             self._classes = classify(old, fates.deleted, fates.changed, new, single=point.layout.keep_all_rows,

@@ -202,3 +202,21 @@ def test_a_refused_query_registers_its_output_as_not_captured(records: Any, spar
     assert event["capture_id"] == f"{records.store.run_id}/{records.store.not_captured[-1]['capture_id']}"
     assert event in [dict(e, time=event["time"]) for e in records.capture_point_events()]  # also for callers
     assert_valid_events([event])
+
+
+def test_a_what_if_through_a_table_the_job_wrote_and_read_back(records: Any, spark: Any, tmp_path: Path) -> None:
+    """Deleting orders before a write the job reads back changes the totals computed from the
+    read: the replay reads the written files without the rows the deletion reached there."""
+    written = str(tmp_path / "big_orders")
+    spark.sql("SELECT * FROM orders WHERE amount > 3").write.parquet(written)
+    spark.read.parquet(written).createOrReplaceTempView("big")
+    totals = spark.sql("SELECT customer_id, sum(amount) AS total FROM big GROUP BY customer_id")
+    before = {r.customer_id: r.total for r in totals.collect()}
+    first = [p for p in records.store.by_seq() if p.kind == "input" and p.op == "read.parquet"][0]
+    gone = sorted(o for o in ORDERS if o[2] > 3)[0]
+    impact = records.lineage(first.capture_id).filter(lambda r: tuple(r) == gone).whatIfDeleted()
+    kept = [o for o in ORDERS if o[2] > 3 and o != gone]
+    after = {c: sum(o[2] for o in kept if o[1] == c) for c in {o[1] for o in kept}}
+    assert sorted((old.customer_id, old.total, new.total) for old, new in impact.changed()) == \
+        sorted((c, before[c], after[c]) for c in after if after[c] != before[c])
+    assert [r.customer_id for r in impact.deleted()] == [c for c in before if c not in after]

@@ -215,29 +215,37 @@ def frame_totals(orders: list[tuple[Any, ...]], customers: list[tuple[str, str]]
     return out
 
 
-def capture_frame_totals(spark: Any, server_url: str, token: str, folder: Path) -> tuple[str, list[Any]]:
+def capture_frame_totals(spark: Any, server_url: str, token: str, folder: Path,
+                         unmodified: bool = False) -> tuple[str, list[Any]]:
     """A captured DataFrame job registered with the live server: orders (Parquet) over 5 joined
     with customers (local rows), the country upper-cased by a Python UDF, totals per country,
-    collected. Returns the app id and the rows."""
+    collected. Returns the app id and the rows. ``unmodified``: the job as written for plain
+    PySpark (``spark.read``, ``spark.createDataFrame``), captured by ``records=True``; else through
+    an explicit LineageContext."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     import capture_agent
     from capture_agent import LineageContext
 
+    from capture_agent.record.capture.implicit import disable_records
+
     orders_path = str(folder / "orders")
     spark.createDataFrame(TOTAL_ORDERS, "order_id long, customer_id string, amount double").repartition(2) \
         .write.parquet(orders_path)
-    agent = capture_agent.enable(spark, server_url=server_url, token=token, spool_dir=str(folder / "spool"))
+    store = str(folder / "store")
+    agent = capture_agent.enable(spark, server_url=server_url, token=token, spool_dir=str(folder / "spool"),
+                                 **({"records": True, "store": store} if unmodified else {}))
     try:
-        lc = LineageContext(spark, store=str(folder / "store"))
-        orders = lc.read.parquet(orders_path)
-        customers = lc.createDataFrame(TOTAL_CUSTOMERS, "customer_id string, country string")
+        reader: Any = spark if unmodified else LineageContext(spark, store=store)
+        orders = reader.read.parquet(orders_path)
+        customers = reader.createDataFrame(TOTAL_CUSTOMERS, "customer_id string, country string")
         loud = F.udf(lambda s: s.upper(), T.StringType())
         totals = orders.where(F.col("amount") > 5).join(customers, "customer_id") \
             .withColumn("country", loud("country")).groupBy("country").agg(F.sum("amount").alias("total"))
         result = totals.collect()
         agent.flush(30)
     finally:
+        disable_records(spark)
         capture_agent.disable()
     return spark.sparkContext.applicationId, result

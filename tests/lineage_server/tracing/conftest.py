@@ -20,8 +20,9 @@ def captured(spark: Any, live_server: Any, agent_token: str, tmp_path: Path) -> 
     return capture_word_topics(spark, live_server.url, agent_token, tmp_path / "job")
 
 
-@pytest.fixture
-def frame_job(spark: Any, live_server: Any, agent_token: str, tmp_path: Path) -> tuple[str, list[Any]]:
+@pytest.fixture(params=["explicit", "unmodified"])
+def frame_job(request: Any, spark: Any, live_server: Any, agent_token: str, tmp_path: Path) -> tuple[str, list[Any]]:
     """A captured DataFrame job (``captured.capture_frame_totals``) on the live server: its app id
-    and its rows."""
-    return capture_frame_totals(spark, live_server.url, agent_token, tmp_path / "frames")
+    and its rows. Twice: written against a LineageContext, and unmodified with records switched on."""
+    return capture_frame_totals(spark, live_server.url, agent_token, tmp_path / "frames",
+                                unmodified=request.param == "unmodified")

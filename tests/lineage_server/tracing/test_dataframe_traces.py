@@ -33,9 +33,11 @@ def test_backward_and_forward_through_the_server(frame_job: tuple[str, list[Any]
     app = Application.objects.get(app_id=app_id)
     points = {p.capture_id: p for p in CapturePoint.objects.filter(application=app)}
     output = next(p for p in points.values() if p.kind == "output" and p.capture_id.endswith("-collect"))
-    # the aggregate's map side is a capture point of its own, registered with its parents
-    assert [points[c].kind for c in output.parent_capture_ids] == ["combiner"]
-    combiner = points[output.parent_capture_ids[0]]
+    # the explicit capture's aggregate has its map side as a capture point of its own, registered
+    # with its parents; the unmodified job's rewritten query carries the sets to the output itself
+    between = [points[c].kind for c in output.parent_capture_ids]
+    assert between in (["combiner"], ["input", "input"])
+    combiner = points[output.parent_capture_ids[0]] if between == ["combiner"] else output
     assert sorted(points[c].kind for c in combiner.parent_capture_ids) == ["input", "input"]
     assert [r.country for r in result] and {r.country for r in result} == {"JP", "FR"}
 
@@ -50,7 +52,8 @@ def test_backward_and_forward_through_the_server(frame_job: tuple[str, list[Any]
     assert done.result_count == len(expected_orders) + len(expected_customers)
     values = sorted((tuple(r["value"].values()) for r in _records(done)), key=repr)
     assert values == sorted([*expected_orders, *expected_customers], key=repr)
-    assert sorted(p["kind"] for p in done.summary["points"]) == ["combiner", "input", "input", "output"]
+    on_the_way = ["combiner"] if combiner is not output else []
+    assert sorted(p["kind"] for p in done.summary["points"]) == [*on_the_way, "input", "input", "output"]
 
     source = next(c for c in combiner.parent_capture_ids if points[c].capture_id.endswith("read.parquet"))
     forward = ask_trace(app, by=analyst, direction="forward", capture_point=source,
