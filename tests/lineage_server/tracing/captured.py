@@ -227,7 +227,6 @@ def capture_frame_totals(spark: Any, server_url: str, token: str, folder: Path,
 
     import capture_agent
     from capture_agent import LineageContext
-
     from capture_agent.record.capture.implicit import disable_records
 
     orders_path = str(folder / "orders")
