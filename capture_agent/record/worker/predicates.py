@@ -320,3 +320,25 @@ def _path(field: Any, where: str) -> tuple[int | str, ...]:
         if isinstance(step, bool) or not isinstance(step, (int, str)):
             raise PredicateError(f"{where}: {step!r} is neither a position (an integer) nor a name (a string)")
     return tuple(steps)
+
+
+def field_names(spec: Any) -> list[str]:
+    """The column names a (valid) filter tests: each condition's first step when it is a name."""
+    if not isinstance(spec, dict):
+        return []
+    parts = spec.get("and") or spec.get("or")
+    if isinstance(parts, list):
+        return [n for part in parts for n in field_names(part)]
+    if "not" in spec:
+        return field_names(spec["not"])
+    first = _path(spec.get("field"), "field")[:1]
+    return [first[0]] if first and isinstance(first[0], str) else []
+
+
+def check_fields(spec: Any, fields: list[str], where: str) -> None:
+    """Raises PredicateError naming a column the filter tests that records at ``where`` (whose
+    fields are ``fields``) do not have, and listing those they have."""
+    for name in field_names(spec):
+        if name not in fields:
+            raise PredicateError(f"predicate.field: {name!r} is not a column of the records at {where}; "
+                                 f"its columns: {', '.join(fields)}")
