@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from capture_agent.record.errors import UnsupportedOperation
+from capture_agent.record.query.call_site import CallSite, user_call_site
 
 log = logging.getLogger("capture_agent")
 
@@ -181,7 +182,8 @@ def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
                 _not_captured(lc, name, _why(exc))
                 return plain(self, *args, **kwargs)
 
-        with uncaptured():  # the agent's own queries while it captures run plain
+        # the agent's own queries while it captures run plain, named after the user's line
+        with uncaptured(), CallSite(lc.sc, user_call_site(name)):
             return run()
 
     return action
@@ -230,7 +232,7 @@ def _write(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
                 _not_captured(lc, f"write.{name}", _why(exc))
                 return plain(self, *args, **kwargs)
 
-        with uncaptured():  # the agent's own queries while it captures run plain
+        with uncaptured(), CallSite(lc.sc, user_call_site(name)):
             return run()
 
     return write
