@@ -116,6 +116,7 @@ def main() -> None:
     parser.add_argument("--stages", type=int, default=20, help="stages per job")
     parser.add_argument("--ops", type=int, default=25, help="operators per stage")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--screenshot", help="save the opened page (1280x800) to this PNG file")
     parser.add_argument("--all-operators", action="store_true",
                         help="also time the operators level (every operator drawn: minutes at 5,000)")
     args = parser.parse_args()
@@ -169,6 +170,9 @@ def main() -> None:
                     split = page.evaluate("window.lineageZoom.lastDraw()")
                     print(f"  {opened} {nav['open']:.0f} ms (api {nav['api']:.0f} ms, layout {split['how']}"
                           f" {split['layout']:.0f} ms, whole draw {split['total']:.0f} ms)", flush=True)
+                if args.screenshot:
+                    page.wait_for_timeout(SETTLE_MS)  # the minimap's thumbnail drawn
+                    page.screenshot(path=args.screenshot)
                 level = page.evaluate("window.lineageZoom.level()")
                 nodes = page.evaluate("window.lineageGraph.nodes().length")
                 print(f"opens at the {level} level, {nodes} nodes drawn")
