@@ -30,21 +30,17 @@ def totals(spark: Any, customers: str, orders: str) -> Any:
         .groupBy("country").agg(F.sum("amount").alias("total"))
 
 
-@pytest.fixture
-def json_job(spark: Any, live_server: Any, agent_token: str, tmp_path: Path, settings: Any) -> tuple[str, Path]:
-    """The job captured unmodified (records on), registered with the live server; its app id and
-    its input folder."""
+def capture_json_totals(spark: Any, server_url: str, token: str, folder: Path) -> str:
+    """The job captured unmodified (records on), registered with the server at ``server_url``;
+    its inputs and lineage under ``folder``. Returns its app id."""
     import capture_agent
     from capture_agent.record.capture import implicit
 
-    folder = tmp_path / "job"
     folder.mkdir()
     (folder / "customers.json").write_text("".join(json.dumps(c) + "\n" for c in CUSTOMERS))
     spark.createDataFrame(ORDERS, "order_id long, customer_id long, amount double").write.parquet(
         str(folder / "orders"))
-    settings.LINEAGE = {**settings.LINEAGE, "STORE": str(folder / "store")}
-    agent = capture_agent.enable(spark, server_url=live_server.url, token=agent_token,
-                                 spool_dir=str(folder / "spool"))
+    agent = capture_agent.enable(spark, server_url=server_url, token=token, spool_dir=str(folder / "spool"))
     implicit.enable_records(spark, str(folder / "store"))
     try:
         totals(spark, str(folder / "customers.json"), str(folder / "orders")).collect()
@@ -52,7 +48,15 @@ def json_job(spark: Any, live_server: Any, agent_token: str, tmp_path: Path, set
     finally:
         implicit.disable_records(spark)
         capture_agent.disable()
-    return spark.sparkContext.applicationId, folder
+    return str(spark.sparkContext.applicationId)
+
+
+@pytest.fixture
+def json_job(spark: Any, live_server: Any, agent_token: str, tmp_path: Path, settings: Any) -> tuple[str, Path]:
+    """The job on the live server, its lineage store the server's: its app id and its folder."""
+    folder = tmp_path / "job"
+    settings.LINEAGE = {**settings.LINEAGE, "STORE": str(folder / "store")}
+    return capture_json_totals(spark, live_server.url, agent_token, folder), folder
 
 
 def test_a_whatif_by_column_at_a_json_source_answers_as_a_rerun(json_job: tuple[str, Path], client_as: Any,
