@@ -35,6 +35,7 @@ log = logging.getLogger("capture_agent")
 ACTIONS = ("collect", "count", "take", "head", "first", "toPandas", "show")
 WRITES = ("save", "parquet", "csv", "json", "orc", "text", "saveAsTable")
 WRITER_SETTINGS = ("mode", "format", "option", "options", "partitionBy")
+READS = ("load", "json", "csv", "parquet", "orc", "text", "table")  # named by the user's line, not captured
 _CONTEXT = "_lineage_records"  # the SparkContext's attribute holding its LineageContext
 
 _local = threading.local()
@@ -114,7 +115,7 @@ def _install() -> None:
         if _installed:
             return
         from pyspark.sql.classic.dataframe import DataFrame
-        from pyspark.sql.readwriter import DataFrameWriter
+        from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 
         for name in ACTIONS:
             setattr(DataFrame, name, _action(name, getattr(DataFrame, name)))
@@ -122,6 +123,8 @@ def _install() -> None:
             setattr(DataFrameWriter, name, _setting(name, getattr(DataFrameWriter, name)))
         for name in WRITES:
             setattr(DataFrameWriter, name, _write(name, getattr(DataFrameWriter, name)))
+        for name in READS:
+            setattr(DataFrameReader, name, _read(name, getattr(DataFrameReader, name)))
         _installed = True
 
 
@@ -198,6 +201,22 @@ def _show(df: Any, frame: Any, n: int = 20, truncate: bool | int = True, vertica
     rows = frame_io.collected(frame.limit(n + 1), "show")
     shown = df.sparkSession.createDataFrame(rows, frame.schema, verifySchema=False)
     print(shown._show_string(n, truncate, vertical))
+
+
+def _read(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
+    """A reader method, run plain, under the user's call site: the jobs Spark runs to list the
+    files and infer their schema are named by the user's line (``json at job.py:12``), not
+    ``json at NativeMethodAccessorImpl.java:0``."""
+
+    @functools.wraps(plain)
+    def read(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sc = getattr(getattr(self, "_spark", None), "sparkContext", None)
+        if getattr(_local, "busy", False) or sc is None or sc.__dict__.get(_CONTEXT) is None:
+            return plain(self, *args, **kwargs)
+        with CallSite(sc, user_call_site(name)):
+            return plain(self, *args, **kwargs)
+
+    return read
 
 
 def _setting(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:

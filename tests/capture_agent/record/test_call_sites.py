@@ -60,8 +60,9 @@ def test_a_constructor_is_named_by_its_class(spark, tmp_path):
 
 def test_dataframe_stages_of_an_unmodified_job_are_named_by_its_lines(spark, tmp_path):
     """Records on by configuration: every job of a captured action and a captured write (the
-    agent's copy of local rows, the rewritten query's shuffles) is named after the user's line
-    and the method called there, not ``parquet at NativeMethodAccessorImpl.java:0``."""
+    agent's copy of local rows, the rewritten query's shuffles), and of a read (its schema's
+    inference), is named after the user's line and the method called there, not ``parquet at
+    NativeMethodAccessorImpl.java:0``."""
     from pyspark.sql import functions as F
 
     from capture_agent.record.capture import implicit
@@ -69,12 +70,17 @@ def test_dataframe_stages_of_an_unmodified_job_are_named_by_its_lines(spark, tmp
     sc = spark.sparkContext
     spark.createDataFrame([(i, i % 3, float(i)) for i in range(30)], "id long, k long, x double") \
         .write.parquet(str(tmp_path / "facts"))
+    (tmp_path / "names.json").write_text('{"k": 0, "name": "zero"}\n')
     implicit.enable_records(spark, str(tmp_path / "lineage"))
     try:
+        tracker = sc.statusTracker()
+        before = set(tracker.getJobIdsForGroup())
+        assert spark.read.json(str(tmp_path / "names.json")).columns == ["k", "name"]  # its schema inferred by a job
+        inferred = _line_of("spark.read.json(str(tmp_path")
+        assert _stage_names(sc, set(tracker.getJobIdsForGroup()) - before) == {f"json at {HERE}:{inferred}"}
         facts = spark.read.parquet(str(tmp_path / "facts"))
         names = spark.createDataFrame([(0, "zero"), (1, "one"), (2, "two")], "k long, name string")
         totals = facts.join(names, "k").groupBy("name").agg(F.sum("x").alias("total"))
-        tracker = sc.statusTracker()
         before = set(tracker.getJobIdsForGroup())
         assert len(totals.collect()) == 3
         collected = _line_of("len(totals.collect()) == 3")
