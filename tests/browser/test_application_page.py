@@ -502,3 +502,28 @@ def test_an_output_that_was_not_captured_says_so_and_why(live_server, agent_toke
     assert "not captured (the action ran without record lineage)" in details and REFUSED in details, details
     assert page.locator("#ask-backward").count() == 0, "no trace offered from an output with no lineage"
     page.screenshot(path=SCREENSHOT_DIR / "app_page_not_captured.png")
+
+
+def test_a_graph_laid_out_before_opens_where_it_was_without_laying_it_out(live_server, app_of_eight_jobs, page):
+    """The second visit in the same browser takes the positions and boxes kept at the first
+    (layout_cache.js): the same drawing and the same view, dagre not run again."""
+    url = f"{live_server.url}/applications/{app_of_eight_jobs}/"
+    snapshot = """() => {
+        const cy = window.lineageGraph;
+        return {how: window.lineageZoom.lastDraw().how, zoom: cy.zoom(), pan: cy.pan(),
+                positions: Object.fromEntries(cy.nodes().filter((n) => !n.isParent())
+                                              .map((n) => [n.id(), n.position()]))};
+    }"""
+    _open_at_1280(page, url, "app_page_opening.png")
+    first = page.evaluate(snapshot)
+    assert first["how"] in ("compound", "flat")
+    _open_at_1280(page, url, "app_page_reopened.png")
+    again = page.evaluate(snapshot)
+    assert again["how"] == "stored"
+    assert again["positions"].keys() == first["positions"].keys()
+    for node, where in first["positions"].items():
+        assert again["positions"][node] == pytest.approx(where, abs=0.1), node
+    assert again["zoom"] == pytest.approx(first["zoom"]) and again["pan"] == pytest.approx(first["pan"], abs=0.5)
+    page.evaluate("localStorage.clear()")
+    _open_at_1280(page, url, "app_page_opening.png")
+    assert page.evaluate("window.lineageZoom.lastDraw().how") == first["how"], "laid out again once forgotten"

@@ -232,3 +232,23 @@ def test_a_trace_across_two_applications_names_both_and_lists_the_writers_lines(
     assert sorted(row[2] for row in rows) == first.lines_with({"retry"})
     assert {row[3].split("@")[0].rsplit("/", 1)[-1] for row in rows} == {"events.txt"}
     page.screenshot(path=SCREENSHOT_DIR / "trace_across_applications.png", full_page=True)
+
+
+def test_a_json_sources_panel_shows_the_rows_its_frame_read(live_server, spark, agent_token, analyst_page, tmp_path,
+                                                            settings):
+    """An unmodified job's read.json source: its panel's sample is the frame's rows, typed (the
+    ids integers), at 1280x800."""
+    from tests.lineage_server.tracing.test_typed_source_questions import CUSTOMERS as PEOPLE
+    from tests.lineage_server.tracing.test_typed_source_questions import capture_json_totals
+
+    settings.LINEAGE = {**settings.LINEAGE, "STORE": str(tmp_path / "job" / "store")}
+    app_id = capture_json_totals(spark, live_server.url, agent_token, tmp_path / "job")
+    page = analyst_page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    points = _open_capture_points(page, f"{live_server.url}/applications/{app_id}/")
+    source = next(p for p in points if p["capture_kind"] == "input" and p["capture_id"].endswith("read.json"))
+    _select(page, source["id"])
+    page.wait_for_selector(".section-sample-records table")
+    page.locator(".section-sample-records").scroll_into_view_if_needed()
+    page.screenshot(path=SCREENSHOT_DIR / "app_page_json_source.png")
+    assert _sample_texts(page) == [f"Row(country='{c['country']}', customer_id={c['customer_id']})" for c in PEOPLE]

@@ -19,6 +19,7 @@ from typing import Any
 from capture_agent.record.capture.frame_jvm import saved_plan
 from capture_agent.record.capture.outputs import OutputRun, store_values
 from capture_agent.record.errors import UnsupportedOperation
+from capture_agent.record.query.call_site import CallSite, user_call_site
 from capture_agent.record.query.frame_replay import replay_rows
 from capture_agent.record.storage.layouts import FrameWrite
 from capture_agent.record.storage.layouts.shuffled import write_sets_per_parent
@@ -37,10 +38,11 @@ def _new_output(lc: Any, frame: Any, op: str, partitions: int, layout: Any = Non
 def collected(frame: Any, op: str) -> list[Any]:
     """The frame's rows brought to the driver (Rows of its visible columns), its lineage
     written as an output point."""
-    visible, hidden = frame._positions()
-    plan = plan_ahead(frame)
-    values, ids = split_collect(frame._df, visible, hidden)
-    record(frame, op, values, id_sets(ids, [s.is_set for s in frame._slots]), plan)
+    with CallSite(frame._lc.sc, user_call_site(op)):  # Spark's jobs and stages named by the user's line
+        visible, hidden = frame._positions()
+        plan = plan_ahead(frame)
+        values, ids = split_collect(frame._df, visible, hidden)
+        record(frame, op, values, id_sets(ids, [s.is_set for s in frame._slots]), plan)
     return values
 
 
@@ -294,7 +296,8 @@ class CapturedWriter:
                 writer = getattr(writer, name)(*a, **kw)
             return getattr(writer, method)(*args, **kwargs)
 
-        return written(self._frame, write, lambda: self._destination(method, args, kwargs))
+        with CallSite(self._frame._lc.sc, user_call_site(method)):
+            return written(self._frame, write, lambda: self._destination(method, args, kwargs))
 
     def _destination(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str | None, str]:
         """(qualified folder or None when unknown yet, format) a save writes to."""

@@ -79,7 +79,8 @@ def file_rows_point(lc: Any, df: Any, op: str, paths: list[str], fmt: str,
 
     files = [{**file_info(lc.sc, path), "rows": rows_of(path)} for path in sorted(map(hadoop_path, df.inputFiles()))]
     written = [p for p in lc.store.points.values() if reads_write(files, p)]
-    layout = FileRows(format=fmt, paths=paths, files=files, partitions=partition_columns(df, files))
+    layout = FileRows(format=fmt, paths=paths, files=files, partitions=partition_columns(df, files),
+                      schema=df.schema.json())
     return lc.store.new_point("input", op, layout, written, max(1, len(files))), files
 
 
@@ -214,8 +215,9 @@ def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any] |
     saves = [p for p in lc.store.points.values() if isinstance(p.layout, Save) and reads_save(files, p)]
     if saves or any(info["size"] >= 1 << SHIFT for info in files):
         return None
+    schema = csv_schema if csv_schema is not None else json_schema  # the rows' types (storage.spark_rows)
     layout = FileLines(format=fmt, source=path, files=files, header=header, sep=sep, quote=quote,
-                       fields=list(fields or []))
+                       fields=list(fields or []), schema=str(schema.json()) if schema is not None else "")
     point = lc.store.new_point("input", f"read.{fmt}", layout, [], max(1, len(files)))
     return sourced(lc, point, df, column)
 

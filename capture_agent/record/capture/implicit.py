@@ -33,12 +33,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from capture_agent.record.errors import UnsupportedOperation
+from capture_agent.record.query.call_site import CallSite, user_call_site
 
 log = logging.getLogger("capture_agent")
 
 ACTIONS = ("collect", "count", "take", "head", "first", "toPandas", "show")
 WRITES = ("save", "parquet", "csv", "json", "orc", "text", "saveAsTable")
 WRITER_SETTINGS = ("mode", "format", "option", "options", "partitionBy")
+READS = ("load", "json", "csv", "parquet", "orc", "text", "table")  # named by the user's line, not captured
 _CONTEXT = "_lineage_records"  # the SparkContext's attribute holding its LineageContext
 
 _local = threading.local()
@@ -141,7 +143,7 @@ def _install() -> None:
         if _installed:
             return
         from pyspark.sql.classic.dataframe import DataFrame
-        from pyspark.sql.readwriter import DataFrameWriter
+        from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 
         from capture_agent.record.capture import implicit_rdd
 
@@ -151,6 +153,8 @@ def _install() -> None:
             setattr(DataFrameWriter, name, _setting(name, getattr(DataFrameWriter, name)))
         for name in WRITES:
             setattr(DataFrameWriter, name, _write(name, getattr(DataFrameWriter, name)))
+        for name in READS:
+            setattr(DataFrameReader, name, _read(name, getattr(DataFrameReader, name)))
         implicit_rdd.install(active_context)
         _installed = True
 
@@ -212,7 +216,8 @@ def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
                 report_plain(lc, name, why_plain(exc))
                 return plain(self, *args, **kwargs)
 
-        with uncaptured():  # the agent's own queries while it captures run plain
+        # the agent's own queries while it captures run plain, named after the user's line
+        with uncaptured(), CallSite(lc.sc, user_call_site(name)):
             return run()
 
     return action
@@ -227,6 +232,22 @@ def _show(df: Any, frame: Any, n: int = 20, truncate: bool | int = True, vertica
     rows = frame_io.collected(frame.limit(n + 1), "show")
     shown = df.sparkSession.createDataFrame(rows, frame.schema, verifySchema=False)
     print(shown._show_string(n, truncate, vertical))
+
+
+def _read(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
+    """A reader method, run plain, under the user's call site: the jobs Spark runs to list the
+    files and infer their schema are named by the user's line (``json at job.py:12``), not
+    ``json at NativeMethodAccessorImpl.java:0``."""
+
+    @functools.wraps(plain)
+    def read(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sc = getattr(getattr(self, "_spark", None), "sparkContext", None)
+        if sc is None or active_context(sc) is None or not from_user_code():
+            return plain(self, *args, **kwargs)
+        with CallSite(sc, user_call_site(name)):
+            return plain(self, *args, **kwargs)
+
+    return read
 
 
 def _setting(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
@@ -261,7 +282,7 @@ def _write(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
                 report_plain(lc, f"write.{name}", why_plain(exc))
                 return plain(self, *args, **kwargs)
 
-        with uncaptured():  # the agent's own queries while it captures run plain
+        with uncaptured(), CallSite(lc.sc, user_call_site(name)):
             return run()
 
     return write

@@ -4,7 +4,10 @@ PySpark names jobs, stages and RDDs after the first frame outside PySpark (``SCC
 in a captured job that is one of the agent's frames (``__init__ at .../compiler.py:229``). The
 agent sets the call site itself, as PySpark formats it (``reduceByKey at /path/job.py:58``: the
 method the user called, at the user's line), and holds PySpark's depth counter meanwhile, so that
-the PySpark calls inside do not set it again.
+the PySpark calls inside do not set it again. So around a captured DataFrame action or write
+(``collect at job.py:40``, ``parquet at job.py:41``), explicit or in an unmodified job: every Spark
+job it makes (the agent's copy of local rows, the rewritten query's stages, adaptive execution's
+too) is named by it, not ``parquet at NativeMethodAccessorImpl.java:0``.
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ PYSPARK_DIR = os.path.dirname(os.path.abspath(pyspark.__file__)) + os.sep
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def user_call_site() -> str | None:
+def user_call_site(method: str | None = None) -> str | None:
     """``"<method> at <file>:<line>"``: the first frame outside the agent and PySpark, and the
-    agent's or PySpark's function it called; None when no frame of the stack is the user's."""
+    agent's or PySpark's function it called (or ``method``, the name the user called it by: a
+    wrapper's own name is not); None when no frame of the stack is the user's."""
     frame: FrameType | None = sys._getframe(1)
     called = None
     while frame is not None:
@@ -38,7 +42,7 @@ def user_call_site() -> str | None:
             called = code.co_qualname.rsplit(".", 2)[-2] if code.co_name == "__init__" and "." in code.co_qualname \
                 else code.co_name
         elif called is not None:
-            return f"{called} at {path}:{frame.f_lineno}"
+            return f"{method or called} at {path}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 

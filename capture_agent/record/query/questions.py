@@ -23,7 +23,7 @@ from pyroaring import BitMap64
 from capture_agent.record.errors import LineageError
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.session import TraceSession
-from capture_agent.record.worker.predicates import compile_filter
+from capture_agent.record.worker.predicates import check_fields, compile_filter
 
 DIRECTIONS = ("backward", "forward")
 END, STEP = "end", "step"
@@ -56,7 +56,8 @@ class TraceAnswer:
 def select(session: TraceSession, capture_id: str, ids: list[int] | None = None,
            predicate: Mapping[str, Any] | None = None) -> Frontier:
     """Records at one capture point: ``ids`` (every record when None), kept only if their values
-    pass ``predicate`` (a filter's JSON; raises ``PredicateError`` when it is not valid).
+    pass ``predicate`` (a filter's JSON; raises ``PredicateError`` when it is not valid, or names a
+    column that a DataFrame source's records do not have).
 
     Raises:
         KeyError: no such capture point in the run.
@@ -66,6 +67,9 @@ def select(session: TraceSession, capture_id: str, ids: list[int] | None = None,
     chosen = session.engine.all_ids(point) if ids is None else BitMap64(ids)
     if predicate is not None:
         test = compile_filter(predicate)
+        fields = point.layout.record_fields()
+        if fields is not None:
+            check_fields(predicate, fields, capture_id)
         chosen = BitMap64([i for i, _ in session.values.values(point, chosen, test)])
     return {capture_id: chosen} if chosen else {}
 

@@ -16,6 +16,8 @@ bounded memory; row groups of ``ROW_GROUP`` rows let a page read only the groups
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import os
 import shutil
@@ -39,7 +41,8 @@ COLUMNS = ("capture_id", "record_id", "value", "file", "offset")
 
 
 def json_value(value: Any) -> Any:
-    """A record as JSON data: tuples become lists, Rows objects; anything else its ``repr``."""
+    """A record as JSON data: tuples become lists, Rows objects, dates and times ISO text,
+    decimals their digits; anything else its ``repr``."""
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     if isinstance(value, (list, tuple)):
@@ -52,6 +55,10 @@ def json_value(value: Any) -> Any:
         return [json_value(v) for v in sorted(value, key=repr)]
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
+    if isinstance(value, (datetime.date, datetime.time)):  # a DataFrame source's typed columns
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
     return repr(value)
 
 

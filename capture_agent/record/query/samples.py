@@ -7,7 +7,10 @@ may call it (the trust model in docs/security.md: only Spark tasks run stored co
   offsets kept at capture (after checking the files did not change);
 - ``parallelize`` inputs and action results: the ``text`` column kept beside the pickled values
   (``repr`` of each value, cut at 200 characters);
-- Parquet inputs: the first rows, read with pyarrow and shown as ``Row(...)``.
+- Parquet inputs: the first rows, read with pyarrow and shown as ``Row(...)``;
+- DataFrame sources (``file_rows``, ``file_lines``): the first rows as the frame read them, typed
+  by its schema (``storage.spark_rows``): Parquet and ORC rows by pyarrow, CSV and JSON lines
+  parsed from the first MiB of the first files (a text source's lines as they are).
 Any other point keeps ids only: its sample says so, and a trace computes its records' values.
 """
 
@@ -21,9 +24,9 @@ from pyroaring import BitMap64
 
 from capture_agent.record.errors import LineageError
 from capture_agent.record.storage.ids import SHIFT
-from capture_agent.record.storage.layouts.inputs import Rows, Text, Values
+from capture_agent.record.storage.layouts.inputs import FileLines, FileRows, Rows, Text, Values, check_files
 from capture_agent.record.storage.manifest import CapturePoint, LineageStore
-from capture_agent.record.storage.sources import read_lines
+from capture_agent.record.storage.sources import open_source, read_lines, split_hadoop_lines
 from capture_agent.record.storage.tables import num_rows, read_rows
 from capture_agent.record.worker.inputs import short_repr
 
@@ -52,6 +55,11 @@ def sample(run: LineageStore, capture_id: str, limit: int = 10) -> Sample:
             return Sample(True, _text_column(run, range(point.num_partitions), point.table_path, limit))
         if isinstance(layout, Rows):
             return Sample(True, _parquet_rows(run, point, limit))
+        if isinstance(layout, FileRows):
+            first = BitMap64(islice(layout.all_ids(run.fs, point), limit))
+            return Sample(True, [(i, short_repr(row)) for i, row in layout.rows(first)])
+        if isinstance(layout, FileLines):
+            return Sample(True, _frame_lines(layout, limit))
         if point.kind == "output" and point.values_file:
             path = f"{point.location}/{point.values_file}"
             return Sample(True, _text_column(run, [0], lambda _: path, limit))
@@ -115,3 +123,26 @@ def _parquet_rows(run: LineageStore, point: CapturePoint, limit: int) -> list[tu
     return [(record_id, short_repr(row)) for record_id, row in layout.rows(run.fs, point, ids)]
 
 
+SAMPLE_BYTES = 1 << 20  # of each file a sample of a DataFrame's lines reads at most
+
+
+def _frame_lines(layout: FileLines, limit: int) -> list[tuple[int, str]]:
+    """The first ``limit`` lines Spark's reader made rows of (no blank lines but in text, no header),
+    from the first MiB of the first files, as their records (the frame's rows, or text lines)."""
+    parse = layout.parser()
+    out: list[tuple[int, str]] = []
+    for index, info in enumerate(layout.files):
+        if len(out) >= limit:
+            break
+        check_files(layout.files, {index})
+        with open_source(info["path"]) as f:
+            head = f.read(SAMPLE_BYTES)
+        lines = split_hadoop_lines(0, head)
+        if len(head) == SAMPLE_BYTES and b"\n" in head:
+            lines = lines[:-1]  # the last may be cut
+        if layout.format != "text":
+            lines = [(o, raw) for o, raw in lines if raw.strip(b" \t\r\n\x0b\x0c\x00")]
+        for offset, raw in lines[1 if layout.header else 0:][: limit - len(out)]:
+            line = raw.decode("utf-8", "replace")
+            out.append(((index << SHIFT) | offset, short_repr(parse(line) if parse is not None else line)))
+    return out

@@ -9,14 +9,17 @@ that read input lines, so it lives with the task code and travels by value):
              {"field": [1, 0], "op": "range", "value": {"min": 10, "max": 99}}]}
     {"or": [...]}   {"not": {...}}
 
+A string and a number, boolean, date, time or decimal compare by the value's text ("5" equals 5,
+"2024-01-05" a date): a form sends text, and a DataFrame source's columns are typed.
+
 ``field``: omitted or null is the whole record; an int is a position (tuples, lists, Rows); a
 string a name (dict keys, Row fields); a list is a path of those. A record without the field
 does not match. Operators:
 
 | op | value | matches when the field |
 |---|---|---|
-| equals | any JSON value | equals it (lists compare with tuples) |
-| in | a list | equals one of them |
+| equals | any JSON value | equals it (lists compare with tuples; text and a typed value by its text) |
+| in | a list | equals one of them (as equals) |
 | contains | a string, or any value | holds it as a substring (strings) or an element (lists, tuples, sets) |
 | prefix | a string | is a string starting with it |
 | regex | an RE2 regular expression | is a string in which it matches (``search``) |
@@ -30,6 +33,8 @@ with a message when the filter is compiled), and its ``\\w``, ``\\d``, ``\\b`` a
 
 from __future__ import annotations
 
+import datetime
+import decimal
 from typing import Any
 
 import re2
@@ -103,10 +108,13 @@ class Condition(Filter):
 
 
 class Equals(Condition):
+    """Equal values, or a string and a scalar of another type whose text it is (a form sends "5"
+    for a DataFrame source's integer column, typed by its schema)."""
+
     op = "equals"
 
     def matches(self, found: Any) -> bool:
-        return bool(_frozen(found) == self.wanted)
+        return bool(_frozen(found) == self.wanted) or _same_text(found, self.wanted)
 
 
 class In(Condition):
@@ -129,7 +137,10 @@ class In(Condition):
         frozen = _frozen(found)
         if _hashable(frozen) and frozen in self.hashed:
             return True
-        return any(frozen == option for option in self.others)
+        if isinstance(found, str):
+            return any(_same_text(found, o) for o in self.hashed if not isinstance(o, str))
+        texts = _texts(found)
+        return bool(texts & self.hashed) or any(frozen == option for option in self.others)
 
 
 class Contains(Condition):
@@ -211,6 +222,31 @@ def _re2(pattern: str) -> Any:
 def _string(op: str, value: Any, where: str) -> None:
     if not isinstance(value, str):
         raise PredicateError(f"{where}: {op} compares with a string, got {type(value).__name__}")
+
+
+def _texts(value: Any) -> frozenset[str]:
+    """The ways a scalar that is not a string is written ("5" for 5, "5.0" and "5" for 5.0,
+    "true" for True, ISO and ``str`` for a date or time); none for strings and containers."""
+    if isinstance(value, bool):
+        return frozenset({str(value).lower(), str(value)})
+    if isinstance(value, int):
+        return frozenset({str(value)})
+    if isinstance(value, float):
+        return frozenset({repr(value), str(int(value))}) if value.is_integer() else frozenset({repr(value)})
+    if isinstance(value, (datetime.date, datetime.time)):
+        return frozenset({value.isoformat(), str(value)})
+    if isinstance(value, decimal.Decimal):
+        return frozenset({str(value), str(value.normalize())})
+    return frozenset()
+
+
+def _same_text(found: Any, wanted: Any) -> bool:
+    """A string on one side and a scalar of another type written so on the other."""
+    if isinstance(wanted, str) and not isinstance(found, str):
+        return wanted.strip() in _texts(found)
+    if isinstance(found, str) and not isinstance(wanted, str):
+        return found.strip() in _texts(wanted)
+    return False
 
 
 def _hashable(value: Any) -> bool:
@@ -320,3 +356,25 @@ def _path(field: Any, where: str) -> tuple[int | str, ...]:
         if isinstance(step, bool) or not isinstance(step, (int, str)):
             raise PredicateError(f"{where}: {step!r} is neither a position (an integer) nor a name (a string)")
     return tuple(steps)
+
+
+def field_names(spec: Any) -> list[str]:
+    """The column names a (valid) filter tests: each condition's first step when it is a name."""
+    if not isinstance(spec, dict):
+        return []
+    parts = spec.get("and") or spec.get("or")
+    if isinstance(parts, list):
+        return [n for part in parts for n in field_names(part)]
+    if "not" in spec:
+        return field_names(spec["not"])
+    first = _path(spec.get("field"), "field")[:1]
+    return [first[0]] if first and isinstance(first[0], str) else []
+
+
+def check_fields(spec: Any, fields: list[str], where: str) -> None:
+    """Raises PredicateError naming a column the filter tests that records at ``where`` (whose
+    fields are ``fields``) do not have, and listing those they have."""
+    for name in field_names(spec):
+        if name not in fields:
+            raise PredicateError(f"predicate.field: {name!r} is not a column of the records at {where}; "
+                                 f"its columns: {', '.join(fields)}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from lineage_server.catalog.identities import (
     APPLICATION_NODE,
@@ -38,6 +38,23 @@ from lineage_server.catalog.models import (
     PythonPipeline,
     Stage,
 )
+
+
+class _Op(NamedTuple):
+    """An operator's columns the graph draws (read as tuples: model instances cost a third of a
+    5,000-operator graph's answer)."""
+
+    stage_id: int  # the Stage row's pk
+    rdd_id: int
+    name: str
+    scope_name: str
+    call_site: str
+    num_partitions: int
+    cached: bool
+    parent_ids: list[int]
+
+
+_OP_FIELDS = ("stage_id", "rdd_id", "name", "scope_name", "call_site", "num_partitions", "cached", "parent_ids")
 
 
 @dataclass
@@ -60,33 +77,47 @@ class ApplicationGraph:
 def application_graph(app: Application) -> ApplicationGraph:
     """Build the graph with a fixed number of queries, whatever the application's size."""
     graph = ApplicationGraph(app)
-    stages = list(Stage.objects.filter(application=app).prefetch_related("jobs"))
-    operators = list(Operator.objects.filter(application=app).order_by("stage_id", "rdd_id"))
+    stages = list(Stage.objects.filter(application=app))
+    operators = [_Op(*row) for row in Operator.objects.filter(application=app).order_by("stage_id", "rdd_id")
+                 .values_list(*_OP_FIELDS)]
     pipelines = {p.rdd_id: p.operators for p in PythonPipeline.objects.filter(application=app)}
     ios = list(DatasetIO.objects.filter(application=app).select_related("dataset").order_by("id"))
 
     jobs = list(Job.objects.filter(application=app))
     points = list(CapturePoint.objects.filter(application=app))
+    jobs_of = _jobs_by_stage(app, jobs)
 
     stage_ids = {s.pk: s.stage_id for s in stages}
-    ops_by_stage: dict[int, list[Operator]] = defaultdict(list)
+    ops_by_stage: dict[int, list[_Op]] = defaultdict(list)
     for op in operators:
         ops_by_stage[stage_ids[op.stage_id]].append(op)
     graph.nodes.append(_application_node(app))
     job_nodes = {job.job_id: _job_node(job) for job in jobs}
     for stage in stages:  # jobs known only from their stages' events still get a node
-        for job in stage.jobs.all():
+        for job in jobs_of[stage.pk]:
             job_nodes.setdefault(job.job_id, _job_node(job))
     graph.nodes.extend(job_nodes[jid] for jid in sorted(job_nodes))
     for stage in stages:
-        graph.nodes.append(_stage_node(stage, job_nodes))
+        graph.nodes.append(_stage_node(stage, jobs_of[stage.pk], job_nodes))
         for op in ops_by_stage[stage.stage_id]:
             graph.nodes.append(_operator_node(stage.stage_id, op, pipelines.get(op.rdd_id, [])))
 
     _add_operator_edges(graph, stages, ops_by_stage)
     _add_capture_points(graph, points, ops_by_stage)
-    _add_dataset_nodes(graph, ios, stages, ops_by_stage)
+    _add_dataset_nodes(graph, ios, stages, jobs_of, ops_by_stage)
     return graph
+
+
+def _jobs_by_stage(app: Application, jobs: list[Job]) -> dict[int, list[Job]]:
+    """Each stage's jobs by the stage's pk, from one query of the link table (a prefetch made a
+    queryset per stage)."""
+    by_pk = {job.pk: job for job in jobs}
+    held: dict[int, list[Job]] = defaultdict(list)
+    for stage_pk, job_pk in Stage.jobs.through.objects.filter(stage__application=app).values_list("stage_id",
+                                                                                                   "job_id"):
+        if job_pk in by_pk:
+            held[stage_pk].append(by_pk[job_pk])
+    return held
 
 
 def _application_node(app: Application) -> dict[str, Any]:
@@ -119,11 +150,12 @@ def _job_node(job: Job) -> dict[str, Any]:
 
 
 def _add_capture_points(graph: ApplicationGraph, points: list[CapturePoint],
-                        ops_by_stage: dict[int, list[Operator]]) -> None:
+                        ops_by_stage: dict[int, list[_Op]]) -> None:
     operators = {(sid, op.rdd_id) for sid, ops in ops_by_stage.items() for op in ops}
+    first_stages = _first_stages(ops_by_stage)
     known = {p.capture_id for p in points}
     for point in points:
-        first = _operator_of(point.rdd_id, ops_by_stage) if point.stage_id is None else None
+        first = _operator_of(point.rdd_id, first_stages) if point.stage_id is None else None
         if point.stage_id is not None and (point.stage_id, point.rdd_id) in operators:
             parent = OperatorKey(point.stage_id, point.rdd_id).node_id()  # type: ignore[arg-type]
         elif point.stage_id is not None and point.stage_id in ops_by_stage:
@@ -156,8 +188,8 @@ def _add_capture_points(graph: ApplicationGraph, points: list[CapturePoint],
                 graph.add_edge(CapturePointKey(parent_id).node_id(), node_id, "capture")
 
 
-def _stage_node(stage: Stage, job_nodes: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    job_ids = sorted(job.job_id for job in stage.jobs.all())
+def _stage_node(stage: Stage, jobs: list[Job], job_nodes: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    job_ids = sorted(job.job_id for job in jobs)
     return {
         "id": StageKey(stage.stage_id).node_id(),
         "kind": "stage",
@@ -180,7 +212,7 @@ def _stage_node(stage: Stage, job_nodes: dict[int, dict[str, Any]]) -> dict[str,
     }
 
 
-def _operator_node(stage_id: int, op: Operator, python_ops: list[dict[str, str]]) -> dict[str, Any]:
+def _operator_node(stage_id: int, op: _Op, python_ops: list[dict[str, str]]) -> dict[str, Any]:
     label = f"{op.scope_name or op.name} [{op.rdd_id}]"
     if python_ops:
         label = " → ".join(p["name"] for p in python_ops) + f" [{op.rdd_id}]"
@@ -202,7 +234,7 @@ def _operator_node(stage_id: int, op: Operator, python_ops: list[dict[str, str]]
     }
 
 
-def _add_operator_edges(graph: ApplicationGraph, stages: list[Stage], ops_by_stage: dict[int, list[Operator]]) -> None:
+def _add_operator_edges(graph: ApplicationGraph, stages: list[Stage], ops_by_stage: dict[int, list[_Op]]) -> None:
     by_id = {s.stage_id: s for s in stages}
     rdds_in = {sid: {op.rdd_id for op in ops} for sid, ops in ops_by_stage.items()}
     linked: set[tuple[int, int]] = set()
@@ -238,13 +270,15 @@ def _add_dataset_nodes(
     graph: ApplicationGraph,
     ios: list[DatasetIO],
     stages: list[Stage],
-    ops_by_stage: dict[int, list[Operator]],
+    jobs_of: dict[int, list[Job]],
+    ops_by_stage: dict[int, list[_Op]],
 ) -> None:
     seen: dict[int, dict[str, Any]] = {}
+    first_stages = _first_stages(ops_by_stage)
     jobs_stages: dict[int, list[Stage]] = defaultdict(list)
     sql_jobs: dict[int, list[int]] = defaultdict(list)
     for stage in stages:
-        for job in stage.jobs.all():
+        for job in jobs_of[stage.pk]:
             jobs_stages[job.job_id].append(stage)
             if job.sql_execution_id is not None and job.job_id not in sql_jobs[job.sql_execution_id]:
                 sql_jobs[job.sql_execution_id].append(job.job_id)
@@ -264,29 +298,37 @@ def _add_dataset_nodes(
         directions = seen[ds.pk]["data"]["directions"]
         if io.direction not in directions:
             directions.append(io.direction)
-        for target in _io_targets(io, jobs_stages, sql_jobs, ops_by_stage):
+        for target in _io_targets(io, jobs_stages, sql_jobs, first_stages):
             if io.direction == "read":
                 graph.add_edge(node_id, target, "read")
             else:
                 graph.add_edge(target, node_id, "write")
 
 
-def _operator_of(rdd_id: int | None, ops_by_stage: dict[int, list[Operator]]) -> str | None:
+def _first_stages(ops_by_stage: dict[int, list[_Op]]) -> dict[int, int]:
+    """RDD id -> the first stage running it."""
+    first: dict[int, int] = {}
+    for sid in sorted(ops_by_stage, reverse=True):
+        for op in ops_by_stage[sid]:
+            first[op.rdd_id] = sid
+    return first
+
+
+def _operator_of(rdd_id: int | None, first_stages: dict[int, int]) -> str | None:
     """The operator node of an RDD in the first stage that runs it, or None (no such operator)."""
-    if rdd_id is None:
+    if rdd_id is None or rdd_id not in first_stages:
         return None
-    holders = [sid for sid, ops in ops_by_stage.items() if any(op.rdd_id == rdd_id for op in ops)]
-    return OperatorKey(min(holders), rdd_id).node_id() if holders else None
+    return OperatorKey(first_stages[rdd_id], rdd_id).node_id()
 
 
 def _io_targets(
     io: DatasetIO,
     jobs_stages: dict[int, list[Stage]],
     sql_jobs: dict[int, list[int]],
-    ops_by_stage: dict[int, list[Operator]],
+    first_stages: dict[int, int],
 ) -> list[str]:
     """Where a dataset edge attaches: the reading RDD if known, else the job's first or last stages."""
-    first = _operator_of(io.rdd_id, ops_by_stage)
+    first = _operator_of(io.rdd_id, first_stages)
     if first is not None:
         return [first]
     if io.job_id is not None:

@@ -13,8 +13,10 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from capture_agent.record.worker.predicates import PredicateError, compile_filter
+from capture_agent.record.errors import LineageError
+from capture_agent.record.worker.predicates import PredicateError, check_fields, compile_filter
 from lineage_server.catalog.models import Application, CaptureKind, CapturePoint
+from lineage_server.catalog.selectors.samples import open_run
 from lineage_server.tracing.models import Direction, Trace, TraceKind, TraceStatus
 
 MAX_IDS = 10_000
@@ -163,12 +165,30 @@ def _selection(selection: dict[str, Any], start: CapturePoint | None) -> dict[st
         raise TraceQuestionError("selection", "a predicate selection takes only predicate")
     try:
         compile_filter(selection["predicate"])
+        fields = record_fields(start)
+        if fields is not None:
+            check_fields(selection["predicate"], fields, start.capture_id)
     except PredicateError as exc:
         raise TraceQuestionError("selection", str(exc)) from None
     if start.kind not in _VALUE_KINDS:
         raise TraceQuestionError("selection", f"the records at {start.capture_id} ({start.kind}) keep no values to "
                                               "filter: choose an input or an output capture point, or select by ids")
     return {"predicate": selection["predicate"]}
+
+
+def record_fields(point: CapturePoint) -> list[str] | None:
+    """The columns of the records at an input point that is a DataFrame source, read from its
+    run's manifest (None: not such a point, or its run folder cannot be read here)."""
+    if point.kind != CaptureKind.INPUT:
+        return None
+    run_id, _, local_id = point.capture_id.rpartition("/")
+    try:
+        run = open_run(point.location, point.application.app_id)
+        if run is None or (run_id and run.run_id and run.run_id != run_id) or local_id not in run.points:
+            return None
+        return run.point(local_id).layout.record_fields()
+    except (OSError, ValueError, LineageError):
+        return None
 
 
 def _target(points: dict[str, CapturePoint], direction: str, start: CapturePoint | None, seed: Trace | None,

@@ -56,3 +56,51 @@ def test_a_constructor_is_named_by_its_class(spark, tmp_path):
     names = _stage_names(sc, set(tracker.getJobIdsForGroup()) - before)
     assert names == {f"LineageContext at {HERE}:{made}"}, names
 
+
+
+def test_dataframe_stages_of_an_unmodified_job_are_named_by_its_lines(spark, tmp_path):
+    """Records on by configuration: every job of a captured action and a captured write (the
+    agent's copy of local rows, the rewritten query's shuffles), and of a read (its schema's
+    inference), is named after the user's line and the method called there, not ``parquet at
+    NativeMethodAccessorImpl.java:0``."""
+    from pyspark.sql import functions as F
+
+    from capture_agent.record.capture import implicit
+
+    sc = spark.sparkContext
+    spark.createDataFrame([(i, i % 3, float(i)) for i in range(30)], "id long, k long, x double") \
+        .write.parquet(str(tmp_path / "facts"))
+    (tmp_path / "names.json").write_text('{"k": 0, "name": "zero"}\n')
+    implicit.enable_records(spark, str(tmp_path / "lineage"))
+    try:
+        tracker = sc.statusTracker()
+        before = set(tracker.getJobIdsForGroup())
+        assert spark.read.json(str(tmp_path / "names.json")).columns == ["k", "name"]  # its schema inferred by a job
+        inferred = _line_of("spark.read.json(str(tmp_path")
+        assert _stage_names(sc, set(tracker.getJobIdsForGroup()) - before) == {f"json at {HERE}:{inferred}"}
+        facts = spark.read.parquet(str(tmp_path / "facts"))
+        names = spark.createDataFrame([(0, "zero"), (1, "one"), (2, "two")], "k long, name string")
+        totals = facts.join(names, "k").groupBy("name").agg(F.sum("x").alias("total"))
+        before = set(tracker.getJobIdsForGroup())
+        assert len(totals.collect()) == 3
+        collected = _line_of("len(totals.collect()) == 3")
+        totals.write.parquet(str(tmp_path / "totals"))
+        wrote = _line_of("totals.write.parquet(")
+        names_seen = _stage_names(sc, set(tracker.getJobIdsForGroup()) - before)
+    finally:
+        implicit.disable_records(spark)
+    assert f"collect at {HERE}:{collected}" in names_seen and f"parquet at {HERE}:{wrote}" in names_seen, names_seen
+    assert names_seen <= {f"collect at {HERE}:{collected}", f"parquet at {HERE}:{wrote}"}, names_seen
+
+
+def test_dataframe_stages_of_a_lineage_context_are_named_by_the_users_lines(lc, sc, tmp_path):
+    from pyspark.sql import functions as F
+
+    lc.spark.createDataFrame([(i, i % 3) for i in range(20)], "id long, k long").write.parquet(str(tmp_path / "f"))
+    frame = lc.read.parquet(str(tmp_path / "f")).groupBy("k").agg(F.count("*").alias("n"))
+    tracker = sc.statusTracker()
+    before = set(tracker.getJobIdsForGroup())
+    assert frame.count() == 3
+    counted = _line_of("assert frame.count() == 3")
+    names = _stage_names(sc, set(tracker.getJobIdsForGroup()) - before)
+    assert names == {f"count at {HERE}:{counted}"}, names

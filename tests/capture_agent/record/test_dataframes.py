@@ -296,7 +296,7 @@ def test_text_csv_json_readers_and_to_df(lc: Any, write_text: Callable[..., str]
     assert people.dtypes == [("name", "string"), ("age", "int"), ("city", "string")]
     oslo = people.where(F.col("city") == "Oslo").agg(F.avg("age").alias("age"))
     assert oslo.collect()[0].age == 29.5
-    assert sorted(oslo.getLineage().goBackAll().collect()) == [("ann", "31", "Oslo"), ("cid", "28", "Oslo")]
+    assert sorted(oslo.getLineage().goBackAll().collect()) == [("ann", 31, "Oslo"), ("cid", 28, "Oslo")]
 
     js = write_text("events.json", ['{"user": 1, "kind": "a"}', '{"user": 2, "kind": "b"}', '{"user": 1, "kind": "c"}'])
     events = lc.read.json(js).groupBy("user").agg(F.count("*").alias("n"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import pickle
 import time
 
@@ -39,6 +41,21 @@ from capture_agent.record.worker.predicates import PredicateError, compile_filte
         ({"and": [{"op": "contains", "value": "a"}, {"op": "contains", "value": "b"}]}, "a", False),
         ({"or": [{"op": "contains", "value": "a"}, {"op": "contains", "value": "b"}]}, "b", True),
         ({"not": {"op": "contains", "value": "a"}}, "b", True),
+        # a form sends text: it equals a typed column's value written so (DataFrame sources)
+        ({"field": "id", "op": "equals", "value": "5"}, Row(id=5), True),
+        ({"field": "id", "op": "equals", "value": "5"}, Row(id=50), False),
+        ({"field": "id", "op": "equals", "value": 5}, Row(id="5"), True),
+        ({"field": "x", "op": "equals", "value": "2.5"}, Row(x=2.5), True),
+        ({"field": "x", "op": "equals", "value": "2"}, Row(x=2.0), True),
+        ({"field": "ok", "op": "equals", "value": "true"}, Row(ok=True), True),
+        ({"field": "ok", "op": "equals", "value": "1"}, Row(ok=True), False),
+        ({"field": "day", "op": "equals", "value": "2024-01-05"}, Row(day=datetime.date(2024, 1, 5)), True),
+        ({"field": "at", "op": "equals", "value": "2024-01-05 10:00:00"},
+         Row(at=datetime.datetime(2024, 1, 5, 10)), True),
+        ({"field": "p", "op": "equals", "value": "1.50"}, Row(p=decimal.Decimal("1.50")), True),
+        ({"field": "id", "op": "in", "value": ["4", "5"]}, Row(id=5), True),
+        ({"field": "id", "op": "in", "value": [4, 5]}, Row(id="5"), True),
+        ({"field": "id", "op": "in", "value": ["4", "6"]}, Row(id=5), False),
     ],
 )
 def test_a_filter_matches_what_its_operator_says(spec, record, expected):

@@ -82,3 +82,30 @@ def test_a_changed_input_says_so(lc, write_text):
     run, kinds = _points(lc)
     changed = sample(run, kinds["input"][0])
     assert not changed.kept and "changed" in changed.note
+
+
+def test_dataframe_sources_show_the_rows_their_frames_read(lc, spark, tmp_path, no_unpickling):
+    """A JSON and a CSV source's sample is the frame's rows, typed (the JSON ints ints, the CSV's
+    inferred ints too), from the lines Spark made rows of (no blank line, no header); a Parquet
+    source's the files' rows."""
+    import json
+
+    events = tmp_path / "events.json"
+    events.write_text("\n".join(json.dumps({"user": i, "kind": "ab"[i % 2]}) + ("\n" if i == 1 else "")
+                                for i in range(4)) + "\n")
+    people = tmp_path / "people.csv"
+    people.write_text("name,age\nann,31\n\nbob,45\n")
+    folder = str(tmp_path / "rows.parquet")
+    spark.createDataFrame([(i, f"n{i}") for i in range(6)], "id long, name string").coalesce(1).write.parquet(folder)
+    lc.read.json(str(events)).collect()
+    lc.read.csv(str(people), header=True, inferSchema=True).collect()
+    lc.read.parquet(folder).collect()
+    run, kinds = _points(lc)
+    json_point, csv_point, parquet_point = kinds["input"]
+    assert [text for _, text in sample(run, json_point, 3).records] == [
+        "Row(kind='a', user=0)", "Row(kind='b', user=1)", "Row(kind='a', user=2)"]
+    lines = sample(run, csv_point, 5)
+    assert [text for _, text in lines.records] == ["Row(name='ann', age=31)", "Row(name='bob', age=45)"]
+    assert [record_id for record_id, _ in lines.records] == [len("name,age\n"), len("name,age\nann,31\n\n")]
+    assert [text for _, text in sample(run, parquet_point, 2).records] == ["Row(id=0, name='n0')",
+                                                                          "Row(id=1, name='n1')"]

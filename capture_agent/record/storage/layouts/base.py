@@ -208,6 +208,11 @@ class Layout:
         """The paths of the files an input point read (none for other points)."""
         return []
 
+    def record_fields(self) -> list[str] | None:
+        """The names of its records' fields where the point knows them (a DataFrame source's
+        columns), else None."""
+        return None
+
     def details(self) -> dict[str, Any]:
         """The typed fields, as written to the manifest (defaults left out)."""
         out = {}

@@ -41,6 +41,7 @@ from capture_agent.record.storage.layouts.base import (
     u32_column,
 )
 from capture_agent.record.storage.sources import csv_parser, line_starts, source_status, text_unit
+from capture_agent.record.storage.spark_rows import CsvRows, JsonRows, schema_fields, typed_rows
 from capture_agent.record.storage.tables import (
     TableTarget,
     partial_rows,
@@ -334,6 +335,10 @@ class FileRows(InputLayout):
     files: list[dict[str, Any]] = field(default_factory=list)  # path, size, mtime, rows
     # the columns of partition directories (key=value): [name, Spark's type], after the files' own
     partitions: list[list[str]] = field(default_factory=list)
+    schema: str = ""  # the frame's schema (StructType JSON): rows are typed and named by it
+
+    def record_fields(self) -> list[str] | None:
+        return schema_fields(self.schema) or None
 
     def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:
         out = BitMap64()
@@ -357,6 +362,7 @@ class FileRows(InputLayout):
             values = read(path, wanted)
             if self.partitions:
                 values = with_partition_values(values, path, self.partitions)
+            values = typed_rows(values, self.schema)
             out.extend(((index << SHIFT) | row, value) for row, value in zip(wanted, values, strict=True))
         return out
 
@@ -405,7 +411,9 @@ class FileLines(InputLayout):
     ``json``; ``java/lineage/sql/Lines.java``): id (file index, the line's byte offset in the file).
     Nothing is written at capture: the files are the table. CSV and JSON Lines have no ids for blank
     lines, nor CSV with a header for each file's first line, as Spark's readers give no rows for them.
-    A trace shows a line as it is (text, JSON) or parsed into string fields (CSV)."""
+    A trace shows a text line as it is, and a CSV or JSON line as the row the frame read of it
+    (``schema``: the frame's, ``storage.spark_rows``; runs captured before it was kept: the JSON
+    line as it is, CSV string fields)."""
 
     name: ClassVar[str] = "file_lines"
     columns: ClassVar[tuple[str, ...]] = ()
@@ -417,6 +425,21 @@ class FileLines(InputLayout):
     sep: str = ","
     quote: str = '"'
     fields: list[str] = field(default_factory=list)  # CSV column names
+    schema: str = ""  # the frame's schema (StructType JSON) of a CSV or JSON read
+
+    def record_fields(self) -> list[str] | None:
+        if self.format == "text":
+            return None
+        return schema_fields(self.schema) or (list(self.fields) if self.format == "csv" else None)
+
+    def parser(self) -> Any:
+        """Line -> record: the frame's row (CSV, JSON with a schema), CSV string fields, or None
+        (the line itself)."""
+        if self.schema and self.format == "json":
+            return JsonRows(self.schema)
+        if self.schema and self.format == "csv":
+            return CsvRows(self.schema, self.sep, self.quote)
+        return csv_parser(self.fields, self.sep, self.quote) if self.format == "csv" else None
 
     def all_ids(self, store: StoreFS, point: CapturePoint) -> BitMap64:
         check_files(self.files)
@@ -431,7 +454,7 @@ class FileLines(InputLayout):
         """One ``text_unit`` per file holding ids: (file, ids, byte offsets, parser, predicate)."""
         parts = list(split_by_partition(ids))
         check_files(self.files, {index for index, _ in parts})
-        parse = csv_parser(self.fields, self.sep, self.quote) if self.format == "csv" else None
+        parse = self.parser()
         return [(self.files[index]["path"], [(index << SHIFT) | o for o in offsets], list(offsets), parse, predicate)
                 for index, offsets in parts]
 
