@@ -211,6 +211,14 @@ TRACE_TIME_LIMIT_SECONDS = Integer(
     "interrupted, the worker process replaced if the step cannot be) and the trace fails naming the limit.",
     minimum=1,
 )
+TRACE_CONCURRENCY = Integer(
+    "LINEAGE_TRACE_CONCURRENCY",
+    4,
+    "Traces and what-ifs one worker process runs side by side (threads sharing its one warm Spark session, "
+    "each trace's Spark jobs in its team's FAIR scheduler pool); 1 runs one at a time.",
+    minimum=1,
+    maximum=64,
+)
 TRACE_SWEEP_SECONDS = Integer(
     "LINEAGE_TRACE_SWEEP_SECONDS", 30, "How often each worker looks for stale and lost traces.", minimum=1
 )
@@ -290,6 +298,7 @@ SETTINGS: dict[str, Setting[Any]] = {
         TRACE_SPARK_AT_START,
         TRACE_STALE_SECONDS,
         TRACE_TIME_LIMIT_SECONDS,
+        TRACE_CONCURRENCY,
         TRACE_SWEEP_SECONDS,
         STORE,
         SECRET_KEY,

@@ -188,6 +188,7 @@ class LineageSettings(TypedDict):
     TRACE_SPARK_AT_START: bool
     TRACE_STALE_SECONDS: int
     TRACE_TIME_LIMIT_SECONDS: int
+    TRACE_CONCURRENCY: int
     TRACE_SWEEP_SECONDS: int
     PROVENANCE_MAX_UPLOAD_BYTES: int
 
@@ -204,6 +205,7 @@ LINEAGE: LineageSettings = {
     "TRACE_SPARK_AT_START": env.TRACE_SPARK_AT_START.read(),
     "TRACE_STALE_SECONDS": env.TRACE_STALE_SECONDS.read(),
     "TRACE_TIME_LIMIT_SECONDS": env.TRACE_TIME_LIMIT_SECONDS.read(),
+    "TRACE_CONCURRENCY": env.TRACE_CONCURRENCY.read(),
     "TRACE_SWEEP_SECONDS": env.TRACE_SWEEP_SECONDS.read(),
     "PROVENANCE_MAX_UPLOAD_BYTES": env.PROVENANCE_MAX_UPLOAD_MB.read() << 20,
 }
@@ -235,6 +237,11 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Traces run side by side in threads of one process: they share its warm Spark session (a prefork
+# child would start a JVM of its own), and a cancelled trace's thread is interrupted alone
+# (tracing/services/watch.py). A `--pool`/`--concurrency` on the command line wins over these.
+CELERY_WORKER_POOL = "threads"
+CELERY_WORKER_CONCURRENCY = LINEAGE["TRACE_CONCURRENCY"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # CORS: closed unless origins are listed; then only reads, and no cookies (use a personal token).

@@ -46,7 +46,7 @@ pids+=($!)
 (
   trap 'kill -TERM "$worker" 2>/dev/null; wait "$worker" || true; exit 0' INT TERM
   while :; do
-    "$PY" -m celery --quiet -A lineage_server worker --pool solo --loglevel INFO --logfile "$VAR/log/worker.log" \
+    "$PY" -m celery --quiet -A lineage_server worker --loglevel INFO --logfile "$VAR/log/worker.log" \
       >>"$VAR/log/worker.log" 2>&1 &
     worker=$!
     code=0; wait "$worker" || code=$?

@@ -36,7 +36,7 @@ def finalize_application_task(app_pk: int) -> None:
 @worker_ready.connect
 def _on_worker_ready(**_: Any) -> None:
     count = requeue_pending_finalizes()
-    # With a prefork pool the main process runs no task: it need not keep a connection open.
+    # Tasks run in the pool's threads, each with its own connection: this thread need not keep one open.
     connections.close_all()
     if count:
         log.info("re-queued finalize for %d applications still owed one", count)

@@ -1,5 +1,10 @@
 """The trace worker's one warm Spark session, on ``LINEAGE_SPARK_MASTER``, shared by every trace it runs.
 
+Traces run side by side in the worker's threads (``LINEAGE_TRACE_CONCURRENCY``); PySpark pins each
+Python thread to a JVM thread, so a trace's job group and scheduler pool are its thread's alone.
+The session schedules FAIR: each trace's jobs go to its team's pool (``pool_of``), so one team's
+heavy trace does not queue another team's jobs behind its tasks; within a pool, first come first.
+
 Started at the first trace that needs Spark, or when the worker starts
 (``LINEAGE_TRACE_SPARK_AT_START``), and stopped when the worker stops. Executors run
 ``PYSPARK_PYTHON`` when it is set, else this worker's own interpreter (it has what the trace steps
@@ -36,11 +41,17 @@ def spark_context() -> Any:
                 .set("spark.ui.showConsoleProgress", "false")
                 .set("spark.ui.enabled", "false")
                 .set("spark.pyspark.python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
+                .set("spark.scheduler.mode", "FAIR")
             )
             _context = SparkContext.getOrCreate(conf)
             _context.setLogLevel("ERROR")
             log.info("trace worker: Spark session started on %s", master)
         return _context
+
+
+def pool_of(team_id: int) -> str:
+    """The FAIR scheduler pool of a team's trace jobs (created by Spark at its first job, weight 1)."""
+    return f"lineage-team-{team_id}"
 
 
 def warm_up() -> None:

@@ -71,8 +71,8 @@ def _sweep(restarted_worker: str, started_at: dt.datetime) -> None:
 def _on_worker_shutting_down(**_: Any) -> None:
     # A warm shutdown waits for the running trace: give it back to the queue so that its work stops
     # at once; the next sweep of any worker (this one's first, when it starts again) sends it again.
-    # Only where tasks run in this process (--pool solo or threads): prefork children finish theirs,
-    # within the time limit.
+    # Where tasks run in this process (the threads pool, as settings choose, or --pool solo); prefork
+    # children would finish theirs, within the time limit.
     _stopping.set()
     try:
         for pk in give_back_running():

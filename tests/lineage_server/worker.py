@@ -27,7 +27,8 @@ def test_database_url() -> str:
 
 @contextmanager
 def celery_worker(log: Path, **extra_env: str) -> Iterator[subprocess.Popen[bytes]]:
-    """The same worker command `make run` starts, as a child process (with ``extra_env``); stopped on exit."""
+    """The same worker command `make run` starts (Celery's threads pool, ``LINEAGE_TRACE_CONCURRENCY``
+    traces at once), as a child process (with ``extra_env``); stopped on exit."""
     env = {**os.environ, "DATABASE_URL": test_database_url(), **extra_env}
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -38,8 +39,6 @@ def celery_worker(log: Path, **extra_env: str) -> Iterator[subprocess.Popen[byte
                 "-A",
                 "lineage_server",
                 "worker",
-                "--pool",
-                "solo",
                 "--loglevel",
                 "INFO",
                 "--without-gossip",

@@ -99,7 +99,7 @@ def write_result(session: TraceSession, result: Frontier, path: str, first_page:
         with pq.ParquetWriter(local, _schema(), compression="zstd") as writer:
             for cid in points:
                 summary.by_point[cid] = len(result[cid])
-                for chunk in _chunks(result[cid]):
+                for chunk in id_chunks(result[cid]):
                     rows = _rows(session, cid, chunk, summary)
                     writer.write_table(pa.Table.from_pylist(rows, schema=_schema()), row_group_size=ROW_GROUP)
                     room = first_page - len(summary.first_page)
@@ -114,7 +114,8 @@ def write_result(session: TraceSession, result: Frontier, path: str, first_page:
     return summary
 
 
-def _chunks(ids: BitMap64) -> Iterator[BitMap64]:
+def id_chunks(ids: BitMap64) -> Iterator[BitMap64]:
+    """``ids`` in bitmaps of at most ``CHUNK``, in order."""
     batch: list[int] = []
     for record_id in ids:
         batch.append(record_id)

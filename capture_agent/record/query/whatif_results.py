@@ -23,9 +23,10 @@ import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
-from capture_agent.record.query.results import ROW_GROUP, json_value, publish
+from capture_agent.record.query.results import CHUNK, ROW_GROUP, id_chunks, json_value, publish
 from capture_agent.record.query.whatif import Classes, Impact
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT
@@ -55,31 +56,30 @@ def _json(value: Any) -> str:
     return json.dumps(json_value(value))
 
 
-def _target_rows(impact: Impact, classes: Classes | None) -> list[dict[str, Any]]:
+def _target_rows(impact: Impact, classes: Classes | None) -> Iterator[dict[str, Any]]:
     cid = impact.target
     if classes is None:
-        rows = []
         point = impact.session.store.point(cid)
         for fate, ids in (("deleted", impact.deleted_ids()), ("changed", impact.changed_ids()),
                           ("unchanged", impact.unchanged_ids())):
-            for record_id, value in impact.session.values.values(point, ids):
-                rows.append({"capture_id": cid, "record_id": record_id, "fate": fate, "value": _json(value),
-                             "new_value": None})
-        return rows
-    rows = [{"capture_id": cid, "record_id": i, "fate": "deleted", "value": _json(v), "new_value": None}
-            for i, v in zip(classes.ids["deleted"], classes.deleted, strict=True)]
-    rows += [{"capture_id": cid, "record_id": i, "fate": "changed", "value": _json(old), "new_value": _json(new)}
-             for i, (old, new) in zip(classes.ids["changed"], classes.changed, strict=True)]
-    rows += [{"capture_id": cid, "record_id": i, "fate": "unchanged", "value": _json(v), "new_value": None}
-             for i, v in zip(classes.ids["unchanged"], classes.unchanged, strict=True)]
-    rows += [{"capture_id": cid, "record_id": None, "fate": "appeared", "value": None, "new_value": _json(v)}
-             for v in classes.appeared]
-    return rows
+            for chunk in id_chunks(ids):  # values a chunk at a time: a target of any size in bounded memory
+                for record_id, value in impact.session.values.values(point, chunk):
+                    yield {"capture_id": cid, "record_id": record_id, "fate": fate, "value": _json(value),
+                           "new_value": None}
+        return
+    for i, v in zip(classes.ids["deleted"], classes.deleted, strict=True):
+        yield {"capture_id": cid, "record_id": i, "fate": "deleted", "value": _json(v), "new_value": None}
+    for i, (old, new) in zip(classes.ids["changed"], classes.changed, strict=True):
+        yield {"capture_id": cid, "record_id": i, "fate": "changed", "value": _json(old), "new_value": _json(new)}
+    for i, v in zip(classes.ids["unchanged"], classes.unchanged, strict=True):
+        yield {"capture_id": cid, "record_id": i, "fate": "unchanged", "value": _json(v), "new_value": None}
+    for v in classes.appeared:
+        yield {"capture_id": cid, "record_id": None, "fate": "appeared", "value": None, "new_value": _json(v)}
 
 
 def write_whatif(impact: Impact, classes: Classes | None, path: str, first_changed: int = 50) -> WhatIfSummary:
-    """Writes ``impact`` (with ``classes`` when the job was replayed) to ``path`` in the run's store."""
-    import pyarrow as pa
+    """Writes ``impact`` (with ``classes`` when the job was replayed) to ``path`` in the run's store,
+    ``CHUNK`` rows at a time (the file's size does not weigh on memory)."""
     import pyarrow.parquet as pq
 
     store = impact.session.store
@@ -93,21 +93,34 @@ def write_whatif(impact: Impact, classes: Classes | None, path: str, first_chang
                     continue
                 fates = impact.fates[cid]
                 for fate, ids in (("deleted", fates.deleted), ("changed", fates.changed)):
-                    rows = [{"capture_id": cid, "record_id": i, "fate": fate, "value": None, "new_value": None}
-                            for i in ids]
-                    if rows:
-                        writer.write_table(pa.Table.from_pylist(rows, schema=_schema()), row_group_size=ROW_GROUP)
-                        summary.count += len(rows)
-            rows = _target_rows(impact, classes)
-            if rows:
-                writer.write_table(pa.Table.from_pylist(rows, schema=_schema()), row_group_size=ROW_GROUP)
-            summary.count += len(rows)
-            summary.output = {fate: sum(1 for r in rows if r["fate"] == fate) for fate in FATES}
-            summary.first_changed = [_as_record(r) for r in rows if r["fate"] == "changed"][:first_changed]
+                    for batch in _batches({"capture_id": cid, "record_id": i, "fate": fate, "value": None,
+                                           "new_value": None} for i in ids):
+                        _write(writer, batch, summary)
+            summary.output = dict.fromkeys(FATES, 0)
+            for batch in _batches(_target_rows(impact, classes)):
+                _write(writer, batch, summary)
+                for row in batch:
+                    summary.output[row["fate"]] += 1
+                room = first_changed - len(summary.first_changed)
+                if room > 0:
+                    changed = (_as_record(r) for r in batch if r["fate"] == "changed")
+                    summary.first_changed.extend(islice(changed, room))
         publish(store.fs, local, path)
     finally:
         os.unlink(local)
     return summary
+
+
+def _batches(rows: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    while batch := list(islice(rows, CHUNK)):
+        yield batch
+
+
+def _write(writer: Any, rows: list[dict[str, Any]], summary: WhatIfSummary) -> None:
+    import pyarrow as pa
+
+    writer.write_table(pa.Table.from_pylist(rows, schema=_schema()), row_group_size=ROW_GROUP)
+    summary.count += len(rows)
 
 
 def _as_record(row: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services.questions import run_id_of
 from lineage_server.tracing.services.watch import Watch
+from lineage_server.tracing.spark import pool_of
 
 log = logging.getLogger("lineage_server.tracing")
 
@@ -78,6 +79,7 @@ def open_run(trace: Trace, watch: Watch, sc: Any, chain: bool = False) -> Opened
     watch.sc = sc
     if sc is not None:
         sc.setJobGroup(watch.group, f"lineage {trace.kind} {trace.pk}", interruptOnCancel=True)
+        sc.setLocalProperty("spark.scheduler.pool", pool_of(trace.application.team_id))
     try:
         allow = _team_runs(trace).__contains__ if chain else None
         run = LineageRun(run_dir, sc=sc, trace_mode=settings.LINEAGE["TRACE_MODE"], chain=chain, allow=allow)

@@ -72,6 +72,7 @@ class Watch:
             self.sc.setLocalProperty("spark.jobGroup.id", None)
             self.sc.setLocalProperty("spark.job.description", None)
             self.sc.setLocalProperty("spark.job.interruptOnCancel", None)
+            self.sc.setLocalProperty("spark.scheduler.pool", None)
 
     @contextmanager
     def interruptible(self) -> Iterator[None]:

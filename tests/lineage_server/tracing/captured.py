@@ -7,6 +7,8 @@ import json
 import random
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from operator import add
 from pathlib import Path
@@ -248,3 +250,33 @@ def capture_frame_totals(spark: Any, server_url: str, token: str, folder: Path,
         disable_records(spark)
         capture_agent.disable()
     return spark.sparkContext.applicationId, result
+
+
+@contextmanager
+def agent_capture(spark: Any, server_url: str, token: str, folder: Path) -> Iterator[Any]:
+    """A LineageContext on ``spark`` storing under ``folder``, whose run the agent registers with the
+    server (its events flushed when the block ends)."""
+    import capture_agent
+    from capture_agent import LineageContext
+
+    agent = capture_agent.enable(spark, server_url=server_url, token=token, spool_dir=str(folder / "spool"))
+    try:
+        yield LineageContext(spark, store=str(folder / "store"))
+        agent.flush(30)
+    finally:
+        capture_agent.disable()
+
+
+def input_point(app_id: str, kind: str = "-input-textFile") -> str:
+    """The capture id of the application's input point whose id ends with ``kind``."""
+    from lineage_server.catalog.models import CapturePoint
+
+    return CapturePoint.objects.get(application__app_id=app_id, capture_id__contains=kind).capture_id
+
+
+def ask_forward(client: Any, app_id: str, point: str, selection: dict[str, Any]) -> dict[str, Any]:
+    """A forward trace from ``point`` asked through the API (recomputed), as its 202 body."""
+    asked = client.post("/api/v1/traces/", {"application": app_id, "direction": "forward", "capture_point": point,
+                                            "selection": selection, "recompute": True}, format="json")
+    assert asked.status_code == 202, asked.json()
+    return asked.json()
