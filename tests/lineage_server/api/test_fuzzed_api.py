@@ -3,7 +3,7 @@ live test server: every operation, with generated valid and malformed requests (
 what-ifs, provenance, accounts), answers without a server error, and what it answers matches the
 schema (its body, for a status the schema documents, and its content type).
 
-Examples are bounded (``EXAMPLES`` per operation, no shrinking) to keep the suite's time small;
+Examples are bounded (``EXAMPLES`` per operation, 10 unless set, no shrinking) to keep the suite's time small;
 ``LINEAGE_FUZZ_EXAMPLES`` raises it for a longer run. Requests carry an admin's personal token, and an
 agent token on the agent's endpoints (ingest, OpenLineage), so they reach the validation behind auth.
 """
@@ -22,7 +22,7 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 
 from lineage_server.accounts.services import create_agent_token, create_personal_token, create_team, set_member_role
 
-EXAMPLES = int(os.environ.get("LINEAGE_FUZZ_EXAMPLES", "3"))
+EXAMPLES = int(os.environ.get("LINEAGE_FUZZ_EXAMPLES", "10"))
 AGENT_PATHS = ("/api/v1/ingest/", "/api/v1/lineage")
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
 
