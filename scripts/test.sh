@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# The whole Python suite on the embedded defaults; then, when PostgreSQL and Redis answer on
-# loopback (as on CI's machines), the server and agent-to-server tests again against them.
+# Lint and types; then the whole Python suite on the embedded defaults (SQLite, the broker kept in
+# files) in TEST_PROCESSES pytest-xdist processes; beside it, when PostgreSQL and Redis answer on
+# loopback (as on CI's machines), the server tests again against them, and the worker's against
+# RabbitMQ when it answers too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export PYSPARK_PYTHON="$PWD/$PY"
+# Two processes on CI's two cores: most of a Spark or worker test's time is spent waiting (on a JVM,
+# a worker process, a live server), so the second process and the services pass fill it.
+TEST_PROCESSES="${TEST_PROCESSES:-2}"
+# The services of the second pass (a PostgreSQL database the tests' own is named after, Redis db 5).
+TEST_POSTGRES_URL="${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/lineage}"
+TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/5}"
+TEST_AMQP_URL="${TEST_AMQP_URL:-amqp://guest:guest@127.0.0.1:5672//}"
 
 echo "== lint and types (ruff, mypy) =="
 bash scripts/lint.sh
@@ -20,16 +29,37 @@ for port in sys.argv[1:]:
 PY
 }
 
-if [[ -z "${DATABASE_URL:-}" ]] && services_up 5432 6379; then
+# The server tests against the services: every test of the server but its Spark tests, which check
+# Spark's answers and run once, in the embedded pass; of those, the ones marked `backends` (a worker
+# killed, a task redelivered, a trace through the broker) run here too. One process: its Celery
+# workers share the broker's queue.
+SERVER_TESTS=(tests/lineage_server tests/integration/test_restarts.py)
+services_pass() {
   echo "== server tests against PostgreSQL and Redis =="
-  DATABASE_URL=postgres://postgres@127.0.0.1:5432/lineage CELERY_BROKER_URL=redis://127.0.0.1:6379/5 \
-    "$PY" -m pytest tests/lineage_server tests/integration/test_restarts.py -q -p no:randomly
+  DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_REDIS_URL" \
+    "$PY" -m pytest "${SERVER_TESTS[@]}" -q -m "not spark or backends" --durations=10
   if services_up 5432 5672; then
     echo "== the worker with RabbitMQ as the broker =="
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/lineage CELERY_BROKER_URL=amqp://guest:guest@127.0.0.1:5672// \
-      "$PY" -m pytest tests/lineage_server/test_worker.py tests/integration/test_restarts.py -q -p no:randomly \
-      -k "worker or requeue"
+    DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_AMQP_URL" \
+      "$PY" -m pytest tests/lineage_server/test_worker.py tests/integration/test_restarts.py -q \
+      -k "worker or requeue" --durations=5
   fi
+}
+
+services_pid=""
+if [[ -z "${DATABASE_URL:-}" ]] && services_up 5432 6379; then
+  services_log="$(mktemp -t lineage-services-tests.XXXXXX)"
+  services_pass >"$services_log" 2>&1 &
+  services_pid=$!
+  echo "(the server tests against PostgreSQL and Redis run beside this pass; their output follows it)"
 fi
+
 echo "== full suite on the embedded defaults =="
-exec "$PY" -m pytest -q
+status=0
+"$PY" -m pytest -q -n "$TEST_PROCESSES" --dist loadfile --durations=20 || status=$?
+if [[ -n "$services_pid" ]]; then
+  wait "$services_pid" || status=$?
+  cat "$services_log"
+  rm -f "$services_log"
+fi
+exit "$status"

@@ -11,6 +11,11 @@ import secrets
 import tempfile
 
 os.environ.setdefault("LINEAGE_VAR_DIR", tempfile.mkdtemp(prefix="lineage-test-var-"))
+# Under pytest-xdist each worker process (which inherits the folder above from the controller) takes
+# a folder of its own inside it: its own SQLite test database and embedded broker, whose queue another
+# worker's Celery workers would otherwise read.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["LINEAGE_VAR_DIR"] = os.path.join(os.environ["LINEAGE_VAR_DIR"], os.environ["PYTEST_XDIST_WORKER"])
 # Where `collectstatic` would have put the frontend (the tests serve it from frontend/dist).
 os.makedirs(os.path.join(os.environ["LINEAGE_VAR_DIR"], "static"), exist_ok=True)
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePath, PurePosixPath
 from typing import TypeVar
 
-from capture_agent.record.storage.fs import StoreFS
+from capture_agent.record.storage.fs import StoreFS, local_path
 
 P = TypeVar("P", bound=PurePath)
 
@@ -27,7 +27,7 @@ MANIFEST = "run.json"  # written by capture_agent.record.storage.manifest in eac
 
 def local_root(store: str) -> Path | None:
     """The store root as a resolved local folder, or None when it is not a local path (hdfs://...)."""
-    path = _strip_file_scheme(store)
+    path = local_path(store)
     if "://" in path:
         return None
     return Path(os.path.realpath(os.path.abspath(path)))
@@ -35,7 +35,7 @@ def local_root(store: str) -> Path | None:
 
 def inside_root(root: Path, location: str) -> Path | None:
     """``location`` resolved (symlinks followed), if it lies strictly inside ``root``; else None."""
-    path = _strip_file_scheme(location)
+    path = local_path(location)
     if "://" in path or not os.path.isabs(path):
         return None
     resolved = Path(os.path.realpath(path))
@@ -129,11 +129,3 @@ def remove_remote(store: StoreFS, paths: Iterable[PurePosixPath]) -> list[PurePo
         except OSError as exc:
             log.warning("lineage store: could not delete %s: %s", store.uri(str(path)), exc)
     return removed
-
-
-def _strip_file_scheme(location: str) -> str:
-    if location.startswith("file://"):
-        return location[len("file://") :]
-    if location.startswith("file:"):
-        return location[len("file:") :]
-    return location

@@ -260,6 +260,7 @@ def _answers(url: str) -> bool:
 
 
 @pytest.mark.spark
+@pytest.mark.backends
 def test_web_server_killed_during_a_job_loses_no_event(agent_token, tmp_path):
     """gunicorn SIGKILLed mid-application and started again: every job, stage and event reaches the server once."""
     port = _free_port()

@@ -32,7 +32,7 @@ from capture_agent.record.errors import ValuesNotAvailable
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.session import TraceSession
 from capture_agent.record.storage.fs import StoreFS
-from capture_agent.record.storage.ids import SHIFT
+from capture_agent.record.storage.ids import partition_of, position_of
 from capture_agent.record.storage.tables import parquet_file, take_rows, write_once
 
 ROW_GROUP = 1000
@@ -158,13 +158,19 @@ def publish(fs: StoreFS, local: str, path: str) -> None:
         raise FileExistsError(f"a trace result is already at {path}")
 
 
-def _as_record(row: dict[str, Any]) -> dict[str, Any]:
-    """A result row as the API shows it: the value parsed, the id split into partition and position."""
-    record_id = int(row["record_id"])
+def as_record(row: dict[str, Any], *extra: str) -> dict[str, Any]:
+    """A result row (a trace's, or a what-if's) as the API shows it: the value parsed, the id split
+    into partition and position (None without an id), then the ``extra`` columns as they are."""
+    record_id = row["record_id"]
     value = row["value"]
-    return {"capture_id": row["capture_id"], "record_id": record_id, "partition": record_id >> SHIFT,
-            "position": record_id & ((1 << SHIFT) - 1), "value": None if value is None else json.loads(value),
-            "file": row["file"], "offset": row["offset"]}
+    return {"capture_id": row["capture_id"], "record_id": record_id,
+            "partition": None if record_id is None else partition_of(record_id),
+            "position": None if record_id is None else position_of(record_id),
+            "value": None if value is None else json.loads(value), **{column: row[column] for column in extra}}
+
+
+def _as_record(row: dict[str, Any]) -> dict[str, Any]:
+    return as_record(row, "file", "offset")
 
 
 def _table(fs: StoreFS, path: str) -> Any:

@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from capture_agent.record.query.results import CHUNK, ROW_GROUP, id_chunks, json_value, publish
+from capture_agent.record.query.results import CHUNK, ROW_GROUP, as_record, id_chunks, json_value, publish
 from capture_agent.record.query.whatif import Classes, Impact
 from capture_agent.record.storage.fs import StoreFS
-from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.tables import parquet_file, take_rows
 
 FATES = ("deleted", "changed", "unchanged", "appeared")
@@ -124,13 +123,9 @@ def _write(writer: Any, rows: list[dict[str, Any]], summary: WhatIfSummary) -> N
 
 
 def _as_record(row: dict[str, Any]) -> dict[str, Any]:
-    """A result row as the API shows it: values parsed, the id split into partition and position."""
-    record_id = row["record_id"]
-    return {"capture_id": row["capture_id"], "record_id": record_id, "fate": row["fate"],
-            "partition": None if record_id is None else record_id >> SHIFT,
-            "position": None if record_id is None else record_id & ((1 << SHIFT) - 1),
-            "value": None if row["value"] is None else json.loads(row["value"]),
-            "new_value": None if row["new_value"] is None else json.loads(row["new_value"])}
+    """As a trace's record, with the row's fate and its new value parsed."""
+    new_value = row["new_value"]
+    return {**as_record(row, "fate"), "new_value": None if new_value is None else json.loads(new_value)}
 
 
 def read_whatif_page(fs: StoreFS, path: str, start: int, size: int, capture_id: str | None = None,

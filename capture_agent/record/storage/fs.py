@@ -22,17 +22,14 @@ DEFAULT_ROOT = os.path.join("var", "lineage")
 _REMOTE_SCHEMES = ("s3://", "gs://", "gcs://", "hdfs://", "viewfs://", "abfs://", "abfss://")
 
 
-def _strip_file_scheme(value: str) -> str:
-    if value.startswith("file://"):
-        return value[len("file://"):]
-    if value.startswith("file:"):
-        return value[len("file:"):]
-    return value
-
-
 def local_path(uri: str) -> str:
-    """A Hadoop path string of a local file (``file:/x``, ``file:///x`` or ``/x``) as a local path."""
-    return _strip_file_scheme(uri)
+    """A Hadoop path string of a local file (``file:/x``, ``file:///x`` or ``/x``) as a local path;
+    any other URL (``s3://...``) as it is."""
+    if uri.startswith("file://"):
+        return uri[len("file://"):]
+    if uri.startswith("file:"):
+        return uri[len("file:"):]
+    return uri
 
 
 def hadoop_path(uri: str) -> str:
@@ -89,7 +86,7 @@ class StoreFS:
             ValueError: the value names a scheme pyarrow cannot open, or pyarrow refuses it.
         """
         text = (value or "").strip() or DEFAULT_ROOT
-        stripped = _strip_file_scheme(text)
+        stripped = local_path(text)
         if "://" not in stripped:
             from pyarrow.fs import LocalFileSystem
 
@@ -116,7 +113,7 @@ class StoreFS:
     def path_of(self, location: str) -> str:
         """The inverse of ``uri``: a location as registered -> a path of this file system."""
         if self.is_local:
-            return os.path.abspath(_strip_file_scheme(location))
+            return os.path.abspath(local_path(location))
         return location.split("://", 1)[1] if "://" in location else location
 
     # ------------------------------------------------------------------ files and folders

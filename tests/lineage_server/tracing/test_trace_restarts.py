@@ -51,6 +51,7 @@ def _answered_right(client: Any, captured: Any, pk: int, topic: str) -> None:
     assert sorted(r["value"] for r in all_records(client, trace["links"]["records"])) == expected
 
 
+@pytest.mark.backends
 def test_a_worker_killed_mid_trace_leaves_it_to_the_next_worker(captured, client_as, tmp_path):
     analyst = client_as("andy", "analyst")
     first_log, second_log = tmp_path / "worker-1.log", tmp_path / "worker-2.log"

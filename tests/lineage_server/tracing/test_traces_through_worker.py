@@ -41,6 +41,7 @@ def all_records(client: Any, url: str, **params: Any) -> list[dict[str, Any]]:
     return records
 
 
+@pytest.mark.backends
 def test_traces_run_by_the_worker_answer_like_the_input_files_say(captured, client_as, tmp_path):
     analyst = client_as("andy", "analyst")
     log = tmp_path / "worker.log"
