@@ -20,7 +20,7 @@ def key(row: Any) -> tuple[Any, ...]:
 def check_trace(lc: Any, spark: Any, tables: dict[str, str], text: str, got: list[Any]) -> str | None:
     """None when the last output point's trace passes both oracles; else what failed. ``got``: the
     captured answer (the rows of that output)."""
-    from capture_agent.record.capture.implicit import uncaptured
+    from capture_agent.record.capture.implicit_guard import uncaptured
 
     output = [p for p in lc.store.by_seq() if p.kind == "output"][-1]
     position, traced = next(((i, t) for i in range(min(len(got), 5))

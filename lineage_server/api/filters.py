@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import datetime
+
 import django_filters
+from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, Job, Operator, RunStatus, Stage
 from lineage_server.tracing.models import Direction, Trace, TraceKind, TraceStatus
+
+
+class UtcDateTimeField(django_filters.fields.IsoDateTimeField):
+    """An ISO 8601 date and time, given to the database in UTC: PostgreSQL refuses UTC offsets
+    past 15:59, which ISO 8601 allows (a 400 then, not a server error)."""
+
+    def to_python(self, value: object) -> datetime.datetime | None:
+        parsed = super().to_python(value)
+        if parsed is None or parsed.tzinfo is None:
+            return parsed
+        try:
+            return parsed.astimezone(datetime.UTC)
+        except OverflowError:
+            raise ValidationError("the date and time is out of range once in UTC", code="invalid") from None
+
+
+class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcDateTimeField
 
 
 class ApplicationFilter(django_filters.FilterSet):
@@ -14,8 +35,8 @@ class ApplicationFilter(django_filters.FilterSet):
     user = django_filters.CharFilter()
     team = django_filters.CharFilter(field_name="team__slug", help_text="Slug of one of your teams.")
     search = django_filters.CharFilter(method="filter_search", help_text="Text in the name or app id.")
-    started_after = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
-    started_before = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lt")
+    started_after = UtcDateTimeFilter(field_name="started_at", lookup_expr="gte")
+    started_before = UtcDateTimeFilter(field_name="started_at", lookup_expr="lt")
 
     class Meta:
         model = Application
@@ -89,8 +110,8 @@ class TraceFilter(django_filters.FilterSet):
     direction = django_filters.ChoiceFilter(choices=Direction.choices)
     status = django_filters.ChoiceFilter(choices=TraceStatus.choices)
     pinned = django_filters.BooleanFilter()
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt")
     search = django_filters.CharFilter(method="filter_search", help_text="Text in the name or the note.")
     ordering = PinnedFirstOrdering(
         fields=["created_at", "finished_at", "name", "status", "result_count"],

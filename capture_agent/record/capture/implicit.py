@@ -24,15 +24,21 @@ never captured (a per-thread guard).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from capture_agent.record.errors import UnsupportedOperation
+from capture_agent.record.capture.implicit_guard import (
+    CONTEXT,
+    active_context,
+    from_user_code,
+    records_context,
+    report_plain,
+    uncaptured,
+    why_plain,
+)
 from capture_agent.record.query.call_site import CallSite, user_call_site
 
 log = logging.getLogger("capture_agent")
@@ -41,9 +47,7 @@ ACTIONS = ("collect", "count", "take", "head", "first", "toPandas", "show")
 WRITES = ("save", "parquet", "csv", "json", "orc", "text", "saveAsTable")
 WRITER_SETTINGS = ("mode", "format", "option", "options", "partitionBy")
 READS = ("load", "json", "csv", "parquet", "orc", "text", "table")  # named by the user's line, not captured
-_CONTEXT = "_lineage_records"  # the SparkContext's attribute holding its LineageContext
 
-_local = threading.local()
 _installed = False
 _install_lock = threading.Lock()
 
@@ -58,11 +62,11 @@ def enable_records(spark_or_sc: Any, store: str | None = None) -> Any:
     from capture_agent.record.capture.implicit_rdd import ImplicitRDD
 
     sc = getattr(spark_or_sc, "sparkContext", spark_or_sc)
-    lc = sc.__dict__.get(_CONTEXT)
+    lc = sc.__dict__.get(CONTEXT)
     if lc is None:
         lc = LineageContext(spark_or_sc, store)
         lc.rdd_type = ImplicitRDD
-        sc.__dict__[_CONTEXT] = lc
+        sc.__dict__[CONTEXT] = lc
     _install()
     return lc
 
@@ -70,24 +74,7 @@ def enable_records(spark_or_sc: Any, store: str | None = None) -> Any:
 def disable_records(spark_or_sc: Any) -> None:
     """Stops capturing ``spark_or_sc``'s actions (its actions run plain from now on)."""
     sc = getattr(spark_or_sc, "sparkContext", spark_or_sc)
-    sc.__dict__.pop(_CONTEXT, None)
-
-
-@contextlib.contextmanager
-def uncaptured() -> Iterator[None]:
-    """Actions of this thread inside the block run plain, not captured."""
-    busy = getattr(_local, "busy", False)
-    _local.busy = True
-    try:
-        yield
-    finally:
-        _local.busy = busy
-
-
-def records_context(spark_or_sc: Any) -> Any:
-    """The LineageContext capturing ``spark_or_sc``'s actions, or None when records are off."""
-    sc = getattr(spark_or_sc, "sparkContext", spark_or_sc)
-    return sc.__dict__.get(_CONTEXT)
+    sc.__dict__.pop(CONTEXT, None)
 
 
 def last_lineage(spark_or_sc: Any) -> Any:
@@ -103,27 +90,6 @@ def last_lineage(spark_or_sc: Any) -> Any:
     if not outputs:
         raise NotCaptured("no captured action yet: enable(spark, records=True), then collect, count, write...")
     return lc.lineage(outputs[-1].capture_id)
-
-
-def active_context(sc: Any) -> Any:
-    """The LineageContext capturing ``sc``'s actions now (None when records are off, or while the
-    agent itself runs Spark on this thread)."""
-    if getattr(_local, "busy", False):
-        return None
-    lc = sc.__dict__.get(_CONTEXT)
-    return lc if lc is not None and lc.enabled else None
-
-
-def from_user_code() -> bool:
-    """Whether the wrapped call comes from the job's code: PySpark's own calls (createDataFrame
-    parallelizes its rows, toPandas collects) and the agent's (a trace or a what-if's replay runs
-    queries in the job's process) run plain."""
-    frame: Any = sys._getframe(1)
-    wrappers = (__name__, "functools", "capture_agent.record.capture.implicit_rdd")
-    while frame is not None and frame.f_globals.get("__name__") in wrappers:
-        frame = frame.f_back
-    caller = "" if frame is None else str(frame.f_globals.get("__name__", ""))
-    return not caller.startswith(("pyspark.", "capture_agent.", "py4j."))
 
 
 def _context_of(df: Any) -> Any:
@@ -168,32 +134,6 @@ def _captured(lc: Any, df: Any, op: str) -> Any:
     except Exception as exc:  # noqa: BLE001 - the job must run whatever the capture does
         report_plain(lc, op, why_plain(exc))
     return None
-
-
-def why_plain(exc: BaseException) -> str:
-    """Why an action runs plain: what the capture refused (named), or how it failed."""
-    if isinstance(exc, UnsupportedOperation):
-        return str(exc)
-    text = str(exc).strip()
-    return f"the capture failed: {type(exc).__name__}: {text.splitlines()[0] if text else ''}"
-
-
-def report_plain(lc: Any, op: str, why: str) -> None:
-    log.warning("lineage: DataFrame.%s runs without record lineage: %s", op, why)
-    try:
-        entry = lc.store.add_not_captured(op, why)
-        lc.store.save()
-    except OSError as exc:
-        log.warning("lineage: cannot update the lineage store %s: %s", lc.run_dir, exc)
-        return
-    try:
-        from capture_agent.record.capture import events
-
-        batch = [events.not_captured_event(lc.app_id, lc.store, entry)]
-        if events.deliver(lc.sc, batch):  # the coarse agent's sink spools it when the server is down
-            lc.events_sent += len(batch)
-    except Exception as exc:  # noqa: BLE001 - the job must run whatever the capture does
-        log.warning("lineage: the not-captured output of DataFrame.%s was not registered: %s", op, exc)
 
 
 def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:

@@ -19,7 +19,13 @@ from typing import Any
 
 from pyspark.core.rdd import RDD
 
-from capture_agent.record.capture.implicit import from_user_code, records_context, report_plain, uncaptured, why_plain
+from capture_agent.record.capture.implicit_guard import (
+    from_user_code,
+    records_context,
+    report_plain,
+    uncaptured,
+    why_plain,
+)
 from capture_agent.record.capture.rdd import CapturedRDD
 from capture_agent.record.errors import UnsupportedOperation
 

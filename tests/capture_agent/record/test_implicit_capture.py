@@ -31,7 +31,7 @@ def records(spark: Any, tmp_path: Path, tables: dict[str, str]) -> Iterator[Any]
 
 
 def plain_rows(df: Any) -> Counter[tuple[Any, ...]]:
-    from capture_agent.record.capture.implicit import uncaptured
+    from capture_agent.record.capture.implicit_guard import uncaptured
 
     with uncaptured():
         return Counter(tuple(r) for r in df.collect())

@@ -32,7 +32,7 @@ def reported(lc: Any) -> list[str]:
 
 
 def test_a_text_file_word_count_is_captured_unmodified_both_ways(records: Any, spark: Any, text: str) -> None:  # noqa: F811
-    from capture_agent.record.capture.implicit import uncaptured
+    from capture_agent.record.capture.implicit_guard import uncaptured
     from capture_agent.record.capture.implicit_rdd import ImplicitRDD
 
     sc = spark.sparkContext
@@ -64,7 +64,7 @@ def test_a_frames_rdd_continues_the_frames_lineage(records: Any, spark: Any) -> 
 
 def test_what_the_capture_does_not_take_runs_plain_and_is_reported(records: Any, spark: Any, text: str,  # noqa: F811
                                                                    tmp_path: Path) -> None:
-    from capture_agent.record.capture.implicit import uncaptured
+    from capture_agent.record.capture.implicit_guard import uncaptured
 
     sc = spark.sparkContext
     with uncaptured():

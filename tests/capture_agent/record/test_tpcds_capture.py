@@ -43,7 +43,7 @@ def records(spark: Any, tmp_path: Path, tables: dict[str, str]) -> Iterator[Any]
 
 
 def _plain(spark: Any, text: str) -> list[Any]:
-    from capture_agent.record.capture.implicit import uncaptured
+    from capture_agent.record.capture.implicit_guard import uncaptured
 
     with uncaptured():
         return spark.sql(text).collect()
