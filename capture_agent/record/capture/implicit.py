@@ -121,7 +121,7 @@ def _install() -> None:
             setattr(DataFrameWriter, name, _write(name, getattr(DataFrameWriter, name)))
         for name in READS:
             setattr(DataFrameReader, name, _read(name, getattr(DataFrameReader, name)))
-        implicit_rdd.install(active_context)
+        implicit_rdd.install()
         _installed = True
 
 

@@ -67,7 +67,10 @@ def why_plain(exc: BaseException) -> str:
 
 
 def report_plain(lc: Any, op: str, why: str) -> None:
-    log.warning("lineage: DataFrame.%s runs without record lineage: %s", op, why)
+    """Records that ``op`` (a DataFrame action's name, or ``RDD.join``, ``SparkContext.textFile``...)
+    ran plain, and why: in the run's store, and with the server."""
+    shown = op if op.startswith(("RDD.", "SparkContext.", "DataFrame.")) else f"DataFrame.{op}"
+    log.warning("lineage: %s runs without record lineage: %s", shown, why)
     try:
         entry = lc.store.add_not_captured(op, why)
         lc.store.save()
@@ -81,4 +84,4 @@ def report_plain(lc: Any, op: str, why: str) -> None:
         if events.deliver(lc.sc, batch):  # the coarse agent's sink spools it when the server is down
             lc.events_sent += len(batch)
     except Exception as exc:  # noqa: BLE001 - the job must run whatever the capture does
-        log.warning("lineage: the not-captured output of DataFrame.%s was not registered: %s", op, exc)
+        log.warning("lineage: the not-captured output of %s was not registered: %s", shown, exc)

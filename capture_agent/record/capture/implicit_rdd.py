@@ -3,9 +3,9 @@
 With records on (``capture.implicit``), ``sc.textFile``, ``sc.parallelize``, ``sc.range`` and a
 DataFrame's ``.rdd`` give RDDs of the implicit LineageContext: PySpark's RDD API, their jobs
 captured as ``lc.textFile(...)``'s are (``capture.rdd``). They are ``ImplicitRDD``s, which never
-fail the job: a method the capture does not take (``pipe``'s sibling ``mapPartitionsWithSplit``, a
-join with an RDD it did not make...) or a captured action that fails runs on the plain PySpark RDD
-instead, from there on, and is reported as not captured with why (``implicit.report_plain``).
+fail the job: a method the capture does not take (a join with an RDD it did not make...) or a
+captured action that fails runs on the plain PySpark RDD instead, from there on, and is reported as
+not captured with why (``implicit_guard.report_plain``).
 PySpark's own code that takes an RDD (``spark.createDataFrame``, ``sc.union``) gets the plain RDD;
 the frame's actions are then captured from its rows on (its lineage starts there).
 """
@@ -20,6 +20,7 @@ from typing import Any
 from pyspark.core.rdd import RDD
 
 from capture_agent.record.capture.implicit_guard import (
+    active_context,
     from_user_code,
     records_context,
     report_plain,
@@ -47,22 +48,29 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _or_plain(lc: Any, op: str, captured: Callable[[], Any], plain: Callable[[], Any]) -> Any:
+    """``captured()``, or on any failure ``plain()``, reported as ``op`` run plain. The capture's
+    own Spark calls are never captured; an error the job itself makes is PySpark's own, raised
+    by ``plain()``, not reported."""
+    with uncaptured():
+        try:
+            return captured()
+        except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
+            failure = exc
+        answer = plain()
+    if lc is not None:
+        report_plain(lc, op, why_plain(failure))
+    return answer
+
+
 def _falling_back(name: str, captured: Callable[..., Any]) -> Callable[..., Any]:
     """``captured`` (a CapturedRDD method), or on any failure PySpark's own method on the plain RDD."""
 
     @functools.wraps(captured)
     def method(self: ImplicitRDD, *args: Any, **kwargs: Any) -> Any:
-        with uncaptured():  # the capture's own Spark calls are never captured
-            try:
-                return captured(self, *args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
-                failure = exc
-            # plain: an error the job itself makes is PySpark's own, raised from here, not reported
-            answer = getattr(self.plain(), name)(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
-        lc = records_context(self._rt.sc)
-        if lc is not None:
-            report_plain(lc, f"RDD.{name}", why_plain(failure))
-        return answer
+        return _or_plain(records_context(self._rt.sc), f"RDD.{name}", lambda: captured(self, *args, **kwargs),
+                         lambda: getattr(self.plain(), name)(*_plain(args),
+                                                             **{k: _plain(v) for k, v in kwargs.items()}))
 
     return method
 
@@ -89,37 +97,30 @@ for _name, _member in inspect.getmembers(CapturedRDD, inspect.isfunction):
         setattr(ImplicitRDD, _name, _falling_back(_name, _member))
 
 
-def install(context_of: Callable[[Any], Any]) -> None:
-    """Wraps the SparkContext's sources and what takes RDDs, once a process (``context_of(sc)``:
-    the active implicit LineageContext of a SparkContext, or None)."""
+def install() -> None:
+    """Wraps the SparkContext's sources and what takes RDDs, once a process."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
     from pyspark.sql.classic.dataframe import DataFrame
 
     for name in SOURCES:
-        setattr(SparkContext, name, _source(name, getattr(SparkContext, name), context_of))
+        setattr(SparkContext, name, _source(name, getattr(SparkContext, name)))
     for name in UNCAPTURED_SOURCES:
-        setattr(SparkContext, name, _uncaptured_source(name, getattr(SparkContext, name), context_of))
+        setattr(SparkContext, name, _uncaptured_source(name, getattr(SparkContext, name)))
     SparkSession.createDataFrame = _taking_plain(SparkSession.createDataFrame)  # type: ignore[method-assign]
-    rows = functools.cached_property(_frame_rdd(DataFrame.rdd.func, context_of))  # type: ignore[attr-defined]
+    rows = functools.cached_property(_frame_rdd(DataFrame.rdd.func))  # type: ignore[attr-defined]
     rows.__set_name__(DataFrame, "rdd")
     DataFrame.rdd = rows  # type: ignore[assignment,method-assign]
 
 
-def _source(name: str, plain: Callable[..., Any], context_of: Callable[[Any], Any]) -> Callable[..., Any]:
+def _source(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(plain)
     def source(sc: Any, *args: Any, **kwargs: Any) -> Any:
-        lc = context_of(sc)
+        lc = active_context(sc)
         if lc is None or not from_user_code():
             return plain(sc, *args, **kwargs)
-        with uncaptured():
-            try:
-                return _captured_source(lc, name, *args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
-                failure = exc
-            answer = plain(sc, *_plain(args), **kwargs)
-        report_plain(lc, f"SparkContext.{name}", why_plain(failure))
-        return answer
+        return _or_plain(lc, f"SparkContext.{name}", lambda: _captured_source(lc, name, *args, **kwargs),
+                         lambda: plain(sc, *_plain(args), **kwargs))
 
     return source
 
@@ -142,12 +143,12 @@ def _range(lc: Any, start: int, end: int | None = None, step: int = 1, numSlices
     return lc.parallelize(range(start, end, step), numSlices)
 
 
-def _uncaptured_source(name: str, plain: Callable[..., Any], context_of: Callable[[Any], Any]) -> Callable[..., Any]:
+def _uncaptured_source(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
     """A source the capture does not read: plain, and reported so."""
 
     @functools.wraps(plain)
     def source(sc: Any, *args: Any, **kwargs: Any) -> Any:
-        lc = context_of(sc)
+        lc = active_context(sc)
         if lc is not None and from_user_code():
             report_plain(lc, f"SparkContext.{name}", "the capture reads textFile, parallelize and range sources "
                          "(and DataFrames): this RDD and what follows run plain")
@@ -166,23 +167,17 @@ def _taking_plain(plain: Callable[..., Any]) -> Callable[..., Any]:
     return method
 
 
-def _frame_rdd(plain: Callable[[Any], Any], context_of: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def _frame_rdd(plain: Callable[[Any], Any]) -> Callable[[Any], Any]:
     @functools.wraps(plain)
     def rdd(df: Any) -> Any:
         try:
-            lc = context_of(df.sparkSession.sparkContext)
+            lc = active_context(df.sparkSession.sparkContext)
         except Exception:  # noqa: BLE001 - a frame of no classic session: plain
             lc = None
         if lc is None or not from_user_code():
             return plain(df)
         from capture_agent.record.capture.frame_plan import captured_query
 
-        with uncaptured():
-            try:
-                return captured_query(lc, df).rdd
-            except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
-                failure = exc
-        report_plain(lc, "DataFrame.rdd", why_plain(failure))
-        return plain(df)
+        return _or_plain(lc, "DataFrame.rdd", lambda: captured_query(lc, df).rdd, lambda: plain(df))
 
     return rdd
