@@ -11,7 +11,8 @@ joins, DISTINCT into aggregates and CTEs into their uses, the rewrite sees few k
 | operator | a row's ids |
 |---|---|
 | Project, Filter, Sort, Limit, Sample, Repartition, Generate, Python UDFs | its input row's |
-| Aggregate | per source, the set of its group's rows' ids |
+| Aggregate over 1-3 sources' ids | its group's hash, the id at a combiner point its map tasks write (the tap) |
+| Aggregate over more sources or sets | per source, the set of its group's rows' ids |
 | Join inner, cross, outer | both sides' (a source on both sides: the union of the two) |
 | Join left semi, existence (IN, EXISTS, INTERSECT) | its own and the matched right rows' |
 | Join left anti (NOT IN, NOT EXISTS, EXCEPT) | its own |
@@ -35,6 +36,7 @@ from typing import Any, ClassVar
 from capture_agent.record.capture.frame_jvm import _new, functions_registered
 from capture_agent.record.capture.frames import CapturedDataFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
+from capture_agent.record.storage.layouts import FrameGroups
 
 PROVENANCE_CLASS = "lineage.sql.provenance.Provenance"
 SESSION_CLASS = "org.apache.spark.sql.classic.SparkSession"
@@ -64,17 +66,33 @@ def captured_query(lc: Any, df: Any) -> CapturedDataFrame:
         info, rows = dict(provenance.describe(i)), DataFrame(_rows(lc, leaf), spark)
         sources.append(_known_source(lc, info, rows, source_of(lc, info, rows)))
     plans = gateway.new_array(gateway.jvm.org.apache.spark.sql.catalyst.plans.logical.LogicalPlan, len(sources))
-    columns = gateway.new_array(gateway.jvm.String, len(sources))
-    ids = gateway.new_array(gateway.jvm.String, len(sources))
     for i, source in enumerate(sources):
-        (slot,) = source._slots
         plans[i] = source._df._jdf.queryExecution().analyzed()
-        columns[i] = slot.column
-        ids[i] = slot.source
-    rewritten = provenance.rewrite(plans, columns, ids)
+    columns = _strings(gateway, [source._slots[0].column for source in sources])
+    ids = _strings(gateway, [source._slots[0].source for source in sources])
+    # a combiner point for each aggregate the rewrite may tap; those it did not take are dropped
+    taps = [lc.store.new_point("combiner", "agg", FrameGroups(), [], 1) for _ in range(provenance.aggregates())]
+    tapped: list[list[str]] = []
+    try:
+        tap_dirs = _strings(gateway, [lc.store.fs.uri(p.location) for p in taps])
+        rewritten = provenance.rewrite(plans, columns, ids, tap_dirs, _strings(gateway, [p.capture_id for p in taps]))
+        tapped = [[str(s) for s in parents] for parents in provenance.tapped()]
+    finally:
+        for point in taps[len(tapped):]:
+            lc.store.points.pop(point.capture_id, None)
+    for point, parents in zip(taps, tapped, strict=False):
+        point.parents = parents
     slots = tuple(Slot(str(s), str(c), bool(b)) for s, c, b in
                   zip(provenance.slotSources(), provenance.slotColumns(), provenance.slotSets(), strict=True))
     return CapturedDataFrame(lc, DataFrame(rewritten, spark), slots, str(provenance.rule()))
+
+
+def _strings(gateway: Any, items: list[str]) -> Any:
+    """A Java String[] of ``items``."""
+    array = gateway.new_array(gateway.jvm.String, len(items))
+    for i, item in enumerate(items):
+        array[i] = item
+    return array
 
 
 def _known_source(lc: Any, info: dict[str, str], rows: Any, made: CapturedDataFrame) -> CapturedDataFrame:

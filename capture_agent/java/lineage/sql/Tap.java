@@ -81,6 +81,8 @@ public final class Tap implements Serializable {
     static final int FEW = 256;
     /** Ids of a group of a {@link Few} (of one source) that go into its bitmaps together. */
     static final int FOLD = 1024;
+    /** Sources whose ids one tap takes at most. */
+    public static final int MAX_SOURCES = 3;
     /** A job with this local property "true" (a what-if replay) runs the taps without writing. */
     public static final String OFF = "lineage.taps.off";
 
@@ -88,7 +90,7 @@ public final class Tap implements Serializable {
     private final int slots;
     private transient Pairs pairs;
     /** The ids of the row the tap is at, of the sources before the last. */
-    private final long[] held = new long[3];
+    private final long[] held = new long[MAX_SOURCES];
 
     /** The Hadoop settings of the tables' writes, made once a JVM ({@link #hadoop}). */
     private static volatile Configuration hadoop;

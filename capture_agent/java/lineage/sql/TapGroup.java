@@ -2,16 +2,22 @@ package lineage.sql;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.BitwiseAnd;
+import org.apache.spark.sql.catalyst.expressions.BitwiseOr;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.IsNull;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.XxHash64;
 import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate;
 import org.apache.spark.sql.classic.ExpressionUtils;
 import org.apache.spark.sql.functions;
@@ -59,15 +65,26 @@ public final class TapGroup extends DeclarativeAggregate {
      * there).
      */
     public static Column groupHash(Dataset<Row> frame, Column[] keys) {
-        if (keys.length == 0) {
-            return functions.lit(0L);
+        List<Expression> expressions = new ArrayList<>();
+        for (Column key : keys) {
+            expressions.add(ExpressionUtils.expression(key));
         }
-        StructField[] fields = frame.select(keys).schema().fields();
-        List<Column> hashed = new ArrayList<>();
-        List<Column> nullable = new ArrayList<>();
-        for (int i = 0; i < keys.length; i++) {
+        StructField[] fields = keys.length == 0 ? new StructField[0] : frame.select(keys).schema().fields();
+        return ExpressionUtils.column(groupHash(expressions, fields,
+                key -> ExpressionUtils.expression(functions.to_json(ExpressionUtils.column(key)))));
+    }
+
+    /** {@link #groupHash(Dataset, Column[])} of key expressions of the types and nullability of
+     * {@code fields}; {@code toJson} makes the JSON text of a struct or array key. */
+    public static Expression groupHash(List<Expression> keys, StructField[] fields, UnaryOperator<Expression> toJson) {
+        if (keys.isEmpty()) {
+            return longLiteral(0L);
+        }
+        List<Expression> hashed = new ArrayList<>();
+        List<Expression> nullable = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
             DataType type = fields[i].dataType();
-            Column key = type instanceof ArrayType || type instanceof StructType ? functions.to_json(keys[i]) : keys[i];
+            Expression key = type instanceof ArrayType || type instanceof StructType ? toJson.apply(keys.get(i)) : keys.get(i);
             hashed.add(key);
             if (fields[i].nullable()) {
                 nullable.add(key);
@@ -75,26 +92,36 @@ public final class TapGroup extends DeclarativeAggregate {
         }
         if (nullable.size() > 1) {
             for (int start = 0; start < nullable.size(); start += 62) {
-                Column mask = functions.lit(0L);
+                Expression mask = longLiteral(0L);
                 for (int bit = 0; bit < 62 && start + bit < nullable.size(); bit++) {
-                    Column key = nullable.get(start + bit);
-                    mask = mask.bitwiseOR(functions.when(key.isNull(), functions.lit(1L << bit)).otherwise(functions.lit(0L)));
+                    Expression isNull = new IsNull(nullable.get(start + bit));
+                    mask = new BitwiseOr(mask, new If(isNull, longLiteral(1L << bit), longLiteral(0L)));
                 }
                 hashed.add(mask);
             }
         }
-        return functions.xxhash64(hashed.toArray(new Column[0])).bitwiseAND(functions.lit(Long.MAX_VALUE));
+        return new BitwiseAnd(new XxHash64(CollectionConverters.asScala(hashed).toSeq(), 42L), longLiteral(Long.MAX_VALUE));
+    }
+
+    private static Expression longLiteral(long value) {
+        return Literal.create(value, DataTypes.LongType);
+    }
+
+    /** The aggregate function {@code lineage_tap(hash, ids...)} over resolved expressions. */
+    public static Expression function(Tap tap, Expression hash, List<Expression> ids) {
+        List<Expression> all = new ArrayList<>();
+        all.add(hash);
+        all.addAll(ids);
+        return new TapGroup(tap, CollectionConverters.asScala(all).toSeq()).toAggregateExpression();
     }
 
     /** The aggregate function's column over the hash and the ids. */
     public static Column column(Tap tap, Column hash, Column[] ids) {
         List<Expression> all = new ArrayList<>();
-        all.add(ExpressionUtils.expression(hash));
         for (Column id : ids) {
             all.add(ExpressionUtils.expression(id));
         }
-        TapGroup fn = new TapGroup(tap, CollectionConverters.asScala(all).toSeq());
-        return ExpressionUtils.column(fn.toAggregateExpression());
+        return ExpressionUtils.column(function(tap, ExpressionUtils.expression(hash), all));
     }
 
     private static Seq<Expression> seq(Expression... items) {

@@ -2,13 +2,25 @@ package lineage.sql.provenance;
 
 import java.util.ArrayList;
 import java.util.List;
+import lineage.sql.Tap;
+import lineage.sql.TapGroup;
+import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
 
-/** An aggregate's row holds, per source, the set of the ids of every row of its group
- * (lineage_ids, lineage_union: {@code lineage.sql.IdSets}), aggregated beside Spark's own. */
+/**
+ * An aggregate over one to three sources' ids (not sets) is tapped, as a captured DataFrame's
+ * aggregate is ({@code lineage.sql.Tap}): Spark's own aggregate, with one more function that is
+ * the group's 63-bit hash and, on the map side, writes which ids went into which group as the
+ * tables of a combiner point; an output row's id there is its group's hash. Any other aggregate's
+ * row holds, per source, the set of the ids of every row of its group (lineage_ids,
+ * lineage_union: {@code lineage.sql.IdSets}), aggregated beside Spark's own: that set travels
+ * through the shuffle, which costs a row a bitmap insertion and the group's set its bytes.
+ */
 final class AggregateIds implements OperatorRewrite {
 
     @Override
@@ -31,9 +43,25 @@ final class AggregateIds implements OperatorRewrite {
         Aggregate aggregate = (Aggregate) node;
         Carried child = children.get(0);
         List<NamedExpression> list = new ArrayList<>(Scala.list(aggregate.aggregateExpressions()));
-        List<Slot> slots = rewriter.gathered(child.slots(), list);
+        Tap tap = rewriter.tapFor(child.slots());
+        List<Slot> slots = tap == null ? rewriter.gathered(child.slots(), list) : List.of(tapped(aggregate, child, tap, list, rewriter));
         Aggregate plan = new Aggregate(aggregate.groupingExpressions(), Scala.seq(list), child.plan(),
                 aggregate.hint());
         return new Carried(plan, slots, "sum");
+    }
+
+    /** The tap's function over the group's hash and the child's ids, added to {@code list}; its slot. */
+    private static Slot tapped(Aggregate aggregate, Carried child, Tap tap, List<NamedExpression> list,
+            Rewriter rewriter) {
+        List<Expression> keys = Scala.list(aggregate.groupingExpressions());
+        StructField[] fields = new StructField[keys.size()];
+        for (int i = 0; i < fields.length; i++) {
+            fields[i] = new StructField("k" + i, keys.get(i).dataType(), keys.get(i).nullable(), Metadata.empty());
+        }
+        Expression hash = TapGroup.groupHash(keys, fields, key -> rewriter.call("to_json", key));
+        List<Expression> ids = new ArrayList<>(child.slotAttributes());
+        Alias group = rewriter.alias(TapGroup.function(tap, hash, ids), rewriter.fresh());
+        list.add(group);
+        return new Slot(rewriter.lastTapPoint(), group.toAttribute(), false);
     }
 }

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.classic.Dataset;
@@ -23,7 +24,9 @@ public final class Provenance {
     private final SparkSession session;
     private final LogicalPlan plan;
     private final List<LogicalPlan> leaves = new ArrayList<>();
+    private int aggregates;
     private Carried carried;
+    private List<List<String>> tapped = List.of();
 
     public Provenance(SparkSession session, LogicalPlan plan) {
         this.session = session;
@@ -32,6 +35,9 @@ public final class Provenance {
     }
 
     private void collect(LogicalPlan node) {
+        if (node instanceof Aggregate) {
+            aggregates++;
+        }
         if (SourceLeaf.isReadable(node)) {
             for (LogicalPlan known : leaves) {
                 if (known == node) {
@@ -57,24 +63,43 @@ public final class Provenance {
         return leaves;
     }
 
+    /** The aggregates of the plan (its subqueries' too): at most this many taps ({@link #rewrite}). */
+    public int aggregates() {
+        return aggregates;
+    }
+
     public Map<String, String> describe(int leaf) {
         return SourceLeaf.describe(leaves.get(leaf));
     }
 
     /** The query rewritten, leaf {@code i} read from {@code plans[i]} (its columns, then its ids in
      * column {@code idColumns[i]}: the ids of source {@code sources[i]}); its columns the query's,
-     * then the hidden ones ({@link #slotColumns}).
+     * then the hidden ones ({@link #slotColumns}). The aggregates that can be tapped take the
+     * combiner points {@code tapDirs[j]}, {@code tapIds[j]} in turn ({@link #tapped}).
      *
      * @throws Refused an operator cannot be carried */
-    public Dataset<Row> rewrite(LogicalPlan[] plans, String[] idColumns, String[] sources) {
+    public Dataset<Row> rewrite(LogicalPlan[] plans, String[] idColumns, String[] sources, String[] tapDirs,
+            String[] tapIds) {
         IdentityHashMap<LogicalPlan, Rewriter.Source> made = new IdentityHashMap<>();
         for (int i = 0; i < plans.length; i++) {
             made.put(leaves.get(i), new Rewriter.Source(plans[i], idColumns[i], sources[i]));
         }
-        carried = new Rewriter(session, made).carry(plan);
+        List<Rewriter.TapPoint> taps = new ArrayList<>();
+        for (int j = 0; j < tapDirs.length; j++) {
+            taps.add(new Rewriter.TapPoint(tapDirs[j], tapIds[j]));
+        }
+        Rewriter rewriter = new Rewriter(session, made, taps);
+        carried = rewriter.carry(plan);
+        tapped = rewriter.tapped;
         List<NamedExpression> list = new ArrayList<>(Scala.list(plan.output()));
         list.addAll(carried.slotAttributes());
         return Dataset.ofRows(session, new Project(Scala.seq(list), carried.plan()));
+    }
+
+    /** The sources of the ids each tap the rewrite took was given (tap {@code j}: {@code
+     * tapIds[j]}), the parents of its combiner point; the points past these were not used. */
+    public String[][] tapped() {
+        return tapped.stream().map(sources -> sources.toArray(new String[0])).toArray(String[][]::new);
     }
 
     public String[] slotColumns() {

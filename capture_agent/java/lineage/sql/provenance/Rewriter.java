@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.Metadata;
+import lineage.sql.Tap;
 import scala.Option;
 
 /**
@@ -23,13 +24,39 @@ final class Rewriter {
     record Source(LogicalPlan plan, String idColumn, String id) {
     }
 
+    /** A combiner point the caller made for an aggregate's tap: where its tables go, and its id. */
+    record TapPoint(String dir, String id) {
+    }
+
     final SparkSession session;
     private final IdentityHashMap<LogicalPlan, Source> sources;
+    private final List<TapPoint> taps;
+    /** The sources of the ids each tap taken so far was given (its point's parents). */
+    final List<List<String>> tapped = new ArrayList<>();
     private int names;
 
-    Rewriter(SparkSession session, IdentityHashMap<LogicalPlan, Source> sources) {
+    Rewriter(SparkSession session, IdentityHashMap<LogicalPlan, Source> sources, List<TapPoint> taps) {
         this.session = session;
         this.sources = sources;
+        this.taps = taps;
+    }
+
+    /**
+     * The next free tap for an aggregate over {@code slots}, or null (a tap takes 1 to {@link
+     * Tap#MAX_SOURCES} sources' ids, none a set; else the aggregate gathers sets).
+     */
+    Tap tapFor(List<Slot> slots) {
+        if (tapped.size() >= taps.size() || slots.isEmpty() || slots.size() > Tap.MAX_SOURCES
+                || slots.stream().anyMatch(Slot::set)) {
+            return null;
+        }
+        tapped.add(slots.stream().map(Slot::source).toList());
+        return new Tap(taps.get(tapped.size() - 1).dir(), slots.size());
+    }
+
+    /** The id of the point of the tap {@link #tapFor} gave last. */
+    String lastTapPoint() {
+        return taps.get(tapped.size() - 1).id();
     }
 
     Source sourceOf(LogicalPlan leaf) {
