@@ -22,9 +22,10 @@ joins, DISTINCT into aggregates and CTEs into their uses, the rewrite sees few k
 
 Leaves become the agent's sources (``capture.frame_sources``: one class per kind below, chosen by
 the leaf's format): files of Parquet, ORC, CSV, JSON Lines and text read in the JVM with their ids,
-local rows, RDD rows and ranges written once to Parquet in the run's folder. Anything else
-(a cached frame, a scalar subquery, pandas UDFs over whole partitions, a reader option the
-agent's readers do not know...) is refused by name before anything runs (``UnsupportedOperation``):
+local rows, RDD rows and ranges written once to Parquet in the run's folder; a cached frame is read
+as the query that filled its cache. Anything else (a cached frame that is not deterministic, pandas
+UDFs over whole partitions, a reader option the agent's readers do not know...) is refused by name
+before anything runs (``UnsupportedOperation``):
 the caller runs the query plain and reports it not captured.
 """
 

@@ -160,6 +160,25 @@ def test_a_query_the_rewrite_refuses_runs_plain_and_is_reported_by_operator(reco
     assert all("FlatMapGroupsInPandas" in why for _, why in actions)
 
 
+def test_a_cached_frame_is_captured_from_its_sources(records: Any, spark: Any) -> None:
+    """A cached frame (df.cache(), the job's plain queries read the cache) is captured as the query
+    that filled it: answers equal plain Spark's, traces reach the rows of the tables it read."""
+    from pyspark.sql import functions as F
+
+    big = spark.table("orders").where(F.col("amount") > 3).join(spark.table("customers"), "customer_id").cache()
+    assert big.count() == sum(1 for o in ORDERS if o[2] > 3)
+    totals = big.groupBy("country").agg(F.sum("amount").alias("total"))
+    got = totals.collect()
+    assert counted(got) == plain_rows(totals)
+    assert not json.loads((Path(records.store.run_dir) / "run.json").read_text()).get("not_captured")
+    for row in got:
+        ids = {c[0] for c in CUSTOMERS if c[1] == row.country}
+        kept = [o for o in ORDERS if o[1] in ids and o[2] > 3]
+        traced = output(records).filter(lambda r, country=row.country: r.country == country).goBackAll().collect()
+        assert counted(traced) == counted(kept + [customer(c) for c in sorted({o[1] for o in kept})])
+    big.unpersist()
+
+
 def test_exists_on_a_condition_other_than_equal_keys(records: Any, spark: Any) -> None:
     """EXISTS comparing a right column by <> (TPC-DS 16): a left row matches several right groups,
     and traces to every right row it matched."""

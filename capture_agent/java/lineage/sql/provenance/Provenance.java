@@ -30,8 +30,8 @@ public final class Provenance {
 
     public Provenance(SparkSession session, LogicalPlan plan) {
         this.session = session;
-        this.plan = plan;
-        collect(plan);
+        this.plan = CachedPlans.expand(session, plan);
+        collect(this.plan);
     }
 
     private void collect(LogicalPlan node) {
