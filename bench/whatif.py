@@ -93,17 +93,17 @@ def timed_replays(lc: Any, sc: Any, target: str, deleted: Any) -> tuple[float, f
     """Seconds of the what-if's replay alone (the kept job replayed from aggregates: on the touched
     keys only where it can) and of the same stages replayed on all keys from the count's kept
     aggregates, the latter's output, and how the former ran (``StoredJob.report``)."""
-    from capture_agent.record.query.selective import aggregated_combines
-    from capture_agent.record.query.stored_job import Build, StoredJob
+    from capture_agent.record.query.replay_strategies import FROM_KEPT, FromAggregates, Replay
+    from capture_agent.record.query.stored_job import StoredJob
 
     job = StoredJob(lc.store, sc, lc.kept.document())
     started = time.perf_counter()
-    job.replay_from_aggregates(target, deleted)
+    job.replayed(Replay(target, deleted, job=job), FROM_KEPT)
     restricted = time.perf_counter() - started
     report = job.report()
     started = time.perf_counter()
-    given = aggregated_combines(job, Build(job, deleted), deleted)
-    all_keys = job.redo(target, Build(job, deleted, given))
+    all_keys = FromAggregates().rows(Replay(target, deleted, job=job))
+    assert all_keys is not None, "no combine kept its aggregates"
     return restricted, time.perf_counter() - started, all_keys, report
 
 

@@ -60,7 +60,7 @@ function renderWhatIfSummary(q) {
     el('h2', {}, 'At the outputs'),
     el('ul', { class: 'fates', id: 'output-fates' }, counts),
     el('p', { class: 'replay' }, replay.done
-      ? `New values of changed outputs: computed by replaying the job's own functions on what remains${replay.how ? ` (${replay.how})` : ''}.`
+      ? `New values of changed outputs: computed by replaying the job's own functions on what remains${replay.how ? ` (${replay.description || replay.how})` : ''}.`
       : `New values not computed: ${replay.reason ?? 'replay was not possible'}. The classes above come from the lineage alone.`));
 }
 

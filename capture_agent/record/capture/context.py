@@ -38,8 +38,9 @@ from capture_agent.record.query.engine import TraceEngine
 from capture_agent.record.query.executors import check_executors, ship_task_code
 from capture_agent.record.query.lineage_rdd import LineageRDD
 from capture_agent.record.query.recipes import READ, SC, Recipe
+from capture_agent.record.query.replay_strategies import Replay, replayed, report
 from capture_agent.record.query.session import TraceSession
-from capture_agent.record.query.stored_job import FRAME_QUERY, WHOLE_JOB, StoredJob
+from capture_agent.record.query.stored_job import StoredJob
 from capture_agent.record.query.values import Predicate
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import SHIFT, split_by_partition
@@ -278,18 +279,17 @@ class LineageContext:
         run = self.outputs.get(target)
         if run is None:
             raise ReplayNotPossible(f"{target} is not the output of an action of this context")
-        if run.frame_redo is not None:
-            self._replay_report = {"how": FRAME_QUERY, "keys_replayed": {}, "stages_in_full": []}
-            return list(run.frame_redo(deleted))
         job = StoredJob(self.store, self.sc, self.kept.document()) if target in self.kept.outputs else None
         if job is not None and job.why_not(target) is None:
             job.values = self.lineage_session.values
-            found = job.replay_from_aggregates(target, deleted, dead)
-            if found is not None:  # the untouched partitions' kept aggregates stood in for them
-                self._replay_report = job.report()
-                return found
-        self._replay_report = {"how": WHOLE_JOB, "keys_replayed": {}, "stages_in_full": []}
-        return rerun_without(self.compiler, run, deleted)
+        else:
+            job = None
+        replay = Replay(target, deleted, dead, job=job, frame_redo=run.frame_redo,
+                        whole=lambda: rerun_without(self.compiler, run, deleted))
+        found = replayed(replay)
+        assert found is not None  # the whole job always applies
+        self._replay_report = report(replay, found[1])
+        return found[0]
 
     def _replay(self, point: CapturePoint, ids: BitMap64, predicate: Predicate) -> list[tuple[int, Any]]:
         """Recomputes the partitions of ``point`` that hold ``ids`` and picks those records."""

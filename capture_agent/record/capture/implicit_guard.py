@@ -63,6 +63,12 @@ def why_plain(exc: BaseException) -> str:
     if isinstance(exc, UnsupportedOperation):
         return str(exc)
     text = str(exc).strip()
+    java = getattr(exc, "java_exception", None)  # py4j's error: its Java exception's own words
+    if java is not None:
+        try:
+            text = str(java.toString()).strip() or text
+        except Exception:  # noqa: BLE001 - the gateway may be gone; py4j's text says less but stands
+            pass
     return f"the capture failed: {type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 

@@ -20,10 +20,9 @@ from pyroaring import BitMap, BitMap64
 from pyspark.core.rdd import RDD
 
 from capture_agent.record.errors import ReplayNotPossible
-from capture_agent.record.query.delta import DeltaReplay
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.recipes import Recipe, Redo, Ref
-from capture_agent.record.query.selective import aggregated_combines, selective_rerun
+from capture_agent.record.query.replay_strategies import STRATEGIES, Replay, ReplayStrategy, replayed, report
 from capture_agent.record.storage.ids import split_by_partition
 from capture_agent.record.storage.manifest import LineageStore
 from capture_agent.record.worker.functions import dropping
@@ -54,15 +53,6 @@ def _named(name: str) -> Any:
     return getattr(importlib.import_module(module), qualname)
 
 
-# How a rerun computed its new output (``StoredJob.last_replay``, a what-if's summary):
-SELECTIVE = "only the partitions the deletion touches, merged with the aggregates the others kept"
-RESTRICTED = ("the keys the deletion touches only, at each combine and each later shuffle, the other keys' output "
-              "taken from the kept one")
-FROM_AGGREGATES = "the stages after each combine the deletion reaches, run on its kept aggregates"
-WHOLE_JOB = "the whole job again, on the input without the deleted records"
-FRAME_QUERY = "the DataFrame query again, its sources filtering out the deleted rows"
-
-
 class StoredJob:
     """The job kept in a run's folder; ``rerun`` is a ``TraceSession`` rerun."""
 
@@ -72,10 +62,8 @@ class StoredJob:
         self.job = document
         self._folder = store.fs.join(store.run_dir, FOLDER)
         self._functions: dict[str, StoredFunction] = {}
-        # how the last rerun computed its output (SELECTIVE, RESTRICTED, FROM_AGGREGATES, WHOLE_JOB)
-        self.last_replay = ""
-        self.keys_replayed: dict[str, int] = {}  # RESTRICTED: keys replayed per combine and later shuffle
-        self.stages_in_full: list[str] = []  # RESTRICTED: the later shuffles whose whole old output was needed
+        self.last_replay: Replay | None = None  # the last rerun's question and its answer's strategy
+        self.last_strategy: ReplayStrategy | None = None
         self.values: Any = None  # the run's query.values.ValueReader: deleted input records, read back
 
     @classmethod
@@ -102,14 +90,17 @@ class StoredJob:
         return self.job["not_kept"].get(target) or f"the job's functions were not kept for {target}"
 
     def report(self) -> dict[str, Any]:
-        """How the last rerun computed its output: ``how`` (``last_replay``), ``keys_replayed`` and
-        ``stages_in_full`` (key-restricted replays)."""
-        return {"how": self.last_replay, "keys_replayed": dict(self.keys_replayed),
-                "stages_in_full": list(self.stages_in_full)}
+        """How the last rerun computed its output (``replay_strategies.report``)."""
+        return report(self.last_replay, self.last_strategy)
+
+    def build(self, deleted: Frontier, given: dict[int, RDD] | None = None) -> Build:
+        """A replay's plain RDDs without ``deleted`` (``given`` nodes' RDDs standing in for theirs)."""
+        return Build(self, deleted, given)
 
     def rerun(self, target: str, deleted: Frontier, dead: BitMap64 | None = None) -> list[Any]:
-        """``target``'s action again on the inputs without ``deleted`` ({input capture id: ids});
-        ``dead``: the target's records lineage says die (selective replay uses them).
+        """``target``'s action again on the inputs without ``deleted`` ({input capture id: ids}), by
+        the first strategy of ``replay_strategies.STRATEGIES`` that applies; ``dead``: the target's
+        records lineage says die (selective replay uses them).
 
         Raises:
             ReplayNotPossible: why (not kept, an input that cannot leave records out or differs
@@ -118,21 +109,15 @@ class StoredJob:
         why = self.why_not(target)
         if why is not None:
             raise ReplayNotPossible(why)
-        if target in self.job.get("frames", {}):
-            self.last_replay = FRAME_QUERY
-            self.keys_replayed, self.stages_in_full = {}, []
-            return self.frame_rows(target, deleted)
-        nodes = self.job["nodes"]
-        inputs = {n["input"]: n for n in nodes.values() if "input" in n}
-        for cid in deleted:
-            check_deletable(cid, inputs[cid]["op"] if cid in inputs else None, target)
+        if target not in self.job.get("frames", {}):
+            nodes = self.job["nodes"]
+            inputs = {n["input"]: n for n in nodes.values() if "input" in n}
+            for cid in deleted:
+                check_deletable(cid, inputs[cid]["op"] if cid in inputs else None, target)
         try:
-            found = self.replay_from_aggregates(target, deleted, dead)
-            if found is not None:
-                return found
-            self.last_replay = WHOLE_JOB
-            self.keys_replayed, self.stages_in_full = {}, []
-            return self.redo(target, Build(self, deleted))
+            found = self.replayed(Replay(target, deleted, dead, job=self), STRATEGIES)
+            assert found is not None  # the whole job always applies
+            return found
         except OutsideTask as exc:
             raise ReplayNotPossible(str(exc)) from None
         except Exception as exc:
@@ -141,29 +126,15 @@ class StoredJob:
                 raise ReplayNotPossible(line.split("RuntimeError: ", 1)[-1].strip()) from None
             raise
 
-    def replay_from_aggregates(self, target: str, deleted: Frontier, dead: BitMap64 | None = None) -> list[Any] | None:
-        """``target`` without ``deleted`` from what capture kept, if it can: the touched partitions
-        only (``selective_rerun``), else the keys the deletion touches only at each stage after the
-        combines it reaches (``delta.DeltaReplay``), else those stages on all keys, run on the
-        combines' kept aggregates (``aggregated_combines``); None when none applies
-        (``last_replay`` says which did)."""
-        build = Build(self, deleted)
-        self.keys_replayed, self.stages_in_full = {}, []
-        found = selective_rerun(self, build, target, deleted, dead)
-        if found is not None:
-            self.last_replay = SELECTIVE
-            return found
-        delta = DeltaReplay(self, build, deleted)
-        found = delta.run(target)
-        if found is not None:
-            self.last_replay = RESTRICTED
-            self.keys_replayed, self.stages_in_full = delta.keys_replayed, delta.stages_in_full
-            return found
-        given = aggregated_combines(self, build, deleted)
-        if not given:
+    def replayed(self, replay: Replay, strategies: tuple[ReplayStrategy, ...]) -> list[Any] | None:
+        """The new rows by the first of ``strategies`` that applies (kept as ``last_replay``,
+        ``last_strategy``), or None."""
+        self.last_replay, self.last_strategy = replay, None
+        found = replayed(replay, strategies)
+        if found is None:
             return None
-        self.last_replay = FROM_AGGREGATES
-        return self.redo(target, Build(self, deleted, given))
+        self.last_strategy = found[1]
+        return found[0]
 
     def redo(self, target: str, build: Build) -> list[Any]:
         """``target``'s action on ``build``'s plain RDDs (whose given nodes stand in for theirs)."""

@@ -17,6 +17,7 @@ from typing import Any
 from django.utils import timezone
 
 from capture_agent.record.errors import ReplayNotPossible
+from capture_agent.record.query.replay_strategies import report
 from capture_agent.record.query.whatif import Classes, Impact, what_if_deleted
 from capture_agent.record.query.whatif_results import WhatIfSummary, write_whatif
 from lineage_server.tracing.models import Trace, TraceStatus
@@ -93,8 +94,7 @@ def _finish(trace: Trace, opened: Opened, impact: Impact, summary: WhatIfSummary
         "target": server(impact.target),
         "deleted_at": {server(cid): len(ids) for cid, ids in impact.seeds.items()},
         "replay": {"done": why_not is None, "reason": why_not,
-                   **(run.job.report() if why_not is None and run.job is not None else
-                      {"how": "", "keys_replayed": {}, "stages_in_full": []})},
+                   **(run.job.report() if why_not is None and run.job is not None else report(None, None))},
         "points": points,
         "output": summary.output,
         "first_changed": [{**r, "capture_id": server(r["capture_id"])} for r in summary.first_changed],

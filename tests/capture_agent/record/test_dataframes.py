@@ -347,7 +347,7 @@ def test_what_if_fates_from_lineage(frames: dict[str, Any]) -> None:
 def test_what_if_replays_the_query_without_the_deleted_rows(frames: dict[str, Any]) -> None:
     from pyspark.sql import functions as F
 
-    from capture_agent.record.query.stored_job import FRAME_QUERY
+    from capture_agent.record.query.replay_strategies import FrameQuery
 
     per_customer = frames["orders"].where(F.col("amount") > 2).groupBy("customer_id") \
         .agg(F.sum("amount").alias("total"), F.count("*").alias("n"))
@@ -368,7 +368,7 @@ def test_what_if_replays_the_query_without_the_deleted_rows(frames: dict[str, An
     assert sorted((old.customer_id, (old.total, old.n), (new.total, new.n)) for old, new in impact.changed()) == \
         sorted((c, before[c], after[c]) for c in after if after[c] != before[c])
     assert sorted(r.customer_id for r in impact.unchanged()) == sorted(c for c in after if after[c] == before[c])
-    assert impact.appeared() == [] and impact.replay()["how"] == FRAME_QUERY
+    assert impact.appeared() == [] and impact.replay()["how"] == FrameQuery.name
     # the replay's aggregate wrote no tables over the capture's: the lineage is still the whole one
     assert back(per_customer, where("customer_id", "c3")) == rows([o for o in ORDERS if o[1] == "c3" and o[2] > 2])
     # a count: its one row changes; and the next collect runs without any deletion again

@@ -11,7 +11,7 @@ from operator import add
 import pytest
 
 from capture_agent.record import LineageContext
-from capture_agent.record.query.stored_job import FROM_AGGREGATES, RESTRICTED
+from capture_agent.record.query.replay_strategies import FromAggregates, Restricted
 from capture_agent.record.storage.tables import aggregates_name
 
 pytestmark = pytest.mark.spark
@@ -106,7 +106,7 @@ def test_delta_replay_equals_a_plain_rerun_on_the_remaining_lines(spark, sc, tmp
         impact = source.getLineage().filter(doomed).whatIfDeleted()
         expected = oracle(sc, [line for line in lines if not doomed(line)], topics, later)
         check_invariants(impact, original, expected)
-        assert impact.replay()["how"] == RESTRICTED, name
+        assert impact.replay()["how"] == Restricted.name, name
 
 
 def test_words_grouped_by_count_replay_only_the_counts_a_deletion_touches(spark, sc, tmp_path, write_text):
@@ -129,7 +129,7 @@ def test_words_grouped_by_count_replay_only_the_counts_a_deletion_touches(spark,
     assert sorted(impact.unchanged()) == [(6, ["b"]), (7, ["g"]), (8, ["h"])]
     check_invariants(impact, original, [(2, ["c", "d"]), (3, ["e"]), (4, ["a"]), (6, ["b"]), (7, ["g"]), (8, ["h"])])
     replay = impact.replay()
-    assert replay["how"] == RESTRICTED
+    assert replay["how"] == Restricted.name
     # the count merged again a and c only (their map-side aggregates changed), the grouping 4 counts
     assert sorted((label.split(" ")[0], n) for label, n in replay["keys_replayed"].items()) == \
         [("groupByKey", 4), ("reduceByKey", 2)]
@@ -170,4 +170,4 @@ def test_a_shape_it_does_not_cover_falls_back_to_all_keys(spark, sc, tmp_path, w
     original = result.collect()
     impact = source.getLineage().filter(lambda line: "d" in line).whatIfDeleted()
     check_invariants(impact, original, [(1, 3), (2, 1)])
-    assert impact.replay()["how"] == FROM_AGGREGATES
+    assert impact.replay()["how"] == FromAggregates.name

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from capture_agent.record import LineageRun, ReplayNotPossible
-from capture_agent.record.query.stored_job import FOLDER, FRAME_QUERY, JOB_FILE
+from capture_agent.record.query.replay_strategies import FrameQuery
+from capture_agent.record.query.stored_job import FOLDER, JOB_FILE
 
 pytestmark = pytest.mark.spark
 
@@ -73,7 +74,7 @@ def test_a_frame_s_plan_is_kept_and_replayed_from_the_folder(lc: Any, sc: Any, o
     assert sorted((old.country, (old.total, old.n), (new.total, new.n)) for old, new in impact.changed()) == \
         sorted((c, before[c], after[c]) for c in after if after[c] != before[c])
     assert impact.deleted() == [] and impact.appeared() == []
-    assert impact.replay()["how"] == FRAME_QUERY
+    assert impact.replay()["how"] == FrameQuery.name
     # a customer's row left out: the other source of the same plan
     [customers] = [p.capture_id for p in run.capture_points() if p.op == "createDataFrame"]
     impact = run.lineage(customers).filter(lambda r: r.country == "fr").whatIfDeleted(output)

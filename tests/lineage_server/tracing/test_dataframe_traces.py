@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from capture_agent.record.query.stored_job import FRAME_QUERY
+from capture_agent.record.query.replay_strategies import FrameQuery
 from capture_agent.record.query.whatif_results import iter_whatif
 from capture_agent.record.storage.fs import StoreFS
 from lineage_server.catalog.models import Application, CapturePoint
@@ -76,7 +76,7 @@ def test_a_what_if_replays_the_kept_query_for_new_totals(frame_job: tuple[str, l
     done = run_trace(whatif.pk, spark=lambda: sc)
     assert done is not None and done.status == "succeeded", done and done.error
     replay = done.summary["replay"]
-    assert (replay["done"], replay["reason"], replay["how"]) == (True, None, FRAME_QUERY)
+    assert (replay["done"], replay["reason"], replay["how"]) == (True, None, FrameQuery.name)
     before = frame_totals(ORDERS, CUSTOMERS)
     after = frame_totals([o for o in ORDERS if o[1] not in ("c0", "c3")], CUSTOMERS)
     assert {r.country: r.total for r in result} == before

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from capture_agent.record.query.stored_job import RESTRICTED
+from capture_agent.record.query.replay_strategies import Restricted
 from capture_agent.record.query.whatif_results import iter_whatif
 from capture_agent.record.storage.fs import StoreFS
 from lineage_server.catalog.models import Application, CapturePoint
@@ -71,7 +71,7 @@ def test_deleting_lines_replays_the_kept_job_for_new_totals(captured, analyst, s
     assert done.status == "succeeded", done.error
     summary = done.summary
     replay = summary["replay"]
-    assert (replay["done"], replay["reason"], replay["how"]) == (True, None, RESTRICTED)
+    assert (replay["done"], replay["reason"], replay["how"]) == (True, None, Restricted.name)
     # the join replays the words whose count changed; the topic sums need the join's whole output
     assert [label.split(" ")[0] for label in replay["stages_in_full"]] == ["join"]
     assert {label.split(" ")[0] for label in replay["keys_replayed"]} == {"reduceByKey", "join"}
@@ -97,8 +97,8 @@ def test_without_spark_the_classes_are_lineage_s_and_the_reason_is_given(capture
                         selection={"predicate": {"op": "prefix", "value": "disk,"}})
     done = _run(whatif.pk)
     assert done.status == "succeeded", done.error
-    assert done.summary["replay"] == {"done": False, "reason": NO_SPARK, "how": "", "keys_replayed": {},
-                                      "stages_in_full": []}
+    assert done.summary["replay"] == {"done": False, "reason": NO_SPARK, "how": "", "description": "",
+                                      "keys_replayed": {}, "stages_in_full": []}
     # deleting the disk -> storage row: storage still has cache words, so it is reached, not dead
     classes = _classes(done)
     assert classes["deleted"] == [] and classes["appeared"] == []

@@ -10,7 +10,7 @@ import io
 
 import pytest
 
-from capture_agent.record.query.stored_job import FRAME_QUERY, RESTRICTED
+from capture_agent.record.query.replay_strategies import FrameQuery, Restricted
 from tests.lineage_server.tracing.captured import TOTAL_CUSTOMERS, TOTAL_ORDERS, frame_totals, topic_totals
 from tests.lineage_server.tracing.test_traces_through_worker import all_records, wait_for
 from tests.lineage_server.worker import celery_worker
@@ -36,7 +36,7 @@ def test_a_what_if_run_by_the_worker_gives_old_and_new_totals(captured, client_a
         assert asked.json()["kind"] == "whatif" and "/api/v1/whatifs/" in asked.json()["url"]
         done = wait_for(analyst, asked.json()["url"], worker, log)
     assert done["status"] == "succeeded", done["error"]
-    assert (done["summary"]["replay"]["done"], done["summary"]["replay"]["how"]) == (True, RESTRICTED)
+    assert (done["summary"]["replay"]["done"], done["summary"]["replay"]["how"]) == (True, Restricted.name)
     after = topic_totals([line for line in captured.lines if "timeout" not in line])
     changed = all_records(analyst, done["links"]["records"], fate="changed", page_size=2,
                           capture_id=done["summary"]["target"])
@@ -78,7 +78,7 @@ def test_a_dataframe_what_if_run_by_the_worker_replays_the_kept_plan(frame_job, 
         assert asked.status_code == 202, asked.json()
         done = wait_for(analyst, asked.json()["url"], worker, log)
     assert done["status"] == "succeeded", done["error"]
-    assert (done["summary"]["replay"]["done"], done["summary"]["replay"]["how"]) == (True, FRAME_QUERY), \
+    assert (done["summary"]["replay"]["done"], done["summary"]["replay"]["how"]) == (True, FrameQuery.name), \
         done["summary"]["replay"]
     before = frame_totals(TOTAL_ORDERS, TOTAL_CUSTOMERS)
     after = frame_totals([o for o in TOTAL_ORDERS if o[2] not in (6.0, 7.0)], TOTAL_CUSTOMERS)
