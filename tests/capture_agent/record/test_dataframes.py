@@ -505,7 +505,7 @@ def test_groups_that_differ_only_by_where_their_nulls_are(lc: Any, spark: Any, t
 
 def test_large_groups_store_their_ids_as_bitmaps(lc: Any, spark: Any, tmp_path: Path) -> None:
     """A task whose groups hold 1024 rows or more on average writes each group's ids as a bitmap
-    (``Tap.SET_IDS``); traces both ways and a what-if's fates read them as they read lists, a group
+    (``TapTable.SET_IDS``); traces both ways and a what-if's fates read them as they read lists, a group
     with no row of one source included."""
     import pyarrow.parquet as pq
     from pyspark.sql import functions as F
@@ -537,7 +537,7 @@ def test_large_groups_store_their_ids_as_bitmaps(lc: Any, spark: Any, tmp_path: 
 
 def test_many_groups_and_unordered_ids_in_one_task(lc: Any, spark: Any, tmp_path: Path) -> None:
     """A task keeps its first 256 groups apart as rows come, then appends rows and sorts them
-    (``Tap.FEW``): past 256 groups, and when a join hands a group its ids out of order, the tables
+    (``TapFew.FEW``): past 256 groups, and when a join hands a group its ids out of order, the tables
     hold the same lineage."""
     from pyspark.sql import functions as F
 
@@ -561,8 +561,9 @@ def test_many_groups_and_unordered_ids_in_one_task(lc: Any, spark: Any, tmp_path
 
 
 def test_a_task_of_many_rows_and_fewer_groups_than_buckets(lc: Any, spark: Any, tmp_path: Path) -> None:
-    """Past 256 groups a task sorts its rows by group in buckets of about 512 rows (``Tap.Pairs``):
-    with 300 groups over 200,000 rows most buckets hold one group, a few hold two or more."""
+    """Past 256 groups a task sorts its rows by group in buckets of about 512 rows (``TapPairs``,
+    ``TapBuckets``): with 300 groups over 200,000 rows most buckets hold one group, a few hold two
+    or more."""
     from pyspark.sql import functions as F
 
     path = str(tmp_path / "range")
@@ -610,7 +611,7 @@ def test_collect_gives_pyspark_rows_of_every_type(lc: Any, spark: Any, tmp_path:
 
 def test_large_groups_fold_their_ids_into_bitmaps(lc: Any, spark: Any, tmp_path: Path) -> None:
     """A group of a task's first 256 keeps its ids, in order, in bitmaps, 1024 at a time
-    (``Tap.Few``, ``Tap.GroupIds``): a task of three large groups (its table holds bitmaps), a
+    (``TapFew``, ``TapGroupIds``): a task of three large groups (its table holds bitmaps), a
     large group among 200 one-row groups (lists), and a large group before 300 more (the task
     passes 256 groups, its groups' ids handed over), traced both ways."""
     from pyspark.sql import functions as F
@@ -639,7 +640,7 @@ def test_large_groups_fold_their_ids_into_bitmaps(lc: Any, spark: Any, tmp_path:
 
 def test_a_group_whose_ids_come_out_of_order_keeps_them_all(lc: Any, spark: Any, tmp_path: Path) -> None:
     """Rows sorted by a hash before they are grouped reach a group out of order, from two files
-    at once (``Tap.GroupIds``: its list of ids is sorted at the end, not folded into bitmaps):
+    at once (``TapGroupIds``: its list of ids is sorted at the end, not folded into bitmaps):
     every id is kept, traced both ways."""
     from pyspark.sql import functions as F
 
@@ -662,7 +663,7 @@ def test_a_group_whose_ids_come_out_of_order_keeps_them_all(lc: Any, spark: Any,
 def test_dense_ids_marked_by_group_and_the_ids_that_leave_the_window(lc: Any, spark: Any, tmp_path: Path,
                                                                       case: str) -> None:
     """A task of few groups marks each id's group in a byte window of its file's ids, a page for
-    each 65,536 (``Tap.Window``), made the groups' bitmaps at the end (eight bytes at once for few
+    each 65,536 (``TapWindow``), made the groups' bitmaps at the end (eight bytes at once for few
     groups, a file's first id inside its page too; a byte at a time for 20; a page's ids
     skipped by a filter: no page there, the next one started mid-way and grown), and moves them to
     the groups' lists at the first id that does not fit: ids eight times sparser than the window (one row in 16
@@ -705,7 +706,7 @@ def test_dense_ids_marked_by_group_and_the_ids_that_leave_the_window(lc: Any, sp
 
 def test_a_group_whose_ids_turn_out_of_order_after_some_in_order(lc: Any, spark: Any, tmp_path: Path) -> None:
     """A group's first ids come in order and go into its bitmaps, 1024 at a time; then an id comes
-    below them, and the group keeps the rest in its list (``Tap.GroupIds``): the table holds the
+    below them, and the group keeps the rest in its list (``TapGroupIds``): the table holds the
     bitmaps' ids and the list's, sorted together, traced both ways."""
     from pyspark.sql import functions as F
 

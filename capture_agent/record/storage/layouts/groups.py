@@ -6,11 +6,11 @@
 
 A DataFrame aggregate's records are its groups, named by a 63-bit hash of the group's columns
 (which the aggregate also groups by, so its output rows carry it). Each map task writes one table
-(``java/lineage/sql/Tap.java``): a row per group the task saw, sorted by group. A group's inputs
-are the union over every table, so a step reads them all (each skipping the row groups that cannot
-hold the wanted groups), and deletion counts add up per group over the tables. A task whose
-groups are large (1024 rows or more on average) writes each group's ids as a serialized BitMap64
-(binary) rather than a list: reading either gives the same ids.
+(``java/lineage/sql/TapTable.java``, for the tap ``Tap.java``): a row per group the task saw,
+sorted by group. A group's inputs are the union over every table, so a step reads them all (each
+skipping the row groups that cannot hold the wanted groups), and deletion counts add up per group
+over the tables. A task whose groups are large (1024 rows or more on average) writes each group's
+ids as a serialized BitMap64 (binary) rather than a list: reading either gives the same ids.
 """
 
 from __future__ import annotations
