@@ -41,10 +41,10 @@ export async function mountPipelinePage(root) {
   const mode = el('select', { id: 'mode', name: 'mode' },
     el('option', { value: 'datasets' }, 'Datasets'), el('option', { value: 'columns' }, 'Columns'));
   mode.value = new URLSearchParams(window.location.search).get('mode') === 'columns' ? 'columns' : 'datasets';
+  const modeHint = el('span', { class: 'hint' });
   const controls = el('form', { class: 'toolbar depth', id: 'depth-form' },
     el('label', { for: 'mode' }, 'Show'), mode,
-    upLabel, upstream, downLabel, downstream, apply,
-    el('span', { class: 'hint' }, 'edges from the centre · double-click a node to add its neighbours'));
+    upLabel, upstream, downLabel, downstream, apply, modeHint);
   const status = el('p', { class: 'graph-status', 'aria-live': 'polite' }, 'Loading the dataset graph…');
   const container = el('div', { id: 'graph', class: 'graph', role: 'img', 'aria-label': 'Dataset graph across applications' });
   const hint = () => el('p', { class: 'hint' }, 'Click a dataset or an application to see it; double-click to add its neighbours.');
@@ -103,6 +103,8 @@ export async function mountPipelinePage(root) {
       draw();
     }
     root.dataset.mode = mode.value;
+    modeHint.textContent = mode.value === 'columns' ? 'jobs from the centre · click a column to follow it'
+      : 'edges from the centre · double-click a node to add its neighbours';
     root.dataset.state = 'ready';
   }
 

@@ -77,6 +77,9 @@ export function columnMode(cy, { root, status, panel, toolsSlot }) {
     answer = await fetchJson(`${columnUrlOf(graphUrl)}?${params}`);
     picked = null;
     root.dataset.layout = 'running';
+    // the tools move the graph down: Cytoscape must measure its container again, or taps miss
+    toolsSlot.replaceChildren(tools);
+    cy.resize();
     cy.style(columnGraphStyle());
     cy.batch(() => {
       cy.elements().remove();
@@ -84,7 +87,6 @@ export function columnMode(cy, { root, status, panel, toolsSlot }) {
     });
     cy.layout(layout()).run();
     frameReadable(cy);
-    toolsSlot.replaceChildren(tools);
     const columns = answer.nodes.filter((n) => n.kind === 'column').length;
     const datasets = answer.nodes.length - columns;
     status.textContent = `${formatCount(columns)} column${columns === 1 ? '' : 's'} of ${formatCount(datasets)} dataset${datasets === 1 ? '' : 's'}`
@@ -97,6 +99,7 @@ export function columnMode(cy, { root, status, panel, toolsSlot }) {
 
   function leave() {
     toolsSlot.replaceChildren();
+    cy.resize();
     cy.style(graphStyle());
   }
 
