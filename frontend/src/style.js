@@ -235,17 +235,24 @@ export function columnGraphStyle() {
       style: {
         shape: 'round-rectangle', 'background-color': COLORS.readFill, 'background-opacity': 0.35,
         'border-color': COLORS.readBorder, 'text-valign': 'top', 'text-margin-y': -4, 'font-weight': 'bold',
-        padding: 10, 'text-events': 'yes',
+        padding: 10, 'text-events': 'yes', width: 10, height: 10, // a box's size is its columns'
       },
+    },
+    {
+      selector: 'node.dataset-box.flat',
+      style: { width: 'data(w)', height: 'data(h)', 'z-compound-depth': 'bottom', 'z-index': 0, 'text-valign': 'top',
+        'text-margin-y': -4 },
     },
     {
       selector: 'node.column',
       style: {
         shape: 'round-rectangle', 'background-color': '#fff', 'border-color': COLORS.operatorBorder,
-        'font-size': 11, width: (ele) => labelWidth(ele.data('label'), { min: 60, padding: 16 }), height: 24,
+        'font-size': 11, width: 'data(w)', height: 24, // column_graph.js sizes it to its label
       },
     },
     { selector: 'node.center', style: { 'border-width': 3 } },
+    // straight edges (a bezier's control points cost most of a first drawing of 650 edges)
+    { selector: 'edge', style: { 'curve-style': 'straight' } },
     ...Object.entries(KIND_COLORS).map(([kind, color]) => ({
       selector: `edge.kind-${kind}`, style: { width: 1.8, 'line-color': color, 'target-arrow-color': color },
     })),

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { columnUrlOf, impactUrlOf, kindClass, reach, toElements } from '../src/column_graph.js';
+import {
+  columnLayout, columnUrlOf, impactUrlOf, kindClass, placed, reach, ROW, toElements,
+} from '../src/column_graph.js';
 
 // raw.amount -> clean.total -> daily.sum -> report.daily_total; raw.name filters clean's rows
 const answer = {
@@ -97,5 +99,33 @@ describe('the column graph URLs', () => {
     assert.equal(impactUrlOf('column:2:a b&c:d', 3), '/api/v1/datasets/2/column-impact/?column=a+b%26c%3Ad&depth=3&format=csv');
     assert.equal(impactUrlOf('dataset:2', 3), null);
     assert.equal(kindClass('GROUP_BY'), 'kind-group-by');
+  });
+});
+
+describe('the column layout', () => {
+  it('stacks each dataset\'s columns in its box and lays the datasets out left to right', () => {
+    const elements = toElements(answer);
+    const layout = columnLayout(elements);
+    const x = (id) => layout.boxes.get(id).x;
+    assert.ok(x('dataset:1') < x('dataset:2') && x('dataset:2') < x('dataset:3') && x('dataset:3') < x('dataset:4'));
+    const amount = layout.positions.get('column:1:amount');
+    const name = layout.positions.get('column:1:name');
+    assert.equal(amount.x, x('dataset:1'));
+    assert.equal(name.y - amount.y, ROW);
+    const raw = layout.boxes.get('dataset:1');
+    assert.ok(amount.y > raw.y - raw.h / 2 && name.y < raw.y + raw.h / 2, 'inside its box');
+    assert.ok(layout.box.w > 0 && layout.box.x1 <= raw.x - raw.w / 2);
+  });
+
+  it('draws datasets as compound parents, or flat boxes behind their columns', () => {
+    const elements = toElements(answer);
+    const layout = columnLayout(elements);
+    const compound = byId(placed(elements, layout));
+    assert.equal(compound['column:1:amount'].data.parent, 'dataset:1');
+    assert.equal(compound['dataset:1'].position, undefined);
+    const flat = byId(placed(elements, layout, { flat: true }));
+    assert.equal(flat['column:1:amount'].data.parent, undefined);
+    assert.deepEqual(flat['dataset:1'].position, { x: layout.boxes.get('dataset:1').x, y: layout.boxes.get('dataset:1').y });
+    assert.ok(flat['dataset:1'].classes.includes('flat') && flat['dataset:1'].data.h > 0);
   });
 });
