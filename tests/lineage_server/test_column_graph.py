@@ -127,3 +127,18 @@ def test_the_openapi_schema_has_the_column_endpoints(viewer_client):
 def test_the_agents_input_names_are_the_catalogs_paths(path):
     namespace, name = openlineage_name(path)
     assert input_path({"namespace": namespace, "name": name}) == path
+
+
+def test_the_column_impact_command_prints_the_apis_csv(viewer_client, pipeline):
+    from django.core.management import CommandError, call_command
+
+    out = io.StringIO()
+    call_command("column_impact", "file:/raw", "amount", "--depth", "2", stdout=out)
+    api = viewer_client.get(f"/api/v1/datasets/{_pk('/raw')}/column-impact/?column=amount&depth=2&format=csv")
+    assert out.getvalue() == api.content.decode()
+    assert out.getvalue().splitlines()[1:] == ["1,file:/clean,total,TRANSFORMATION,local-clean",
+                                               "2,file:/daily,sum,AGGREGATION,local-daily"]
+    with pytest.raises(CommandError, match="No column 'nope'"):
+        call_command("column_impact", "file:/raw", "nope")
+    with pytest.raises(CommandError, match="No dataset"):
+        call_command("column_impact", "file:/nowhere", "x")
