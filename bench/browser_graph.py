@@ -26,6 +26,7 @@ issue's goals (5,000 operators in any shape): open under 1 s, a zoom under 200 m
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +93,42 @@ def post(url: str, token: str, batch: list[dict[str, Any]]) -> None:
         assert answer.status == 200, answer.read()
 
 
+@contextlib.contextmanager
+def served_page(prefix: str, stream: list[dict[str, Any]]) -> Iterator[tuple[Any, str]]:
+    """A real server (gunicorn, SQLite in a temporary folder) holding ``stream``'s agent events, and a
+    page of Debian's chromium (1280x800) logged in to it as the local admin: (page, base URL)."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        var = Path(tmp)
+        # SQLite in the temporary folder, whatever database this shell points at
+        env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+        env.update(LINEAGE_VAR_DIR=str(var), LINEAGE_HTTPS="false", SECRET_KEY=secrets.token_urlsafe(40))
+        manage = [sys.executable, str(ROOT / "manage.py")]
+        subprocess.run([*manage, "migrate", "-v", "0"], env=env, check=True, cwd=ROOT)
+        subprocess.run([*manage, "ensure_local_setup", "--var", str(var)], env=env, check=True, cwd=ROOT,
+                       stdout=subprocess.DEVNULL)
+        token = (var / "agent-token").read_text().strip()
+        password = (var / "admin-password").read_text().strip()
+        with running_server(env, var, workers=1, threads=4, celery=False) as server:
+            base = f"http://127.0.0.1:{server.port}"
+            for start in range(0, len(stream), 200):
+                post(f"{base}/api/v1/ingest/events/", token, stream[start:start + 200])
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
+                page = browser.new_page(viewport={"width": 1280, "height": 800})
+                page.set_default_timeout(600_000)
+                page.goto(f"{base}/login/")
+                page.fill("input[name='username']", "admin")
+                page.fill("input[name='password']", password)
+                page.click("button[type='submit'], input[type='submit']")
+                page.wait_for_load_state()
+                try:
+                    yield page, base
+                finally:
+                    browser.close()
+
+
 SHAPES = {"deep": (10, 20, 25), "wide": (50, 10, 10)}  # jobs, stages a job, operators a stage: 5,000 operators
 SETTLE_MS = 800  # before each timed action
 READY = "document.querySelector('#application-page')?.dataset.state === 'ready'"
@@ -123,84 +161,58 @@ def main() -> None:
     if args.shape:
         args.jobs, args.stages, args.ops = SHAPES[args.shape]
 
-    from playwright.sync_api import sync_playwright
-
-    with tempfile.TemporaryDirectory(prefix="bench-graph-") as tmp:
-        var = Path(tmp)
-        # SQLite in the temporary folder, whatever database this shell points at
-        env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
-        env.update(LINEAGE_VAR_DIR=str(var), LINEAGE_HTTPS="false", SECRET_KEY=secrets.token_urlsafe(40))
-        manage = [sys.executable, str(ROOT / "manage.py")]
-        subprocess.run([*manage, "migrate", "-v", "0"], env=env, check=True, cwd=ROOT)
-        subprocess.run([*manage, "ensure_local_setup", "--var", str(var)], env=env, check=True, cwd=ROOT,
-                       stdout=subprocess.DEVNULL)
-        token = (var / "agent-token").read_text().strip()
-        password = (var / "admin-password").read_text().strip()
-        with running_server(env, var, workers=1, threads=4, celery=False) as server:
-            base = f"http://127.0.0.1:{server.port}"
-            stream = events(args.jobs, args.stages, args.ops)
-            for start in range(0, len(stream), 200):
-                post(f"{base}/api/v1/ingest/events/", token, stream[start:start + 200])
-            operators = args.jobs * args.stages * args.ops
-            print(f"{operators} operators in {args.jobs * args.stages} stages of {args.jobs} jobs")
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
-                page = browser.new_page(viewport={"width": 1280, "height": 800})
-                page.set_default_timeout(600_000)
-                page.goto(f"{base}/login/")
-                page.fill("input[name='username']", "admin")
-                page.fill("input[name='password']", password)
-                page.click("button[type='submit'], input[type='submit']")
-                page.wait_for_load_state()
-                figures: dict[str, list[float]] = {}
-                page.evaluate("localStorage.clear()")  # the first open lays the graph out
-                for run in range(args.runs + 1):
-                    # from a blank page: the page before's own work (its minimap's thumbnail, drawn
-                    # 250 ms after the graph) held the next navigation's start for up to 2 s
-                    page.goto("about:blank")
-                    page.goto(f"{base}/applications/{APP_ID}/")  # no level in the URL: the readable one
-                    page.wait_for_function(f"({READY}) && ({IDLE})", polling="raf")
-                    nav = page.evaluate(
-                        """() => {
-                            const api = performance.getEntriesByType('resource')
-                                .find((e) => e.name.includes('/graph/'));
-                            const doc = performance.getEntriesByType('navigation')[0];
-                            return {open: performance.now(), api: api ? api.duration : NaN,
-                                    asked: api ? api.startTime : NaN, answered: api ? api.responseEnd : NaN,
-                                    ready: doc ? doc.domContentLoadedEventEnd : NaN};
-                        }"""
-                    )
-                    opened = "open (first visit)" if run == 0 else "open (laid out before)"
-                    figures.setdefault(opened, []).append(nav["open"])
-                    figures.setdefault("api", []).append(nav["api"])
-                    split = page.evaluate("window.lineageZoom.lastDraw()")
-                    print(f"  {opened} {nav['open']:.0f} ms: document ready {nav['ready']:.0f}, graph asked"
-                          f" {nav['asked']:.0f}, answered {nav['answered']:.0f} (api {nav['api']:.0f} ms), layout"
-                          f" {split['how']} {split['layout']:.0f} ms, whole draw {split['total']:.0f} ms", flush=True)
-                if args.screenshot:
-                    page.wait_for_timeout(SETTLE_MS)  # the minimap's thumbnail drawn
-                    page.screenshot(path=args.screenshot)
-                level = page.evaluate("window.lineageZoom.level()")
-                nodes = page.evaluate("window.lineageGraph.nodes().length")
-                print(f"opens at the {level} level, {nodes} nodes drawn")
-                steps = [("zoom in (one stage)", "window.lineageZoom.zoomIn('stage:0')"),
-                         ("zoom out (one stage)", "window.lineageZoom.zoomOut('stage:0')")] * args.runs
-                steps += [(f"level {name}", f"document.querySelector('#level-{name}').click()")
-                          for name in ("job", "application", "stage")]
-                if args.all_operators:
-                    steps.append(("level operator", "document.querySelector('#level-operator').click()"))
-                for name, action in steps:
-                    # each action alone: the minimap redraws its thumbnail 250 ms after the last drawing
-                    # (a full cy.png()), which must not land in the next action's frames
-                    page.wait_for_timeout(SETTLE_MS)
-                    figures.setdefault(name, []).append(timed(page, action))
-                    split = page.evaluate("window.lineageZoom.lastDraw()")
-                    print(f"  {name} {figures[name][-1]:.0f} ms: elements {split['elements']:.0f},"
-                          f" add {split['add']:.0f}, layout {split['layout']:.0f}"
-                          f" ({split['how']}, {split['nodes']} nodes),"
-                          f" view {split['view']:.0f}, whole draw {split['total']:.0f}",
-                          flush=True)
-                browser.close()
+    stream = events(args.jobs, args.stages, args.ops)
+    operators = args.jobs * args.stages * args.ops
+    print(f"{operators} operators in {args.jobs * args.stages} stages of {args.jobs} jobs")
+    with served_page("bench-graph-", stream) as (page, base):
+        figures: dict[str, list[float]] = {}
+        page.evaluate("localStorage.clear()")  # the first open lays the graph out
+        for run in range(args.runs + 1):
+            # from a blank page: the page before's own work (its minimap's thumbnail, drawn
+            # 250 ms after the graph) held the next navigation's start for up to 2 s
+            page.goto("about:blank")
+            page.goto(f"{base}/applications/{APP_ID}/")  # no level in the URL: the readable one
+            page.wait_for_function(f"({READY}) && ({IDLE})", polling="raf")
+            nav = page.evaluate(
+                """() => {
+                    const api = performance.getEntriesByType('resource')
+                        .find((e) => e.name.includes('/graph/'));
+                    const doc = performance.getEntriesByType('navigation')[0];
+                    return {open: performance.now(), api: api ? api.duration : NaN,
+                            asked: api ? api.startTime : NaN, answered: api ? api.responseEnd : NaN,
+                            ready: doc ? doc.domContentLoadedEventEnd : NaN};
+                }"""
+            )
+            opened = "open (first visit)" if run == 0 else "open (laid out before)"
+            figures.setdefault(opened, []).append(nav["open"])
+            figures.setdefault("api", []).append(nav["api"])
+            split = page.evaluate("window.lineageZoom.lastDraw()")
+            print(f"  {opened} {nav['open']:.0f} ms: document ready {nav['ready']:.0f}, graph asked"
+                  f" {nav['asked']:.0f}, answered {nav['answered']:.0f} (api {nav['api']:.0f} ms), layout"
+                  f" {split['how']} {split['layout']:.0f} ms, whole draw {split['total']:.0f} ms", flush=True)
+        if args.screenshot:
+            page.wait_for_timeout(SETTLE_MS)  # the minimap's thumbnail drawn
+            page.screenshot(path=args.screenshot)
+        level = page.evaluate("window.lineageZoom.level()")
+        nodes = page.evaluate("window.lineageGraph.nodes().length")
+        print(f"opens at the {level} level, {nodes} nodes drawn")
+        steps = [("zoom in (one stage)", "window.lineageZoom.zoomIn('stage:0')"),
+                 ("zoom out (one stage)", "window.lineageZoom.zoomOut('stage:0')")] * args.runs
+        steps += [(f"level {name}", f"document.querySelector('#level-{name}').click()")
+                  for name in ("job", "application", "stage")]
+        if args.all_operators:
+            steps.append(("level operator", "document.querySelector('#level-operator').click()"))
+        for name, action in steps:
+            # each action alone: the minimap redraws its thumbnail 250 ms after the last drawing
+            # (a full cy.png()), which must not land in the next action's frames
+            page.wait_for_timeout(SETTLE_MS)
+            figures.setdefault(name, []).append(timed(page, action))
+            split = page.evaluate("window.lineageZoom.lastDraw()")
+            print(f"  {name} {figures[name][-1]:.0f} ms: elements {split['elements']:.0f},"
+                  f" add {split['add']:.0f}, layout {split['layout']:.0f}"
+                  f" ({split['how']}, {split['nodes']} nodes),"
+                  f" view {split['view']:.0f}, whole draw {split['total']:.0f}",
+                  flush=True)
     for name, values in figures.items():
         print(f"{name:24s} {statistics.median(values):9.0f} ms   (runs: {', '.join(f'{v:.0f}' for v in values)})")
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from capture_agent.column_lineage import column_lineage_facet
 from capture_agent.protocol import (
     APPLICATION_END,
     APPLICATION_START,
@@ -278,9 +279,12 @@ class EventConverter:
                 path = str(item.get("Path", ""))
                 if path and path not in seen:
                     seen.add(path)
-                    events.append(self._dataset(direction, path, item.get("Format"),
-                                                f"sql{exec_id}", e.get("Time"),
-                                                sql_execution_id=exec_id))
+                    event = self._dataset(direction, path, item.get("Format"), f"sql{exec_id}",
+                                          e.get("Time"), sql_execution_id=exec_id)
+                    if direction == "written" and item.get("Columns") is not None:
+                        event["column_lineage"] = column_lineage_facet(
+                            item["Columns"], item.get("Dataset") or [], self.qualify)
+                    events.append(event)
         return events
 
 

@@ -11,6 +11,7 @@ import { frameReadable } from './layout.js';
 import {
   depthsFromUrl, graphUrlOf, mergePipeline, pageUrlOf, pipelineElements,
 } from './pipeline_graph.js';
+import { columnMode } from './pipeline_columns.js';
 import { graphStyle } from './style.js';
 import { onNodeTap } from './taps.js';
 
@@ -37,16 +38,21 @@ export async function mountPipelinePage(root) {
   const [upLabel, upstream] = depthInput('upstream', 'Upstream', depths.upstream);
   const [downLabel, downstream] = depthInput('downstream', 'Downstream', depths.downstream);
   const apply = el('button', { type: 'submit', id: 'apply-depth' }, 'Show');
+  const mode = el('select', { id: 'mode', name: 'mode' },
+    el('option', { value: 'datasets' }, 'Datasets'), el('option', { value: 'columns' }, 'Columns'));
+  mode.value = new URLSearchParams(window.location.search).get('mode') === 'columns' ? 'columns' : 'datasets';
+  const modeHint = el('span', { class: 'hint' });
   const controls = el('form', { class: 'toolbar depth', id: 'depth-form' },
-    upLabel, upstream, downLabel, downstream, apply,
-    el('span', { class: 'hint' }, 'edges from the centre · double-click a node to add its neighbours'));
+    el('label', { for: 'mode' }, 'Show'), mode,
+    upLabel, upstream, downLabel, downstream, apply, modeHint);
   const status = el('p', { class: 'graph-status', 'aria-live': 'polite' }, 'Loading the dataset graph…');
   const container = el('div', { id: 'graph', class: 'graph', role: 'img', 'aria-label': 'Dataset graph across applications' });
   const hint = () => el('p', { class: 'hint' }, 'Click a dataset or an application to see it; double-click to add its neighbours.');
   const panel = el('aside', { id: 'details', class: 'details', 'aria-live': 'polite' }, hint());
+  const toolsSlot = el('div', { class: 'mode-tools' });
   root.replaceChildren(
     el('h1', {}, 'Pipeline around ', el('span', { class: 'center-title' }, root.dataset.title ?? '')),
-    controls, status,
+    controls, toolsSlot, status,
     el('div', { class: 'graph-layout' }, el('div', { class: 'graph-frame' }, container), panel),
   );
   root.dataset.state = 'loading';
@@ -54,6 +60,7 @@ export async function mountPipelinePage(root) {
   const cy = cytoscape({ container, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
   let answer = null;
   const expanded = new Set();
+  const columns = columnMode(cy, { root, status, panel, toolsSlot });
 
   function draw() {
     root.dataset.layout = 'running';
@@ -73,19 +80,31 @@ export async function mountPipelinePage(root) {
 
   async function load() {
     const params = new URLSearchParams({ upstream: upstream.value, downstream: downstream.value });
+    root.dataset.state = 'loading';
     try {
-      answer = await fetchJson(`${root.dataset.graphUrl}?${params}`);
+      if (mode.value === 'columns') {
+        await columns.load(root.dataset.graphUrl, params);
+      } else {
+        answer = await fetchJson(`${root.dataset.graphUrl}?${params}`);
+      }
     } catch (error) {
       status.textContent = `Could not load the graph: ${error.message}`;
       root.dataset.state = 'error';
       return;
     }
-    expanded.clear();
     const url = new URL(window.location.href);
     url.searchParams.set('upstream', upstream.value);
     url.searchParams.set('downstream', downstream.value);
+    url.searchParams.set('mode', mode.value);
     window.history.replaceState(null, '', url);
-    draw();
+    if (mode.value === 'datasets') {
+      columns.leave();
+      expanded.clear();
+      draw();
+    }
+    root.dataset.mode = mode.value;
+    modeHint.textContent = mode.value === 'columns' ? 'jobs from the centre · click a column to follow it'
+      : 'edges from the centre · double-click a node to add its neighbours';
     root.dataset.state = 'ready';
   }
 
@@ -123,9 +142,14 @@ export async function mountPipelinePage(root) {
   }
 
   onNodeTap(cy, (node, double) => {
+    if (mode.value === 'columns') {
+      columns.pick(node);
+      return;
+    }
     showDetails(node);
     if (double) expand(node);
   });
+  mode.addEventListener('change', () => load());
   controls.addEventListener('submit', (event) => {
     event.preventDefault();
     if (controls.reportValidity()) load();

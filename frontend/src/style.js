@@ -210,3 +210,57 @@ export function graphStyle() {
     },
   ];
 }
+
+// Column lineage edges by kind (app.css names the same colours for the legend): direct kinds solid,
+// indirect ones (a condition, or the columns deciding a dataset's rows) dashed.
+export const KIND_COLORS = {
+  identity: '#2f7fd1',
+  transformation: '#7b5ea7',
+  aggregation: '#d06a12',
+  conditional: '#a37b00',
+  filter: '#c0392b',
+  join: '#23897a',
+  'group-by': '#5e8a3a',
+  sort: '#6b7785',
+  window: '#b0427f',
+  other: '#8a94a6',
+};
+
+/** The column mode's stylesheet: datasets as boxes holding their columns, edges coloured by kind. */
+export function columnGraphStyle() {
+  return [
+    ...graphStyle(),
+    {
+      selector: 'node.dataset-box',
+      style: {
+        shape: 'round-rectangle', 'background-color': COLORS.readFill, 'background-opacity': 0.35,
+        'border-color': COLORS.readBorder, 'text-valign': 'top', 'text-margin-y': -4, 'font-weight': 'bold',
+        padding: 10, 'text-events': 'yes', width: 10, height: 10, // a box's size is its columns'
+      },
+    },
+    {
+      selector: 'node.dataset-box.flat',
+      style: { width: 'data(w)', height: 'data(h)', 'z-compound-depth': 'bottom', 'z-index': 0, 'text-valign': 'top',
+        'text-margin-y': -4 },
+    },
+    {
+      selector: 'node.column',
+      style: {
+        shape: 'round-rectangle', 'background-color': '#fff', 'border-color': COLORS.operatorBorder,
+        'font-size': 11, width: 'data(w)', height: 24, // column_graph.js sizes it to its label
+      },
+    },
+    { selector: 'node.center', style: { 'border-width': 3 } },
+    // straight edges (a bezier's control points cost most of a first drawing of 650 edges)
+    { selector: 'edge', style: { 'curve-style': 'straight' } },
+    ...Object.entries(KIND_COLORS).map(([kind, color]) => ({
+      selector: `edge.kind-${kind}`, style: { width: 1.8, 'line-color': color, 'target-arrow-color': color },
+    })),
+    { selector: 'edge.indirect', style: { 'line-style': 'dashed' } },
+    { selector: 'node.picked', style: { 'border-color': COLORS.selected, 'border-width': 4, 'font-weight': 'bold' } },
+    { selector: 'node.upstream', style: { 'background-color': '#dbe9fa', 'border-width': 2.5 } },
+    { selector: 'node.downstream', style: { 'background-color': '#fde7cf', 'border-width': 2.5 } },
+    { selector: 'edge.reached', style: { width: 3.5 } },
+    { selector: '.faded', style: { opacity: 0.25 } },
+  ];
+}

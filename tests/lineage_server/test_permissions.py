@@ -32,6 +32,7 @@ TABLE: list[tuple[str, str, tuple[int, ...]]] = [
     ("DELETE", "/api/v1/applications/{app_id}/", (401, 404, 403, 403, 204)),
     ("GET", "/api/v1/applications/{app_id}/graph/", (401, 404, 200, 200, 200)),
     ("GET", "/api/v1/applications/{app_id}/pipeline/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/applications/{app_id}/columns/", (401, 404, 200, 200, 200)),
     ("GET", "/api/v1/applications/{app_id}/jobs/", (401, 404, 200, 200, 200)),
     ("GET", "/api/v1/applications/{app_id}/jobs/{job_id}/", (401, 404, 200, 200, 200)),
     ("GET", "/api/v1/applications/{app_id}/stages/", (401, 404, 200, 200, 200)),
@@ -47,6 +48,9 @@ TABLE: list[tuple[str, str, tuple[int, ...]]] = [
     ("GET", "/api/v1/datasets/{id}/", (401, 404, 200, 200, 200)),
     ("GET", "/api/v1/datasets/{id}/applications/", (401, 404, 200, 200, 200)),
     ("GET", "/api/v1/datasets/{id}/graph/", (401, 404, 200, 200, 200)),
+    ("GET", "/api/v1/datasets/{id}/columns/", (401, 404, 200, 200, 200)),
+    # a member gets past the permission to the parameter check: the world's dataset has no column lineage
+    ("GET", "/api/v1/datasets/{id}/column-impact/?column=x", (401, 404, 400, 400, 400)),
     # Agents only: people (session or personal token) are not agents.
     ("POST", "/api/v1/ingest/events/", (401, 401, 401, 401, 401)),
     ("POST", "/api/v1/lineage", (401, 401, 401, 401, 401)),

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
+from lineage_server.api.serializers.column_lineage import ColumnLineageSerializer
 from lineage_server.catalog.identities import APP_ID_PATTERN
 from lineage_server.catalog.metrics import METRIC_NAMES
 from lineage_server.catalog.models import CaptureKind, IODirection
@@ -110,6 +111,7 @@ class DatasetIOSerializer(serializers.Serializer):
     job_id = _id(required=False, allow_null=True, default=None)
     sql_execution_id = _int(required=False, allow_null=True, default=None)
     rdd_id = _id(required=False, allow_null=True, default=None)
+    column_lineage = ColumnLineageSerializer(required=False, default=None, allow_null=True)
 
 
 class PythonOperatorsSerializer(serializers.Serializer):

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -16,7 +17,10 @@ from lineage_server.accounts.models import Team
 from lineage_server.accounts.selectors import person
 from lineage_server.api import filters
 from lineage_server.api.permissions import TeamRole
+from lineage_server.api.renderers import CSVRenderer
 from lineage_server.api.serializers import catalog as s
+from lineage_server.api.serializers import column_lineage as cl
+from lineage_server.api.views import columns
 from lineage_server.catalog.identities import APP_ID_PATTERN
 from lineage_server.catalog.models import Application, CapturePoint, Dataset, DatasetIO, Job, Operator, Stage
 from lineage_server.catalog.selectors import application_graph, applications_with_counts, visible_applications
@@ -64,6 +68,13 @@ class ApplicationViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet
         graph = pipeline_graph(visible_applications(request.user), application=self.get_object(),
                                upstream=up, downstream=down)
         return Response(as_answer(graph))
+
+    @extend_schema(parameters=[cl.ColumnGraphParamsSerializer], responses=cl.ColumnGraphSerializer)
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def columns(self, request: Request, app_id: str) -> Response:
+        """The column graph of the datasets this application read and wrote: where each of their
+        columns comes from and goes to across applications, ``upstream``/``downstream`` jobs deep."""
+        return columns.application_columns_answer(request, visible_applications(request.user), self.get_object())
 
 
 class _ApplicationChildViewSet(viewsets.ReadOnlyModelViewSet):
@@ -186,6 +197,20 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
         graph = pipeline_graph(visible_applications(request.user), dataset=self.get_object(),
                                upstream=up, downstream=down)
         return Response(as_answer(graph))
+
+    @extend_schema(parameters=[cl.ColumnGraphParamsSerializer], responses=cl.ColumnGraphSerializer)
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def columns(self, request: Request, pk: str) -> Response:
+        """Column lineage of this dataset (all its columns, or ``column`` only): the input columns each
+        comes from and how, upstream, and the columns written from it downstream, across applications."""
+        return columns.dataset_columns_answer(request, visible_applications(request.user), self.get_object())
+
+    @extend_schema(parameters=[cl.ColumnImpactParamsSerializer], responses=cl.ColumnImpactRowSerializer(many=True))
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None, url_path="column-impact",
+            renderer_classes=[JSONRenderer, CSVRenderer])
+    def column_impact(self, request: Request, pk: str) -> Response:
+        """Everything downstream of one column (``?format=csv`` downloads it as CSV), nearest first."""
+        return columns.dataset_impact_answer(request, visible_applications(request.user), self.get_object())
 
 
 def _pipeline_params(request: Request) -> tuple[int, int]:

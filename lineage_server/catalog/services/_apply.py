@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from lineage_server.catalog.models import Application, Job, RunStatus, Stage
+from lineage_server.catalog.models import Application, IODirection, Job, RunStatus, Stage
 from lineage_server.catalog.models.dataset import dataset_key
 from lineage_server.catalog.services._batch import CatalogBatch
 from lineage_server.catalog.services._openlineage import OPENLINEAGE_EVENT_TYPE, openlineage_run
@@ -104,7 +104,9 @@ def dataset_io(batch: CatalogBatch, app: Application, body: Body, at: dt.datetim
     key = dataset_key(body["path"])
     batch.see_dataset(key, {"path": body["path"], "format": body["format"], "size_bytes": body["size_bytes"]})
     fields = ("direction", "job_id", "sql_execution_id", "rdd_id", "size_bytes")
-    batch.add_dataset_io(app, key, {**{name: body[name] for name in fields}, "at": at})
+    lineage = body.get("column_lineage") if body["direction"] == IODirection.WRITTEN else None
+    batch.add_dataset_io(app, key, {**{name: body[name] for name in fields}, "at": at,
+                                    "column_lineage": lineage or {}})
 
 
 def python_operators(batch: CatalogBatch, app: Application, body: Body, at: dt.datetime) -> None:

@@ -6,6 +6,8 @@ import java.util.List;
 
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
 import org.apache.spark.sql.catalyst.plans.logical.CommandResult;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
@@ -71,6 +73,63 @@ final class SqlIo {
         if (plan == null || depth > 500 || seen.put(plan, Boolean.TRUE) != null) {
             return;
         }
+        List<String[]> relation = relationPaths(plan);
+        if (relation != null) {
+            reads.addAll(relation);
+        } else if (plan instanceof InsertIntoHadoopFsRelationCommand) {
+            InsertIntoHadoopFsRelationCommand cmd = (InsertIntoHadoopFsRelationCommand) plan;
+            writes.add(new String[] {cmd.outputPath().toString(), formatName(cmd.fileFormat()),
+                columns(cmd.query(), cmd.outputColumnNames())});
+        } else if (plan instanceof SaveIntoDataSourceCommand) {
+            SaveIntoDataSourceCommand cmd = (SaveIntoDataSourceCommand) plan;
+            scala.Option<String> path = cmd.options().get("path");
+            String format = cmd.dataSource() instanceof DataSourceRegister
+                ? ((DataSourceRegister) cmd.dataSource()).shortName() : "datasource";
+            if (path.isDefined()) {
+                writes.add(new String[] {path.get(), format, columns(cmd.query(), null)});
+            }
+        } else if (plan instanceof CreateDataSourceTableAsSelectCommand) {
+            CreateDataSourceTableAsSelectCommand cmd = (CreateDataSourceTableAsSelectCommand) plan;
+            writes.add(new String[] {tableName(cmd.table()), "table",
+                columns(cmd.query(), cmd.outputColumnNames())});
+        } else if (plan instanceof V2WriteCommand) {
+            V2WriteCommand cmd = (V2WriteCommand) plan;
+            writes.add(new String[] {cmd.table().name(), "table", columns(cmd.query(), null)});
+        } else if (plan instanceof CommandResult) {
+            walk(((CommandResult) plan).commandLogicalPlan(), reads, writes, seen, depth + 1);
+        }
+        scala.collection.Iterator<LogicalPlan> children = plan.children().iterator();
+        while (children.hasNext()) {
+            walk(children.next(), reads, writes, seen, depth + 1);
+        }
+        // the datasets a subquery reads (IN, EXISTS, scalar) are the query's reads too
+        scala.collection.Iterator<Expression> expressions = plan.expressions().iterator();
+        while (expressions.hasNext()) {
+            walkSubqueries(expressions.next(), reads, writes, seen, depth + 1);
+        }
+    }
+
+    private static void walkSubqueries(Expression expression, List<String[]> reads,
+                                       List<String[]> writes,
+                                       IdentityHashMap<LogicalPlan, Boolean> seen, int depth) {
+        if (depth > 500) {
+            return;
+        }
+        if (expression instanceof SubqueryExpression) {
+            walk(((SubqueryExpression) expression).plan(), reads, writes, seen, depth + 1);
+        }
+        scala.collection.Iterator<Expression> children = expression.children().iterator();
+        while (children.hasNext()) {
+            walkSubqueries(children.next(), reads, writes, seen, depth + 1);
+        }
+    }
+
+    /**
+     * The paths (or table names) and formats a relation reads, or null when the node is no
+     * relation of a dataset.
+     */
+    static List<String[]> relationPaths(LogicalPlan plan) {
+        List<String[]> paths = new ArrayList<>();
         if (plan instanceof LogicalRelation) {
             LogicalRelation rel = (LogicalRelation) plan;
             if (rel.relation() instanceof HadoopFsRelation) {
@@ -78,44 +137,35 @@ final class SqlIo {
                 String format = formatName(fs.fileFormat());
                 scala.collection.Iterator<Path> it = fs.location().rootPaths().iterator();
                 while (it.hasNext()) {
-                    reads.add(new String[] {it.next().toString(), format});
+                    paths.add(new String[] {it.next().toString(), format});
                 }
             } else if (rel.catalogTable().isDefined()) {
-                reads.add(new String[] {tableName(rel.catalogTable().get()), "table"});
+                paths.add(new String[] {tableName(rel.catalogTable().get()), "table"});
             }
-        } else if (plan instanceof DataSourceV2Relation) {
+            return paths;
+        }
+        if (plan instanceof DataSourceV2Relation) {
             Table table = ((DataSourceV2Relation) plan).table();
             String location = table.properties().get(TableCatalog.PROP_LOCATION);
             if (location == null) {
-                reads.add(new String[] {table.name(), "table"});
+                paths.add(new String[] {table.name(), "table"});
             } else {  // the folders of a table of files (the record agent's ORC reads: several, by commas)
                 String provider = table.properties().getOrDefault(TableCatalog.PROP_PROVIDER, "table");
                 for (String folder : location.split(",")) {
-                    reads.add(new String[] {folder, provider});
+                    paths.add(new String[] {folder, provider});
                 }
             }
-        } else if (plan instanceof InsertIntoHadoopFsRelationCommand) {
-            InsertIntoHadoopFsRelationCommand cmd = (InsertIntoHadoopFsRelationCommand) plan;
-            writes.add(new String[] {cmd.outputPath().toString(), formatName(cmd.fileFormat())});
-        } else if (plan instanceof SaveIntoDataSourceCommand) {
-            SaveIntoDataSourceCommand cmd = (SaveIntoDataSourceCommand) plan;
-            scala.Option<String> path = cmd.options().get("path");
-            String format = cmd.dataSource() instanceof DataSourceRegister
-                ? ((DataSourceRegister) cmd.dataSource()).shortName() : "datasource";
-            if (path.isDefined()) {
-                writes.add(new String[] {path.get(), format});
-            }
-        } else if (plan instanceof CreateDataSourceTableAsSelectCommand) {
-            writes.add(new String[] {
-                tableName(((CreateDataSourceTableAsSelectCommand) plan).table()), "table"});
-        } else if (plan instanceof V2WriteCommand) {
-            writes.add(new String[] {((V2WriteCommand) plan).table().name(), "table"});
-        } else if (plan instanceof CommandResult) {
-            walk(((CommandResult) plan).commandLogicalPlan(), reads, writes, seen, depth + 1);
+            return paths;
         }
-        scala.collection.Iterator<LogicalPlan> children = plan.children().iterator();
-        while (children.hasNext()) {
-            walk(children.next(), reads, writes, seen, depth + 1);
+        return null;
+    }
+
+    /** The column lineage JSON members of a write of {@code query}, or null when it cannot be told. */
+    private static String columns(LogicalPlan query, scala.collection.Seq<String> names) {
+        try {
+            return ColumnLineage.describe(query, names);
+        } catch (Throwable t) {  // a plan shape we do not know costs the columns, never the datasets
+            return null;
         }
     }
 
@@ -137,7 +187,11 @@ final class SqlIo {
                 json.append(',');
             }
             json.append("{\"Path\":").append(quote(items.get(i)[0]))
-                .append(",\"Format\":").append(quote(items.get(i)[1])).append('}');
+                .append(",\"Format\":").append(quote(items.get(i)[1]));
+            if (items.get(i).length > 2 && items.get(i)[2] != null) {
+                json.append(',').append(items.get(i)[2]);
+            }
+            json.append('}');
         }
         json.append(']');
     }

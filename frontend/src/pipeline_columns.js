@@ -1,0 +1,117 @@
+// The pipeline page's column mode: datasets open into their columns, edges from input to output
+// columns coloured by kind; picking a column highlights what it comes from and what is written from
+// it, `reach` edges deep, and offers its impact (everything downstream) as a CSV download.
+
+import {
+  columnLayout, columnUrlOf, COMPOUND_UP_TO, EDGE_KINDS, impactUrlOf, kindClass, placed, reach, toElements,
+} from './column_graph.js';
+import { el, fetchJson } from './dom.js';
+import { formatCount } from './format.js';
+import { frameReadable } from './layout.js';
+import { columnGraphStyle, graphStyle } from './style.js';
+
+
+/** The legend of edge kinds and the highlight depth control, shown in column mode only. */
+function columnTools(reachInput) {
+  const item = (kind) => el('li', {}, el('span', { class: `swatch swatch-kind ${kindClass(kind)}` }),
+    kind.toLowerCase().replace('_', ' '));
+  return el('div', { class: 'column-tools', id: 'column-tools' },
+    el('label', { for: 'reach-depth' }, 'Highlight depth'), reachInput,
+    el('ul', { class: 'legend', 'aria-label': 'Edge kinds' }, EDGE_KINDS.map(item)));
+}
+
+/**
+ * Column mode over `cy`: `load(graphUrl, params)` fetches and draws the column graph; `leave()`
+ * gives the stylesheet back. Taps on columns go to `pick`.
+ */
+export function columnMode(cy, { root, status, panel, toolsSlot }) {
+  const reachInput = el('input', { type: 'number', id: 'reach-depth', name: 'reach', min: 1, max: 10, step: 1, value: 2 });
+  const tools = columnTools(reachInput);
+  let answer = null;
+  let picked = null;
+
+  function classify() {
+    const elements = toElements(answer, { picked, depth: Number(reachInput.value) || 1 });
+    cy.batch(() => {
+      for (const element of elements) cy.getElementById(element.data.id).classes(element.classes);
+    });
+  }
+
+  function showColumn(node) {
+    const info = node.data('info') ?? {};
+    const depth = Number(reachInput.value) || 1;
+    const reached = reach(answer, node.id(), depth);
+    const columns = (ids) => [...ids].filter((id) => id.startsWith('column:')).length;
+    const href = impactUrlOf(node.id(), depth);
+    panel.replaceChildren(
+      el('h2', {}, info.column ?? node.data('label')),
+      el('div', { class: 'kind kind-column' }, 'column'),
+      el('p', {}, 'of ', el('code', {}, info.path ?? '')),
+      el('p', { class: 'reach' }, `${formatCount(columns(reached.up))} column(s) upstream · `
+        + `${formatCount(columns(reached.down))} downstream, within ${depth} edge(s)`),
+      href ? el('p', {}, el('a', { href, id: 'impact-csv', download: '' }, 'Download its impact (CSV)')) : null,
+    );
+    panel.dataset.nodeId = node.id();
+  }
+
+  function pick(node) {
+    if (node.data('kind') !== 'column') {
+      picked = null;
+      classify();
+      panel.replaceChildren(el('h2', {}, node.data('title')), el('div', { class: 'kind kind-dataset' }, 'dataset'));
+      return;
+    }
+    picked = node.id();
+    classify();
+    showColumn(node);
+  }
+
+  reachInput.addEventListener('change', () => {
+    if (!picked || !reachInput.checkValidity()) return;
+    classify();
+    showColumn(cy.getElementById(picked));
+  });
+
+  async function load(graphUrl, params) {
+    const started = performance.now();
+    answer = await fetchJson(`${columnUrlOf(graphUrl)}?${params}`);
+    const fetched = performance.now();
+    picked = null;
+    root.dataset.layout = 'running';
+    // the tools move the graph down: Cytoscape must measure its container again, or taps miss
+    toolsSlot.replaceChildren(tools);
+    cy.resize();
+    cy.style(columnGraphStyle());
+    const elements = toElements(answer);
+    const built = performance.now();
+    const layout = columnLayout(elements);
+    const laidOut = performance.now();
+    cy.batch(() => {
+      cy.elements().remove();
+      cy.add(placed(elements, layout, { flat: layout.positions.size > COMPOUND_UP_TO }));
+    });
+    const added = performance.now();
+    frameReadable(cy, { box: layout.box }); // the box from the layout: asking Cytoscape computes every node's style first
+    // the split of the last drawing, for bench/column_graph.py
+    window.lineageColumnDraw = {
+      fetch: fetched - started, elements: built - fetched, layout: laidOut - built, add: added - laidOut,
+      view: performance.now() - added,
+    };
+    const columns = answer.nodes.filter((n) => n.kind === 'column').length;
+    const datasets = answer.nodes.length - columns;
+    status.textContent = `${formatCount(columns)} column${columns === 1 ? '' : 's'} of ${formatCount(datasets)} dataset${datasets === 1 ? '' : 's'}`
+      + ` · ${formatCount(answer.edges.length)} edges`
+      + (answer.truncated ? ' · stopped at the column limit: lower the depth' : '');
+    status.classList.toggle('truncated', Boolean(answer.truncated));
+    panel.replaceChildren(el('p', { class: 'hint' }, 'Click a column to highlight where it comes from and where it goes.'));
+    requestAnimationFrame(() => requestAnimationFrame(() => { root.dataset.layout = 'idle'; }));
+  }
+
+  function leave() {
+    toolsSlot.replaceChildren();
+    cy.resize();
+    cy.style(graphStyle());
+  }
+
+  return { load, leave, pick };
+}
