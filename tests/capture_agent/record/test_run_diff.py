@@ -101,3 +101,59 @@ def test_runs_of_other_jobs_are_not_compared(spark, sc, tmp_path, word_runs):
     lc.parallelize([1, 2, 3], 2).map(lambda x: (x, x)).collect()
     with pytest.raises(NotSameJob, match="differ"):
         RunDiff(old_run, LineageRun(lc.run_dir, sc), target)
+
+
+OLD_ORDERS = [(i, f"c{i % 6}", float(i % 11)) for i in range(60)]
+# order 3 removed, order 4's amount edited, every order of c5 removed, orders of a new customer c6 added
+NEW_ORDERS = [(i, c, 7.5 if i == 4 else a) for i, c, a in OLD_ORDERS if i != 3 and c != "c5"] + \
+    [(100, "c6", 9.0), (101, "c6", 3.0), (102, "c1", 8.0)]
+CUSTOMERS = [(f"c{i}", ["jp", "fr"][i % 2]) for i in range(7)]
+
+
+def frame_oracle(orders):
+    out: dict[str, tuple[float, int]] = {}
+    for _, customer, amount in orders:
+        if amount > 2:
+            total, n = out.get(customer, (0.0, 0))
+            out[customer] = (total + amount, n + 1)
+    return out
+
+
+def run_frames(spark, folder: Path, orders):
+    from pyspark.sql import functions as F
+
+    spark.createDataFrame(orders, "order_id long, customer_id string, amount double").repartition(2) \
+        .write.parquet(str(folder / "orders"))
+    lc = LineageContext(spark, store=str(folder / "store"))
+    customers = lc.createDataFrame(CUSTOMERS, "customer_id string, country string")
+    rows = lc.read.parquet(str(folder / "orders")).where(F.col("amount") > 2).join(customers, "customer_id") \
+        .groupBy("customer_id").agg(F.sum("amount").alias("total"), F.count("order_id").alias("n")).collect()
+    assert {r.customer_id: (r.total, r.n) for r in rows} == frame_oracle(orders)
+    return lc.run_dir, LineageRun(lc.run_dir).outputs()[-1].capture_id
+
+
+def test_a_dataframe_diff_matches_groups_and_adds_up_for_sums_and_counts(spark, sc, tmp_path):
+    old_dir, target = run_frames(spark, tmp_path / "old", OLD_ORDERS)
+    new_dir, _ = run_frames(spark, tmp_path / "new", NEW_ORDERS)
+    diff = RunDiff(LineageRun(old_dir, sc), LineageRun(new_dir, sc), target)
+    before, after = frame_oracle(OLD_ORDERS), frame_oracle(NEW_ORDERS)
+    fates = {o.key: o.fate for o in diff.outputs()}
+    assert fates == {(c,): "added" if c not in before else "removed" if c not in after else
+                     "unchanged" if before[c] == after[c] else "changed" for c in set(before) | set(after)}
+    assert set(fates.values()) == {"added", "removed", "changed", "unchanged"}
+    for output in diff.outputs():
+        [customer] = output.key
+        why = diff.explain(output.key)
+        old = Counter(o for o in OLD_ORDERS if o[1] == customer and o[2] > 2)
+        new = Counter(o for o in NEW_ORDERS if o[1] == customer and o[2] > 2)
+        orders = [r for r in why.added + why.removed if "order_id" in r.value.asDict()]
+        assert Counter(tuple(r.value) for r in orders if r in why.added) == new - old
+        assert Counter(tuple(r.value) for r in orders if r in why.removed) == old - new
+        # the customer's own row is in both lineages when both runs have the customer
+        assert why.common == sum((old & new).values()) + (1 if old and new else 0)
+        if output.fate != "unchanged":
+            check = why.check
+            assert check is not None and check.holds, (output.key, check, why.why_no_check)
+            gained = sum(a for _, _, a in (new - old).elements()) - sum(a for _, _, a in (old - new).elements())
+            assert check.new.get("total", 0) - check.old.get("total", 0) == pytest.approx(gained)
+            assert check.added.get("n", 0) - check.removed.get("n", 0) == sum(new.values()) - sum(old.values())
