@@ -13,7 +13,7 @@ import pytest
 
 from capture_agent.record import LineageContext, LineageRun
 from capture_agent.record.query.diff import NotSameJob, RunDiff
-from tests.lineage_server.tracing.captured import TOPICS, input_lines, topic_totals
+from tests.lineage_server.tracing.captured import TOPICS, input_lines, lineage_of, topic_totals
 
 pytestmark = pytest.mark.spark
 
@@ -37,16 +37,6 @@ def run_words(spark: Any, folder: Path, lines: list[str], topic_lines: list[str]
     assert dict(by_topic.collect()) == topic_totals(lines)
     out = [p for p in LineageRun(lc.run_dir).outputs()][-1].capture_id
     return lc.run_dir, out
-
-
-def lineage_of(topic: str, lines: list[str], topic_lines: list[str]) -> Counter[str]:
-    """The oracle: the input lines an output topic comes from (lines with its words, and the topic
-    lines of its words that occur)."""
-    words = {w for w, t in TOPICS.items() if t == topic}
-    found = Counter(line for line in lines if words & set(line.split()))
-    seen = {w for line in lines for w in line.split()} & words
-    found.update(line for line in topic_lines if line.split(",")[0] in seen)
-    return found
 
 
 @pytest.fixture
