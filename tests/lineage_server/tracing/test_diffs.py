@@ -83,3 +83,24 @@ def test_permissions_and_bad_fields(two_runs, client_as, make_member, sc):
     assert outsider.post("/api/v1/diffs/", {"application": new.app_id}, format="json").status_code == 400
     viewer = client_as("vera", "viewer")
     assert viewer.post("/api/v1/diffs/", {"application": new.app_id}, format="json").status_code == 403
+
+
+def test_the_command_asks_a_diff_and_the_worker_answers_it(two_runs, make_member, tmp_path):
+    import io
+
+    from django.core.management import call_command
+
+    from tests.lineage_server.worker import celery_worker
+
+    old, new = two_runs
+    make_member("ana", "analyst")
+    out = io.StringIO()
+    with celery_worker(tmp_path / "worker.log", LINEAGE_TRACE_SPARK_AT_START="false"):
+        call_command("diff", new.app_id, user="ana", key='"incident"', wait=180, stdout=out)
+    text = out.getvalue()
+    before, after = topic_totals(old.lines), topic_totals(new.lines)
+    changed = sum(1 for t in set(before) | set(after) if before.get(t) != after.get(t))
+    assert f"against {old.app_id}: " in text and f"{changed} changed" in text, text
+    was, now = lineage_of("incident", old.lines, old.topic_lines), lineage_of("incident", new.lines, new.topic_lines)
+    assert f'"incident": {sum((now - was).values())} input records added, {sum((was - now).values())} removed' in text
+    assert "the change adds up" in text
