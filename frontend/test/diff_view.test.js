@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { checkText, outputRows } from '../src/diff_view.js';
+import { historyRow, questionPath } from '../src/history_view.js';
 
 describe('the diff page', () => {
   it('shows each output with its fate and old and new records', () => {
@@ -15,5 +16,9 @@ describe('the diff page', () => {
     assert.match(text, /^The explanation adds up/);
     assert.match(text, /value: 1 → 3 \(change 2\) = added 5 − removed 3/);
     assert.match(checkText({ check: null, why_no_check: 'not kept' }), /not made: not kept/);
+  });
+  it('is linked from the history', () => {
+    assert.equal(questionPath({ kind: 'diff', id: 4 }), '/diffs/4/');
+    assert.equal(historyRow({ kind: 'diff', id: 4, status: 'succeeded' }).title, 'diff 4');
   });
 });
