@@ -7,7 +7,7 @@ import navigator from 'cytoscape-navigator';
 import { askForm } from './ask_form.js';
 import { INCOMPLETE, incompleteLineageLines } from './completeness.js';
 import { capturePointsSection, nodeDetails, sampleSection } from './details.js';
-import { el, fetchJson, renderSection, statusBadge } from './dom.js';
+import { el, errorText, fetchJson, renderSection, sendJson, statusBadge } from './dom.js';
 import { formatDuration, formatTime } from './format.js';
 import {
   READABLE_ZOOM, countSkippedStages, summaryLine, syncElements, toElements, withoutSkipped,
@@ -42,7 +42,20 @@ function renderHeader(app) {
     el('h1', {}, app.name || app.app_id, ' ', statusBadge(app.status)),
     el('div', { class: 'app-id' }, app.app_id, ' · ',
       el('a', { href: pageUrlOf(`app:${app.app_id}`), class: 'pipeline-link' }, 'its datasets across applications')),
-    el('dl', { class: 'facts' }, facts.map(([term, value]) => [el('dt', {}, term), el('dd', {}, value)])));
+    el('dl', { class: 'facts' }, facts.map(([term, value]) => [el('dt', {}, term), el('dd', {}, value)])),
+    compareButton(app));
+}
+
+/** "Compare with the previous run": asks a diff against the previous run of the same job and opens it. */
+function compareButton(app) {
+  const said = el('span', { class: 'compare-error', role: 'alert' });
+  const compare = async () => {
+    const asked = await sendJson('/api/v1/diffs/', { application: app.app_id });
+    if (asked.ok) window.location.assign(`/diffs/${asked.body.id}/`);
+    else said.textContent = errorText(asked);
+  };
+  return el('div', { class: 'compare' },
+    el('button', { type: 'button', id: 'compare-previous', onclick: compare }, 'Compare with the previous run'), ' ', said);
 }
 
 // Not colour alone: a warning sign, a bold title and a sentence per capture point, in a bordered box.

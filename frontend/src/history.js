@@ -24,7 +24,7 @@ export async function mountHistoryPage(root) {
     const search = el('input', { type: 'search', name: 'search', value: state.search, placeholder: 'Search names and notes', 'aria-label': 'Search' });
     const pinned = el('input', { type: 'checkbox', name: 'pinned', id: 'history-pinned', checked: state.pinned });
     form.replaceChildren(
-      select('kind', 'Kind', [['', 'Traces and what-ifs'], ...KINDS.map((k) => [k, k === 'whatif' ? 'What-ifs' : 'Traces'])], state.kind),
+      select('kind', 'Kind', [['', 'Traces, what-ifs and diffs'], ...KINDS.map((k) => [k, { whatif: 'What-ifs', diff: 'Diffs' }[k] ?? 'Traces'])], state.kind),
       select('status', 'Status', [['', 'Any status'], ...QUESTION_STATUSES.map((s) => [s, s])], state.status),
       select('ordering', 'Sort', [['', 'newest first'], ...ORDERINGS.slice(1)], state.ordering),
       el('label', { for: 'history-pinned' }, pinned, ' pinned only'),

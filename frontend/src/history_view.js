@@ -3,7 +3,8 @@
 import { formatCount, formatDuration, formatTime } from './format.js';
 import { selectionText } from './question_view.js';
 
-export const KINDS = ['trace', 'whatif'];
+export const KINDS = ['trace', 'whatif', 'diff'];
+const PATHS = { trace: 'traces', whatif: 'whatifs', diff: 'diffs' };
 export const QUESTION_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 export const ORDERINGS = [
   ['-created_at', 'newest first'], ['created_at', 'oldest first'], ['name', 'name'],
@@ -37,12 +38,12 @@ export function historyQuery(state) {
 
 /** The permalink of a trace or what-if's page. */
 export function questionPath(question) {
-  return `/${question.kind === 'whatif' ? 'whatifs' : 'traces'}/${question.id}/`;
+  return `/${PATHS[question.kind] ?? 'traces'}/${question.id}/`;
 }
 
 /** A history row's texts (never HTML). */
 export function historyRow(q) {
-  const what = q.kind === 'whatif' ? 'what-if' : `${q.direction} trace`;
+  const what = { whatif: 'what-if', diff: 'diff' }[q.kind] ?? `${q.direction} trace`;
   return {
     href: questionPath(q),
     title: q.name || `${what} ${q.id}`,

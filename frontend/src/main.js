@@ -2,6 +2,7 @@
 
 import { mountApplicationPage } from './application.js';
 import { mountApplicationsPage } from './applications.js';
+import { mountDiffPage } from './diff.js';
 import { mountHistoryPage } from './history.js';
 import { mountHomePage } from './home.js';
 import { mountPipelinePage } from './pipeline.js';
@@ -15,6 +16,7 @@ const PAGES = {
   'application-page': mountApplicationPage,
   'pipeline-page': mountPipelinePage,
   'question-page': mountQuestionPage,
+  'diff-page': mountDiffPage,
   'history-page': mountHistoryPage,
   'provenance-graphs-page': mountProvenanceGraphsPage,
   'provenance-page': mountProvenancePage,

@@ -136,7 +136,7 @@ class WhatIfFilter(TraceFilter):
 
 
 class HistoryFilter(TraceFilter):
-    kind = django_filters.ChoiceFilter(choices=TraceKind.choices, help_text="trace or whatif.")
+    kind = django_filters.ChoiceFilter(choices=TraceKind.choices, help_text="trace, whatif or diff.")
 
     class Meta:
         model = Trace

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import DefaultRouter
 
 from lineage_server.api import schema  # noqa: F401  (registers OpenAPI extensions)
-from lineage_server.api.views import accounts, catalog, ingest, provenance, tracing, whatifs
+from lineage_server.api.views import accounts, catalog, diffs, ingest, provenance, tracing, whatifs
 
 app_name = "api"
 
@@ -14,6 +14,7 @@ router.register("applications", catalog.ApplicationViewSet, basename="applicatio
 router.register("datasets", catalog.DatasetViewSet, basename="dataset")
 router.register("traces", tracing.TraceViewSet, basename="trace")
 router.register("whatifs", whatifs.WhatIfViewSet, basename="whatif")
+router.register("diffs", diffs.DiffViewSet, basename="diff")
 router.register("history", whatifs.HistoryViewSet, basename="history")
 router.register("provenance/graphs", provenance.ProvenanceGraphViewSet, basename="provenance-graph")
 router.register("teams", accounts.TeamViewSet, basename="team")

@@ -18,6 +18,7 @@ urlpatterns = [
     path("provenance/<int:pk>/", provenance.graph, name="provenance-graph"),
     path("traces/<int:pk>/", catalog.trace, name="trace"),
     path("whatifs/<int:pk>/", catalog.whatif, name="whatif"),
+    path("diffs/<int:pk>/", catalog.diff, name="diff"),
     path("healthz", health.healthz, name="healthz"),
     path("login/", auth_views.LoginView.as_view(template_name="web/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

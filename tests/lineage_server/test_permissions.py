@@ -16,6 +16,7 @@ from lineage_server.accounts.models import AgentToken, PersonalToken
 from lineage_server.accounts.services import create_agent_token, create_personal_token, create_team, set_member_role
 from lineage_server.catalog.models import Application, Dataset, DatasetIO, Operator
 from lineage_server.provenance.services import create_graph
+from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services import ask_trace, ask_whatif
 from tests.lineage_server.events import event, word_count_with_join
 from tests.lineage_server.openlineage_events import spark_run
@@ -98,6 +99,17 @@ TABLE: list[tuple[str, str, tuple[int, ...]]] = [
     ("GET", "/api/v1/whatifs/{whatif}/records/", (401, 404, 409, 409, 409)),
     ("GET", "/api/v1/whatifs/{whatif}/graph/", (401, 404, 409, 409, 409)),
     ("GET", "/api/v1/whatifs/{whatif}/download/{fmt}/", (401, 404, 409, 409, 409)),
+    # Diffs: as traces; local-1 has no earlier run of its job, so asking one (or again) is a 400 naming why.
+    ("GET", "/api/v1/diffs/", (401, 200, 200, 200, 200)),
+    ("POST", "/api/v1/diffs/", (401, 400, 403, 400, 400)),
+    ("GET", "/api/v1/diffs/{diff}/", (401, 404, 200, 200, 200)),
+    ("PATCH", "/api/v1/diffs/{diff}/", (401, 404, 403, 200, 200)),
+    ("DELETE", "/api/v1/diffs/{diff}/", (401, 404, 403, 204, 204)),
+    ("POST", "/api/v1/diffs/{diff}/cancel/", (401, 404, 403, 200, 200)),
+    ("POST", "/api/v1/diffs/{diff}/rerun/", (401, 404, 403, 400, 400)),
+    ("GET", "/api/v1/diffs/{diff}/records/", (401, 404, 409, 409, 409)),
+    ("GET", "/api/v1/diffs/{diff}/graph/", (401, 404, 409, 409, 409)),
+    ("GET", "/api/v1/diffs/{diff}/download/{fmt}/", (401, 404, 409, 409, 409)),
     ("GET", "/api/v1/history/", (401, 200, 200, 200, 200)),
     # Provenance graphs: viewers read and query; analysts make graphs, post triples, ask builds; admins delete.
     # The outsider's POST names a team not theirs: a 400 saying so. Triples sent as application/json: 415.
@@ -129,6 +141,8 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/api/v1/traces/{trace}/"): {"name": "why is error 42", "pinned": True},
     ("POST", "/api/v1/whatifs/"): {"application": "local-1", "capture_point": "cp-in", "selection": {"ids": [0]}},
     ("PATCH", "/api/v1/whatifs/{whatif}/"): {"note": "without the bad batch"},
+    ("POST", "/api/v1/diffs/"): {"application": "local-1"},
+    ("PATCH", "/api/v1/diffs/{diff}/"): {"note": "since Monday"},
     ("POST", "/api/v1/provenance/graphs/"): {"team": "test-team", "name": "curation"},
     ("PATCH", "/api/v1/provenance/graphs/{graph}/"): {"description": "the SEC filings"},
     ("POST", "/api/v1/provenance/graphs/{graph}/triples/"): {"src": 1, "dst": 2},
@@ -176,6 +190,10 @@ def world(post_events: Any, team: Any, make_member: Any) -> dict[str, Any]:
     whatif = ask_whatif(Application.objects.get(app_id="local-1"), by=users["analyst"], capture_point="cp-in",
                         selection={"ids": [0]})
     graph = create_graph(team, by=users["analyst"], name="filings")
+    # a queued diff as ``ask_diff`` leaves it (the world has one run of the job: ask_diff would refuse)
+    app = Application.objects.get(app_id="local-1")
+    diff = Trace.objects.create(application=app, compared_with=app, created_by=users["analyst"], kind="diff",
+                                direction="forward", start_capture_id="cp-in", target="cp-in", question_key="d")
     return {
         "users": users,
         "values": {
@@ -189,6 +207,7 @@ def world(post_events: Any, team: Any, make_member: Any) -> dict[str, Any]:
             "username": "sam",
             "trace": trace.pk,
             "whatif": whatif.pk,
+            "diff": diff.pk,
             "graph": graph.pk,
             "fmt": "csv",
         },
@@ -259,6 +278,7 @@ def test_the_table_covers_every_endpoint_and_method_of_the_schema():
         """The schema's spelling of a row's path: nested team routes name the slug {team_slug}."""
         path = template.split("?")[0].replace("{personal_token}", "{id}")
         path = path.replace("{trace}", "{id}").replace("{whatif}", "{id}").replace("{graph}", "{id}")
+        path = path.replace("{diff}", "{id}")
         return path if path.endswith("teams/{slug}/") else path.replace("teams/{slug}/", "teams/{team_slug}/")
 
     in_table = {(method, normalise(template)) for method, template, _ in TABLE}

@@ -155,3 +155,44 @@ class WhatIfRecordSerializer(serializers.Serializer[Any]):
     fate = serializers.ChoiceField(choices=["deleted", "changed", "unchanged", "appeared"])
     value = serializers.JSONField(allow_null=True, help_text="The record (its old value when changed).")
     new_value = serializers.JSONField(allow_null=True, help_text="A changed record's new value; an appeared one's.")
+
+
+class DiffQuestionSerializer(serializers.Serializer[Any]):
+    """What POST /diffs/ asks: a run, the run it is compared with, which output, which key."""
+
+    application = serializers.CharField(help_text="The newer run's app_id.")
+    compared_with = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True,
+        help_text="The older run's app_id; left out: the previous run of the same job (same application name and "
+        "capture points) in the team.")
+    capture_point = serializers.CharField(required=False, allow_blank=True, allow_null=True,
+                                          help_text="The output compared (capture_id); default the last action's.")
+    key = serializers.JSONField(required=False, allow_null=True, default=None,
+                                help_text="One output's key (JSON; a list for several key columns) to explain: "
+                                "the input records in its lineage in one run only, and the additive check.")
+    key_fields = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, default=None,
+                                       help_text="DataFrame columns outputs are matched by (default: the "
+                                       "aggregate's group columns; an RDD pair's key; else the whole record).")
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class DiffSerializer(TraceSerializer):
+    """A diff in a list: its two runs, status and counts per fate."""
+
+    compared_with = serializers.CharField(source="compared_with.app_id", read_only=True, allow_null=True)
+
+    class Meta(TraceSerializer.Meta):
+        fields = [*TraceSerializer.Meta.fields, "compared_with"]
+        read_only_fields = fields
+
+
+class DiffDetailSerializer(DiffSerializer):
+    """A diff with its summary: counts per fate, every output's fate with its old and new records (up to
+    500), and the explained output's input records added and removed with the additive check."""
+
+    summary = serializers.JSONField(read_only=True)
+
+    class Meta(DiffSerializer.Meta):
+        fields = [*DiffSerializer.Meta.fields, "summary"]
+        read_only_fields = fields

@@ -265,8 +265,9 @@ def page_params(request: Request) -> tuple[int, int]:
 
 
 def server_record(record: dict[str, Any], run_id: str | None) -> dict[str, Any]:
-    """A result row with the server's capture id (``<run>/<capture id>``)."""
-    return {**record, "capture_id": f"{run_id}/{record['capture_id']}" if run_id else record["capture_id"]}
+    """A result row with the server's capture id (``<run>/<capture id>``; one named so already, or none, as it is)."""
+    cid = record["capture_id"]
+    return {**record, "capture_id": f"{run_id}/{cid}" if run_id and cid is not None and "/" not in cid else cid}
 
 
 def csv_lines(records: Iterator[dict[str, Any]], columns: list[str]) -> Iterator[str]:

@@ -28,6 +28,7 @@ class Direction(models.TextChoices):
 class TraceKind(models.TextChoices):
     TRACE = "trace"  # which records came from / went into these ones
     WHATIF = "whatif"  # what deleting these records would do (always forward)
+    DIFF = "diff"  # which outputs differ from an earlier run of the same job, and the inputs why
 
 
 class Trace(models.Model):
@@ -53,6 +54,9 @@ class Trace(models.Model):
     selection = models.JSONField(default=dict)  # {"ids": [...]} | {"predicate": {...}} | {"trace": id, ...}
     target = models.CharField(max_length=256, default="end")  # "end", "step" or a capture id (what-if: an output)
     question_key = models.CharField(max_length=64, db_index=True)  # same question on the same lineage
+    compared_with = models.ForeignKey(
+        Application, null=True, blank=True, on_delete=models.CASCADE, related_name="diffs_against"
+    )  # a diff's older run (``application`` is the newer one)
     seed = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="seeded")
     rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
     answered_from = models.ForeignKey(
@@ -91,6 +95,8 @@ class Trace(models.Model):
         ]
 
     def __str__(self) -> str:
+        if self.kind == TraceKind.DIFF:
+            return f"diff {self.pk} of {self.application_id} against {self.compared_with_id}"
         if self.kind == TraceKind.WHATIF:
             return f"what-if {self.pk} of {self.application_id}"
         return f"trace {self.pk} ({self.direction}) of {self.application_id}"

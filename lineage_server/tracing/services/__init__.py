@@ -1,6 +1,7 @@
 """Writes on traces, each a verb function inside a transaction; ``run_trace`` is the worker's."""
 
 from lineage_server.tracing.services.ask import RUN_TRACE_TASK, ask_trace, ask_whatif, rerun_trace
+from lineage_server.tracing.services.diff_ask import ask_diff, previous_run
 from lineage_server.tracing.services.fair import run_next_trace
 from lineage_server.tracing.services.history import TraceStateError, cancel_trace, delete_trace, update_trace
 from lineage_server.tracing.services.questions import TraceQuestionError
@@ -12,9 +13,11 @@ __all__ = [
     "TraceQuestionError",
     "TraceStateError",
     "ask_trace",
+    "ask_diff",
     "ask_whatif",
     "cancel_trace",
     "delete_trace",
+    "previous_run",
     "recover_traces",
     "rerun_trace",
     "run_next_trace",

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from capture_agent.record.query.questions import TraceCancelled
 from lineage_server.tracing.models import Trace, TraceKind, TraceStatus
+from lineage_server.tracing.services.diff_run import answer_diff
 from lineage_server.tracing.services.running import TraceFailure
 from lineage_server.tracing.services.trace_run import answer_trace
 from lineage_server.tracing.services.watch import Watch
@@ -27,6 +28,7 @@ from lineage_server.tracing.services.whatif_run import answer_whatif
 log = logging.getLogger("lineage_server.tracing")
 
 MAX_ATTEMPTS = 3
+ANSWERS = {TraceKind.WHATIF.value: answer_whatif, TraceKind.DIFF.value: answer_diff}  # else a trace
 STOPPED_TOO_OFTEN = ("the worker running this trace stopped {attempts} times (killed, or out of memory?); see the "
                      "workers' logs, then re-run it")
 
@@ -45,7 +47,7 @@ def run_trace(trace_pk: int, *, worker: str = "", spark: Callable[[], Any] | Non
     watch = Watch(trace.pk)
     try:
         with watch:
-            answer = answer_whatif if trace.kind == TraceKind.WHATIF else answer_trace
+            answer = ANSWERS.get(str(trace.kind), answer_trace)
             answer(trace, watch, spark)
     except TraceCancelled:
         log.info("trace %s: cancelled while running", trace.pk)

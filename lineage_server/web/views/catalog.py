@@ -98,6 +98,16 @@ def whatif(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
+def diff(request: HttpRequest, pk: int) -> HttpResponse:
+    """One diff of two runs: outputs side by side with their fates, one output explained; its JSON twin is
+    ``GET /api/v1/diffs/<id>/``."""
+    found = trace_history(request.user).filter(pk=pk, kind="diff").first()
+    if found is None:
+        return render(request, "web/not_found.html", {"what": "diff", "key": pk}, status=404)
+    return render(request, "web/diff.html", {"diff": found, "api_url": reverse("api:diff-detail", kwargs={"pk": pk})})
+
+
+@login_required
 def history(request: HttpRequest) -> HttpResponse:
     """The team's traces and what-ifs; its JSON twin is ``GET /api/v1/history/``."""
     return render(request, "web/history.html", {"api_url": reverse("api:history-list")})

@@ -7,6 +7,7 @@ import json
 import random
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -66,6 +67,16 @@ def topic_totals(lines: list[str]) -> dict[str, int]:
             if word in TOPICS:
                 expected[TOPICS[word]] = expected.get(TOPICS[word], 0) + 1
     return expected
+
+
+def lineage_of(topic: str, lines: list[str], topic_lines: list[str]) -> Counter[str]:
+    """The oracle: the input lines an output topic comes from (lines with its words, and the topic
+    lines of its words that occur)."""
+    words = {w for w, t in TOPICS.items() if t == topic}
+    found = Counter(line for line in lines if words & set(line.split()))
+    seen = {w for line in lines for w in line.split()} & words
+    found.update(line for line in topic_lines if line.split(",")[0] in seen)
+    return found
 
 
 def capture_word_topics(spark: Any, server_url: str, token: str, folder: Path, seed: int = 3) -> CapturedJob:
