@@ -11,7 +11,8 @@ from tests.browser.conftest import SCREENSHOT_DIR
 from tests.lineage_server.tracing.captured import capture_in_own_application, lineage_of, topic_totals
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.browser, pytest.mark.spark, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.spark, pytest.mark.django_db(transaction=True),
+              pytest.mark.timeout(900)]  # a cold worker Spark session twice, beside another process's Spark
 
 
 def test_compare_with_the_previous_run_and_explain_one_output(live_server, agent_token, analyst_page, tmp_path):
@@ -22,7 +23,7 @@ def test_compare_with_the_previous_run_and_explain_one_output(live_server, agent
     with celery_worker(tmp_path / "worker.log", LINEAGE_TRACE_SPARK_AT_START="false"):
         page.goto(f"{live_server.url}/applications/{new.app_id}/")
         page.click("#compare-previous")
-        page.wait_for_selector("#diff-page[data-state='ready']", timeout=120_000)
+        page.wait_for_selector("#diff-page[data-state='ready']", timeout=400_000)
         before, after = topic_totals(old.lines), topic_totals(new.lines)
         shown = page.evaluate("() => [...document.querySelectorAll('#diff-outputs tbody tr')]"
                               ".map((tr) => [JSON.parse(tr.cells[0].textContent), tr.dataset.fate])")
@@ -32,7 +33,7 @@ def test_compare_with_the_previous_run_and_explain_one_output(live_server, agent
         page.screenshot(path=SCREENSHOT_DIR / "diff_1_outputs_1280.png")
         row = page.locator("#diff-outputs tbody tr", has_text='"incident"')
         row.locator("button.explain").click()
-        page.wait_for_selector("#explanation", timeout=120_000)
+        page.wait_for_selector("#explanation", timeout=400_000)
         page.screenshot(path=SCREENSHOT_DIR / "diff_2_explained_1280.png")
         was = lineage_of("incident", old.lines, old.topic_lines)
         now = lineage_of("incident", new.lines, new.topic_lines)
