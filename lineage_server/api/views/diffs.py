@@ -4,10 +4,10 @@ team's history. Who may do what is as for traces."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
-from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework.decorators import action
@@ -40,6 +40,7 @@ class DiffViewSet(TraceViewSet):
     kind = TraceKind.DIFF
     question_serializer = s.DiffQuestionSerializer
     detail_serializer = s.DiffDetailSerializer
+    csv_columns = CSV_COLUMNS
 
     def get_serializer_class(self) -> Any:
         if self.action == "list":
@@ -94,17 +95,8 @@ class DiffViewSet(TraceViewSet):
         diff = self.get_object()
         store, path = self._result(diff)
         page, size = page_params(request)
-        rows = list(islice(iter_diff(store, path), (page - 1) * size, page * size))
+        rows = list(islice(self._all_rows(store, path), (page - 1) * size, page * size))
         return Response({"count": diff.result_count, "page": page, "results": rows})
 
-    @extend_schema(
-        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=["csv", "jsonl"])],
-        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR},
-    )
-    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None,
-            url_path=r"download/(?P<fmt>csv|jsonl)", url_name="download")
-    def download(self, request: Request, pk: str, fmt: str) -> StreamingHttpResponse:  # type: ignore[override]
-        """The whole diff (output rows, then input rows) as CSV or JSON lines."""
-        diff = self.get_object()
-        store, path = self._result(diff)
-        return self._stream(diff, iter_diff(store, path), fmt, CSV_COLUMNS)
+    def _all_rows(self, store: Any, path: str) -> Iterator[dict[str, Any]]:
+        return iter_diff(store, path)

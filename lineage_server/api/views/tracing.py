@@ -68,6 +68,7 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
     kind = TraceKind.TRACE
     question_serializer: type[serializers.BaseSerializer[Any]] = s.TraceQuestionSerializer
     detail_serializer: type[serializers.BaseSerializer[Any]] = s.TraceDetailSerializer
+    csv_columns: list[str] = CSV_COLUMNS  # a download's columns as CSV
 
     def get_queryset(self) -> QuerySet[Trace]:
         return trace_history(self.request.user).filter(kind=self.kind).order_by("-pinned", "-created_at", "-id")
@@ -226,10 +227,15 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None,
             url_path=r"download/(?P<fmt>csv|jsonl)", url_name="download")
     def download(self, request: Request, pk: str, fmt: str) -> StreamingHttpResponse:
-        """The whole result as CSV or JSON lines, streamed (any size)."""
+        """The whole result as CSV or JSON lines, streamed (any size): a trace's records, a what-if's
+        records each with its fate, a diff's output rows then its input rows."""
         trace = self.get_object()
         store, path = self._result(trace)
-        return self._stream(trace, iter_records(store, path), fmt, CSV_COLUMNS)
+        return self._stream(trace, self._all_rows(store, path), fmt, self.csv_columns)
+
+    def _all_rows(self, store: StoreFS, path: str) -> Iterator[dict[str, Any]]:
+        """Every row of this kind's result file, in order (a download's, or a page's)."""
+        return iter_records(store, path)
 
     def _stream(self, trace: Trace, rows: Iterator[dict[str, Any]], fmt: str,
                 columns: list[str]) -> StreamingHttpResponse:

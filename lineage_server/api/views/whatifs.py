@@ -3,10 +3,10 @@ by fate, download them, and keep them in the team's history. Who may do what is 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from capture_agent.record.query.whatif_results import FATES, iter_whatif, read_whatif_page
+from capture_agent.record.storage.fs import StoreFS
 from lineage_server.accounts.selectors import person
 from lineage_server.api import filters
 from lineage_server.api.serializers import tracing as s
@@ -46,6 +47,7 @@ class WhatIfViewSet(TraceViewSet):
     kind = TraceKind.WHATIF
     question_serializer = s.WhatIfQuestionSerializer
     detail_serializer = s.WhatIfDetailSerializer
+    csv_columns = CSV_COLUMNS
 
     @extend_schema(
         request=s.WhatIfQuestionSerializer,
@@ -89,17 +91,8 @@ class WhatIfViewSet(TraceViewSet):
                           lambda start, size, local: read_whatif_page(store, path, start, size, local, fate),
                           **({"fate": fate} if fate else {}))
 
-    @extend_schema(
-        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=["csv", "jsonl"])],
-        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR},
-    )
-    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None,
-            url_path=r"download/(?P<fmt>csv|jsonl)", url_name="download")
-    def download(self, request: Request, pk: str, fmt: str) -> StreamingHttpResponse:  # type: ignore[override]
-        """The whole result (every record with its fate) as CSV or JSON lines, streamed."""
-        whatif = self.get_object()
-        store, path = self._result(whatif)
-        return self._stream(whatif, iter_whatif(store, path), fmt, CSV_COLUMNS)
+    def _all_rows(self, store: StoreFS, path: str) -> Iterator[dict[str, Any]]:
+        return iter_whatif(store, path)
 
 
 @extend_schema_view(list=extend_schema(
