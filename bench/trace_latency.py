@@ -118,8 +118,8 @@ def main() -> None:
     agent_token = Path(manage(env, "ensure_local_setup", "--var", str(var)).splitlines()[-1]).read_text().strip()
     personal_token = manage(env, "shell", "-c", PERSONAL_TOKEN).splitlines()[-1]
 
-    with running_server(env, var, workers=2, threads=4, celery=True) as port:
-        base = f"http://127.0.0.1:{port}"
+    with running_server(env, var, workers=2, threads=4, celery=True) as server:
+        base = f"http://127.0.0.1:{server.port}"
         app_id, words, plain_s, captured_s = capture(text, base, agent_token, str(var / "store"), args)
         api = Api(base, personal_token)
         rng = random.Random(args.seed)
