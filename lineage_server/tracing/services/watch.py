@@ -7,10 +7,12 @@ runs: the trace's Spark job group is cancelled (its running tasks interrupted), 
 running in the worker's own process is interrupted by raising ``TraceCancelled`` in the trace's
 thread (Python delivers it at the next bytecode: a step in one long call of native code is not
 interrupted before that call returns). A step that still has not stopped ``GRACE_SECONDS``
-later cannot be interrupted: the watcher ends the worker process (exit code ``EXIT_STUCK``) so
-that its supervisor starts a fresh one (``scripts/run.sh``'s loop, the compose file's restart
-policy, or Celery's prefork pool, which replaces a child that exits); the trace's row already
-says why it ended, and the next trace runs on the new process.
+after it left its Spark jobs (Spark's own cancellation of a job gets ``SPARK_GRACE_SECONDS``: on a
+busy machine killing its tasks takes longer than a few seconds) cannot be interrupted: the
+watcher ends the worker process (exit code ``EXIT_STUCK``) so that its supervisor starts a fresh
+one (``scripts/run.sh``'s loop, the compose file's restart policy, or Celery's prefork pool, which
+replaces a child that exits); the trace's row already says why it ended, and the next trace runs
+on the new process.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ log = logging.getLogger("lineage_server.tracing")
 
 POLL_SECONDS = 1.0  # how soon a cancellation or the time limit is seen
 GRACE_SECONDS = 5.0  # how long an interrupted step may take to stop before the process is replaced
+SPARK_GRACE_SECONDS = 120.0  # how long a cancelled Spark job of the step may take to end
 EXIT_STUCK = 75  # the worker's exit code when it ended itself to stop a step (EX_TEMPFAIL: start it again)
 TIME_LIMIT_SETTING = "LINEAGE_TRACE_TIME_LIMIT_SECONDS"
 _active: set[Watch] = set()  # the watches of the traces this process runs now
@@ -55,6 +58,7 @@ class Watch:
         self._lock = threading.Lock()  # guards ``_work_thread`` against an interrupt racing the work's end
         self._work_thread: int | None = None  # the thread id while it runs interruptible work
         self._stopped_at: float | None = None  # when the watcher began stopping the work
+        self._grace_from = 0.0  # since when the stopped step runs outside any Spark job of its group
         self._interrupted = False
         self._thread = threading.Thread(target=self._watch, name=f"trace-{pk}-watch", daemon=True)
 
@@ -103,7 +107,11 @@ class Watch:
                         self._fail_over_time()
                     if self._is_cancelled():
                         self._stop_work(now)
-                elif now - self._stopped_at > GRACE_SECONDS:
+                elif self._in_spark_job():  # Spark is killing its tasks; the process is not stuck
+                    if now - self._stopped_at > SPARK_GRACE_SECONDS:
+                        self._replace_process()
+                    self._grace_from = now
+                elif now - self._grace_from > GRACE_SECONDS:
                     self._replace_process()
                 else:
                     self._interrupt()
@@ -122,7 +130,7 @@ class Watch:
         log.warning("trace %s: stopped at the time limit of %s s", self.pk, limit)
 
     def _stop_work(self, now: float) -> None:
-        self._stopped_at = now
+        self._stopped_at = self._grace_from = now
         self.cancelled.set()
         if self.sc is not None:
             self.sc.cancelJobGroup(self.group)
