@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Lint and types; then the whole Python suite on the embedded defaults (SQLite, the broker kept in
-# files) in TEST_PROCESSES pytest-xdist processes; beside it, when PostgreSQL and Redis answer on
-# loopback (as on CI's machines), the server tests again against them, and the worker's against
-# RabbitMQ when it answers too.
+# The whole Python suite on the embedded defaults (SQLite, the broker kept in files) in
+# TEST_PROCESSES pytest-xdist processes, with lint and types beside it. When PostgreSQL and Redis
+# answer on loopback (as on CI's machines), the server's tests that run no Spark run against them
+# instead, beside the embedded pass (which keeps every Spark test, and runs the server's Spark tests
+# that are about the backends there too), and the worker's against RabbitMQ when it answers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -15,8 +16,10 @@ TEST_POSTGRES_URL="${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/linea
 TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/5}"
 TEST_AMQP_URL="${TEST_AMQP_URL:-amqp://guest:guest@127.0.0.1:5672//}"
 
-echo "== lint and types (ruff, mypy) =="
-bash scripts/lint.sh
+# Lint and types run beside the tests (their output is printed after them).
+lint_log="$(mktemp -t lineage-lint.XXXXXX)"
+bash scripts/lint.sh >"$lint_log" 2>&1 &
+lint_pid=$!
 
 services_up() {  # ports answering on loopback
   "$PY" - "$@" <<'PY'
@@ -51,12 +54,18 @@ if [[ -z "${DATABASE_URL:-}" ]] && services_up 5432 6379; then
   services_log="$(mktemp -t lineage-services-tests.XXXXXX)"
   services_pass >"$services_log" 2>&1 &
   services_pid=$!
+  # The server's tests without Spark run once, there; the embedded pass keeps every Spark test.
+  export LINEAGE_TESTS_SERVER_ELSEWHERE=1
   echo "(the server tests against PostgreSQL and Redis run beside this pass; their output follows it)"
 fi
 
 echo "== full suite on the embedded defaults =="
 status=0
 "$PY" -m pytest -q -n "$TEST_PROCESSES" --dist loadfile --durations=20 || status=$?
+echo "== lint and types (ruff, mypy) =="
+wait "$lint_pid" || status=$?
+cat "$lint_log"
+rm -f "$lint_log"
 if [[ -n "$services_pid" ]]; then
   wait "$services_pid" || status=$?
   cat "$services_log"

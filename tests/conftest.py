@@ -92,3 +92,22 @@ def post_events(api_client: Any, agent_token: str) -> PostEvents:
         return api_client.post("/api/v1/ingest/events/", {"events": events}, format="json", **headers)
 
     return post
+
+
+# The server's tests that run no Spark, when CI runs them against PostgreSQL and Redis beside this
+# pass (scripts/test.sh sets LINEAGE_TESTS_SERVER_ELSEWHERE): the embedded pass leaves them to it
+# and keeps every test that runs Spark (the embedded SQLite database and broker are theirs).
+SERVER_TESTS = ("tests/lineage_server/", "tests/integration/test_restarts.py")
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    import os
+
+    if os.environ.get("LINEAGE_TESTS_SERVER_ELSEWHERE") != "1":
+        return
+    elsewhere = [item for item in items
+                 if item.nodeid.startswith(SERVER_TESTS) and item.get_closest_marker("spark") is None]
+    if elsewhere:
+        config.hook.pytest_deselected(items=elsewhere)
+        gone = set(map(id, elsewhere))
+        items[:] = [item for item in items if id(item) not in gone]

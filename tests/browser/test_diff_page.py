@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import SCREENSHOT_DIR
-from tests.lineage_server.tracing.captured import capture_in_own_application, lineage_of, topic_totals
+from tests.lineage_server.tracing.captured import capture_runs_in_own_driver, lineage_of, topic_totals
 from tests.lineage_server.worker import celery_worker
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark, pytest.mark.django_db(transaction=True),
@@ -16,8 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.spark, pytest.mark.django_db(tran
 
 
 def test_compare_with_the_previous_run_and_explain_one_output(live_server, agent_token, analyst_page, tmp_path):
-    old = capture_in_own_application(live_server.url, agent_token, tmp_path / "old", 3)
-    new = capture_in_own_application(live_server.url, agent_token, tmp_path / "new", 4)
+    old, new = capture_runs_in_own_driver(live_server.url, agent_token, [(tmp_path / "old", 3), (tmp_path / "new", 4)])
     page = analyst_page
     page.set_viewport_size({"width": 1280, "height": 800})
     with celery_worker(tmp_path / "worker.log", LINEAGE_TRACE_SPARK_AT_START="false"):

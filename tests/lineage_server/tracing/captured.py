@@ -106,26 +106,40 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from tests.lineage_server.tracing.captured import capture_word_topics
 
-server, token, folder, seed = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
-spark = (SparkSession.builder.master("local[2]").appName("lineage-tests-other")
-         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
-spark.sparkContext.setLogLevel("ERROR")
-try:
-    print(json.dumps({"app_id": capture_word_topics(spark, server, token, folder, seed).app_id}))
-finally:
-    spark.stop()
+server, token, runs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+for folder, seed in runs:  # each run a SparkContext of its own (its own application id), on one JVM
+    spark = (SparkSession.builder.master("local[2]").appName("lineage-tests-other")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        print(json.dumps({"app_id": capture_word_topics(spark, server, token, Path(folder), seed).app_id}))
+    finally:
+        spark.stop()
 """
 
 
 def capture_in_own_application(server_url: str, token: str, folder: Path, seed: int) -> CapturedJob:
     """The same job with other data, captured by a PySpark driver of its own (another application id:
     the test session's SparkContext has one, and an application belongs to one team)."""
-    done = subprocess.run([sys.executable, "-c", OWN_APPLICATION, server_url, token, str(folder), str(seed)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=240)
+    (job,) = capture_runs_in_own_driver(server_url, token, [(folder, seed)])
+    return job
+
+
+def capture_runs_in_own_driver(server_url: str, token: str, runs: list[tuple[Path, int]]) -> list[CapturedJob]:
+    """Runs of the job (one application name) with the data of each seed, one after the other by one
+    PySpark driver of their own: each run its own SparkContext, so its own application id."""
+    done = subprocess.run([sys.executable, "-c", OWN_APPLICATION, server_url, token,
+                           json.dumps([(str(folder), seed) for folder, seed in runs])],
+                          cwd=ROOT, capture_output=True, text=True, timeout=240 * len(runs))
     assert done.returncode == 0, done.stderr[-4000:]
-    app_id = json.loads(done.stdout.strip().splitlines()[-1])["app_id"]
-    lines, topic_lines = input_lines(seed)
-    return CapturedJob(app_id, lines, topic_lines, folder / "events.txt", folder / "topics.csv", topic_totals(lines))
+    app_ids = [json.loads(line)["app_id"] for line in done.stdout.strip().splitlines() if line.startswith("{")]
+    assert len(app_ids) == len(runs) == len(set(app_ids)), done.stdout[-2000:]
+    jobs = []
+    for app_id, (folder, seed) in zip(app_ids, runs, strict=True):
+        lines, topic_lines = input_lines(seed)
+        jobs.append(CapturedJob(app_id, lines, topic_lines, folder / "events.txt", folder / "topics.csv",
+                                topic_totals(lines)))
+    return jobs
 
 
 READER = """

@@ -12,7 +12,7 @@ import pytest
 
 from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services import run_trace
-from tests.lineage_server.tracing.captured import capture_in_own_application, lineage_of, topic_totals
+from tests.lineage_server.tracing.captured import capture_runs_in_own_driver, lineage_of, topic_totals
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
@@ -20,8 +20,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
 @pytest.fixture
 def two_runs(live_server: Any, agent_token: str, tmp_path: Path) -> tuple[Any, Any]:
     """The word/topic job run twice by drivers of their own (one application name), on other lines."""
-    old = capture_in_own_application(live_server.url, agent_token, tmp_path / "old", 3)
-    new = capture_in_own_application(live_server.url, agent_token, tmp_path / "new", 4)
+    old, new = capture_runs_in_own_driver(live_server.url, agent_token, [(tmp_path / "old", 3), (tmp_path / "new", 4)])
     return old, new
 
 
