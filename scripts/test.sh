@@ -16,6 +16,9 @@ TEST_POSTGRES_URL="${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/linea
 TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/5}"
 TEST_AMQP_URL="${TEST_AMQP_URL:-amqp://guest:guest@127.0.0.1:5672//}"
 
+# Every process the tests start reads the project's modules compiled once (PYTHONDONTWRITEBYTECODE
+# may be set, as on CI's machines).
+"$PY" -m compileall -q capture_agent lineage_server tests bench >/dev/null
 # Lint and types run beside the tests (their output is printed after them).
 lint_log="$(mktemp -t lineage-lint.XXXXXX)"
 bash scripts/lint.sh >"$lint_log" 2>&1 &
@@ -34,13 +37,13 @@ PY
 
 # The server tests against the services: every test of the server but its Spark tests, which check
 # Spark's answers and run once, in the embedded pass; of those, the ones marked `backends` (a worker
-# killed, a task redelivered, a trace through the broker) run here too. One process: its Celery
-# workers share the broker's queue.
+# killed, a task redelivered, a trace through the broker) run here too. Two processes, each with a
+# PostgreSQL test database and a Redis database of its own (tests/_env.py).
 SERVER_TESTS=(tests/lineage_server tests/integration/test_restarts.py)
 services_pass() {
   echo "== server tests against PostgreSQL and Redis =="
   DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_REDIS_URL" \
-    "$PY" -m pytest "${SERVER_TESTS[@]}" -q -m "not spark or backends" --durations=10
+    "$PY" -m pytest "${SERVER_TESTS[@]}" -q -n 2 --dist loadfile -m "not spark or backends" --durations=10
   if services_up 5432 5672; then
     echo "== the worker with RabbitMQ as the broker =="
     DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_AMQP_URL" \

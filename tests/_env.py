@@ -7,6 +7,7 @@ starts) one secret key, as `make run`'s var/secret_key does.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import tempfile
 
@@ -14,8 +15,14 @@ os.environ.setdefault("LINEAGE_VAR_DIR", tempfile.mkdtemp(prefix="lineage-test-v
 # Under pytest-xdist each worker process (which inherits the folder above from the controller) takes
 # a folder of its own inside it: its own SQLite test database and embedded broker, whose queue another
 # worker's Celery workers would otherwise read.
+# The same holds for a Redis broker (CI's services pass): each worker process takes the next database
+# number after the one given, as pytest-django gives each a PostgreSQL test database of its own.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ["LINEAGE_VAR_DIR"] = os.path.join(os.environ["LINEAGE_VAR_DIR"], os.environ["PYTEST_XDIST_WORKER"])
+    broker = re.fullmatch(r"(redis://[^/]*/)(\d+)", os.environ.get("CELERY_BROKER_URL", ""))
+    if broker:
+        worker_number = int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw"))
+        os.environ["CELERY_BROKER_URL"] = f"{broker[1]}{int(broker[2]) + worker_number}"
 # Where `collectstatic` would have put the frontend (the tests serve it from frontend/dist).
 os.makedirs(os.path.join(os.environ["LINEAGE_VAR_DIR"], "static"), exist_ok=True)
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
