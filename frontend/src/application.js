@@ -13,7 +13,7 @@ import {
   READABLE_ZOOM, countSkippedStages, summaryLine, syncElements, toElements, withoutSkipped,
 } from './graph.js';
 import { pageUrlOf } from './pipeline_graph.js';
-import { fitsReadable, focusJob, openingLevels, openingViewport } from './framing.js';
+import { fitsReadable, focusJob, focusedOpening, openingLevels, openingViewport } from './framing.js';
 import {
   drawnBox, expandInPlace, leafPositions, nodeBoxes, restorePositions, runLayout,
 } from './layout.js';
@@ -281,8 +281,15 @@ export async function mountApplicationPage(root) {
 
   // The page opens (without a level in its URL) at the deepest level whose whole graph fits the
   // view readably, trying levels up to the stages (framing.openingLevels); the last one tried
-  // stays, framed on its job. A big graph has one level to try: its readable level is the stages.
+  // stays, framed on its job. A graph whose stages are more than the view reads opens on the
+  // framed job's stages, the other jobs collapsed (framing.focusedOpening).
   function open() {
+    const focused = focusedOpening(tree, framedJob, cy.width(), cy.height());
+    if (focused) {
+      ({ level, collapsed } = focused);
+      draw();
+      return;
+    }
     const candidates = openingLevels(tree);
     for (const [i, candidate] of candidates.entries()) {
       level = candidate;
