@@ -19,7 +19,7 @@ import {
 } from './layout.js';
 import { keepLayout, layoutKey, readLayout } from './layout_cache.js';
 import { graphStyle } from './style.js';
-import { onNodeTap } from './taps.js';
+import { onNodeTap, onSelectionChange } from './taps.js';
 import {
   LEVELS, LEVEL_NAMES, MAX_DRAWN, drawnCount, isCompound, levelState, stateFromUrl, stateToUrl, visibleGraph, zoomIn,
   zoomOut, zoomSelection, zoomTree,
@@ -411,8 +411,7 @@ export async function mountApplicationPage(root) {
   });
   fit.addEventListener('click', () => cy.animate({ fit: { padding: 24 } }, { duration: 200 }));
   const selectedIds = () => cy.nodes(':selected').map((node) => node.id());
-  cy.on('select unselect add remove', 'node', () => {
-    const some = cy.nodes(':selected').nonempty();
+  onSelectionChange(cy, (some) => {
     zoomSelected.in.disabled = !some;
     zoomSelected.out.disabled = !some;
   });
