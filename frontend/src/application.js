@@ -22,7 +22,7 @@ import { graphStyle } from './style.js';
 import { onNodeTap, onSelectionChange } from './taps.js';
 import {
   LEVELS, LEVEL_NAMES, MAX_DRAWN, drawnCount, isCompound, levelState, stateFromUrl, stateToUrl, visibleGraph, zoomIn,
-  zoomOut, zoomSelection, zoomTree,
+  zoomOut, zoomQuery, zoomSelection, zoomTree,
 } from './zoom.js';
 
 cytoscape.use(dagre);
@@ -119,14 +119,8 @@ function urlZoom() {
 }
 
 function writeUrlZoom(tree, level, collapsed, skipped) {
-  const state = stateToUrl(tree, level, collapsed);
-  const params = new URLSearchParams(window.location.search);
-  for (const key of ['level', 'in', 'out', 'skipped']) params.delete(key);
-  params.set('level', state.level);
-  for (const id of state.in) params.append('in', id);
-  for (const id of state.out) params.append('out', id);
-  if (skipped) params.set('skipped', '1');
-  window.history.replaceState(null, '', `${window.location.pathname}?${params}`);
+  const query = zoomQuery(window.location.search, stateToUrl(tree, level, collapsed), skipped);
+  window.history.replaceState(null, '', `${window.location.pathname}?${query}`);
 }
 
 /** Mount the graph page on `root` (an element with data-graph-url and data-capture-points-url). */
