@@ -195,9 +195,11 @@ def main() -> None:
             page.screenshot(path=args.screenshot)
         level = page.evaluate("window.lineageZoom.level()")
         nodes = page.evaluate("window.lineageGraph.nodes().length")
+        # the first stage drawn: a big application opens with the jobs around the framed one collapsed
+        stage = json.dumps(page.evaluate("window.lineageGraph.nodes('.stage.collapsed')[0].id()"))
         print(f"opens at the {level} level, {nodes} nodes drawn")
-        steps = [("zoom in (one stage)", "window.lineageZoom.zoomIn('stage:0')"),
-                 ("zoom out (one stage)", "window.lineageZoom.zoomOut('stage:0')")] * args.runs
+        steps = [("zoom in (one stage)", f"window.lineageZoom.zoomIn({stage})"),
+                 ("zoom out (one stage)", f"window.lineageZoom.zoomOut({stage})")] * args.runs
         steps += [(f"level {name}", f"document.querySelector('#level-{name}').click()")
                   for name in ("job", "application", "stage")]
         if args.all_operators:

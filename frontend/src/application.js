@@ -13,16 +13,16 @@ import {
   READABLE_ZOOM, countSkippedStages, summaryLine, syncElements, toElements, withoutSkipped,
 } from './graph.js';
 import { pageUrlOf } from './pipeline_graph.js';
-import { fitsReadable, focusJob, openingLevels, openingViewport } from './framing.js';
+import { fitsReadable, focusJob, focusedOpening, openingLevels, openingViewport } from './framing.js';
 import {
   drawnBox, expandInPlace, leafPositions, nodeBoxes, restorePositions, runLayout,
 } from './layout.js';
 import { keepLayout, layoutKey, readLayout } from './layout_cache.js';
 import { graphStyle } from './style.js';
-import { onNodeTap } from './taps.js';
+import { onNodeTap, onSelectionChange } from './taps.js';
 import {
   LEVELS, LEVEL_NAMES, MAX_DRAWN, drawnCount, isCompound, levelState, stateFromUrl, stateToUrl, visibleGraph, zoomIn,
-  zoomOut, zoomSelection, zoomTree,
+  zoomOut, zoomQuery, zoomSelection, zoomTree,
 } from './zoom.js';
 
 cytoscape.use(dagre);
@@ -119,14 +119,8 @@ function urlZoom() {
 }
 
 function writeUrlZoom(tree, level, collapsed, skipped) {
-  const state = stateToUrl(tree, level, collapsed);
-  const params = new URLSearchParams(window.location.search);
-  for (const key of ['level', 'in', 'out', 'skipped']) params.delete(key);
-  params.set('level', state.level);
-  for (const id of state.in) params.append('in', id);
-  for (const id of state.out) params.append('out', id);
-  if (skipped) params.set('skipped', '1');
-  window.history.replaceState(null, '', `${window.location.pathname}?${params}`);
+  const query = zoomQuery(window.location.search, stateToUrl(tree, level, collapsed), skipped);
+  window.history.replaceState(null, '', `${window.location.pathname}?${query}`);
 }
 
 /** Mount the graph page on `root` (an element with data-graph-url and data-capture-points-url). */
@@ -281,8 +275,15 @@ export async function mountApplicationPage(root) {
 
   // The page opens (without a level in its URL) at the deepest level whose whole graph fits the
   // view readably, trying levels up to the stages (framing.openingLevels); the last one tried
-  // stays, framed on its job. A big graph has one level to try: its readable level is the stages.
+  // stays, framed on its job. A graph whose stages are more than the view reads opens on the
+  // framed job's stages, the other jobs collapsed (framing.focusedOpening).
   function open() {
+    const focused = focusedOpening(tree, framedJob, cy.width(), cy.height());
+    if (focused) {
+      ({ level, collapsed } = focused);
+      draw();
+      return;
+    }
     const candidates = openingLevels(tree);
     for (const [i, candidate] of candidates.entries()) {
       level = candidate;
@@ -404,8 +405,7 @@ export async function mountApplicationPage(root) {
   });
   fit.addEventListener('click', () => cy.animate({ fit: { padding: 24 } }, { duration: 200 }));
   const selectedIds = () => cy.nodes(':selected').map((node) => node.id());
-  cy.on('select unselect add remove', 'node', () => {
-    const some = cy.nodes(':selected').nonempty();
+  onSelectionChange(cy, (some) => {
     zoomSelected.in.disabled = !some;
     zoomSelected.out.disabled = !some;
   });

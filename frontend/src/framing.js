@@ -3,11 +3,13 @@
 //
 // The application page opens on the whole graph when it fits the view at a readable zoom, at the
 // deepest level for which it does (openingLevels); else on the job that holds most of its capture
-// points. A trace or what-if page opens on the path its answer took: the capture points crossed,
+// points, and when even its stages are more than the view could read (readableNodeCount), on that
+// job's stages with every other job collapsed (focusedOpening). A trace or what-if page opens on the path its answer took: the capture points crossed,
 // the stages holding them and the datasets those stages read or wrote.
 
-import { READABLE_ZOOM, readableViewport } from './graph.js';
-import { LEVELS, readableLevel, shownAs } from './zoom.js';
+import { READABLE_ZOOM, layoutOptions, readableViewport } from './graph.js';
+import { labelHeight, labelWidth } from './style.js';
+import { LEVELS, isCompound, levelState, readableLevel, shownAs, zoomOut } from './zoom.js';
 
 export const VIEW_PADDING = 24;
 /** A path too long for the readable zoom is shown whole down to this zoom (labels still drawn). */
@@ -48,6 +50,47 @@ export function openingLevels(tree) {
   const out = LEVELS.filter((level) => kinds.has(level) && rank(level) <= rank(deepest) && rank(level) >= rank('stage'))
     .reverse();
   return out.length ? out : [deepest];
+}
+
+/**
+ * How many nodes a view of `width` x `height` pixels shows with readable labels, at most: the
+ * smallest node the style draws (an empty label's box, 80 x 36) with the layout's separations
+ * (rankSep beside it, nodeSep below it), at READABLE_ZOOM (its 12 px labels drawn at 8.4 px),
+ * packed as a grid inside the padding. The application page's view at 1280x800 (873 x 475) reads
+ * 9 x 6 = 54. A real layout packs fewer (wider labels, chains on one row): a zoom state drawing
+ * more leaves than this cannot be read whole, whatever its labels.
+ */
+export function readableNodeCount(width, height, padding = VIEW_PADDING) {
+  const { rankSep, nodeSep } = layoutOptions();
+  const across = Math.floor((width - 2 * padding) / ((labelWidth('') + rankSep) * READABLE_ZOOM));
+  const down = Math.floor((height - 2 * padding) / ((labelHeight('') + nodeSep) * READABLE_ZOOM));
+  return Math.max(0, across) * Math.max(0, down);
+}
+
+/** The nodes zoom state `collapsed` draws as boxes of their own (a collapsed node, not one around others). */
+function drawnLeaves(tree, collapsed) {
+  let count = 0;
+  for (const id of tree.nodes.keys()) {
+    if (shownAs(tree, collapsed, id) === id && (collapsed.has(id) || !isCompound(tree, id))) count += 1;
+  }
+  return count;
+}
+
+/**
+ * The zoom state an application page opens on when its stages level draws more nodes than the
+ * view reads (readableNodeCount): the stages level with every job but `job` (focusJob's) collapsed,
+ * so that only what is framed is drawn (a 500-stage application: 161 nodes instead of 651, the
+ * most of its first paint) and a ZoomIn on a job shows its stages. Returns {level, collapsed}, or
+ * null when the stages level reads, or has no other job to collapse.
+ */
+export function focusedOpening(tree, job, width, height) {
+  const kinds = new Set([...tree.nodes.values()].map((node) => node.kind));
+  if (job === null || !kinds.has('stage')) return null;
+  const stages = levelState(tree, 'stage');
+  if (drawnLeaves(tree, stages) <= readableNodeCount(width, height)) return null;
+  const others = [...tree.nodes.entries()]
+    .filter(([id, node]) => node.kind === 'job' && id !== job && isCompound(tree, id)).map(([id]) => id);
+  return others.length ? { level: 'stage', collapsed: zoomOut(tree, stages, others) } : null;
 }
 
 /**

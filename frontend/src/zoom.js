@@ -196,6 +196,30 @@ export function stateToUrl(tree, level, collapsed) {
 }
 
 /**
+ * Query strings longer than this keep no zoom state, and a reload opens where the page opens:
+ * gunicorn refuses a request line over 4,094 bytes, and a zoom state can name hundreds of nodes
+ * (the opening of an application of 300 jobs collapses 299 of them at the stages level).
+ */
+export const URL_QUERY_MAX = 2000;
+
+/**
+ * The page's query string `search` with the zoom state `state` (stateToUrl's: level, in and out)
+ * and the skipped stages' switch, its other parameters kept; the zoom state left out when it would
+ * make the query longer than URL_QUERY_MAX.
+ */
+export function zoomQuery(search, state, skipped = false) {
+  const params = new URLSearchParams(search);
+  for (const key of ['level', 'in', 'out', 'skipped']) params.delete(key);
+  const without = new URLSearchParams(params);
+  params.set('level', state.level);
+  for (const id of state.in) params.append('in', id);
+  for (const id of state.out) params.append('out', id);
+  for (const kept of [params, without]) if (skipped) kept.set('skipped', '1');
+  const query = params.toString();
+  return query.length > URL_QUERY_MAX ? without.toString() : query;
+}
+
+/**
  * The zoom state of URL parameters (stateToUrl's); unknown levels and ids are ignored, and a level
  * drawing more than MAX_DRAWN nodes opens at the readable level instead.
  */

@@ -7,13 +7,14 @@ import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
 
 import {
-  PATH_MIN_ZOOM, fitZoom, fitsReadable, focusJob, openingLevels, openingViewport, pathNodes, unionBox,
+  PATH_MIN_ZOOM, fitZoom, fitsReadable, focusJob, focusedOpening, openingLevels, openingViewport, pathNodes,
+  readableNodeCount, unionBox,
 } from '../src/framing.js';
 import { READABLE_ZOOM, toElements, withoutSkipped } from '../src/graph.js';
 import { drawnBox, nodeBoxes, runLayout } from '../src/layout.js';
 import { pathGraph, questionZoom } from '../src/question_view.js';
 import { graphStyle } from '../src/style.js';
-import { levelState, visibleGraph, zoomTree } from '../src/zoom.js';
+import { drawnCount, levelState, visibleGraph, zoomIn, zoomTree } from '../src/zoom.js';
 import { fixture } from './helpers.js';
 
 cytoscape.use(dagre);
@@ -97,6 +98,68 @@ describe('the application page of the example', () => {
       const box = rendered(cy.getElementById(stage).boundingBox({ includeLabels: false }), view);
       assert.ok(inside(box, APP_VIEW), `${stage} is on screen`);
     }
+  });
+});
+
+// bench/browser_graph.py's wide shape, smaller: `jobs` jobs of `stages` chained stages of two
+// operators, one dataset read and one written by each job.
+function wideApplication(jobs, stages) {
+  const nodes = [{ id: 'application', kind: 'application', label: 'wide' }];
+  const edges = [];
+  for (let j = 0; j < jobs; j += 1) {
+    nodes.push({ id: `job:${j}`, kind: 'job', parent: 'application', data: { job_id: j } });
+    nodes.push({ id: `dataset:in-${j}`, kind: 'dataset', label: `in-${j}` }, { id: `dataset:out-${j}`, kind: 'dataset', label: `out-${j}` });
+    for (let s = j * stages; s < (j + 1) * stages; s += 1) {
+      nodes.push({ id: `stage:${s}`, kind: 'stage', parent: `job:${j}`, label: `map at etl.py:${s}` });
+      nodes.push({ id: `op:${s}:0`, kind: 'operator', parent: `stage:${s}` }, { id: `op:${s}:1`, kind: 'operator', parent: `stage:${s}` });
+      edges.push({ source: `op:${s}:0`, target: `op:${s}:1`, kind: 'narrow' });
+      if (s) edges.push({ source: `op:${s - 1}:1`, target: `op:${s}:0`, kind: 'shuffle' });
+    }
+    edges.push({ source: `dataset:in-${j}`, target: `op:${j * stages}:0`, kind: 'read' });
+    edges.push({ source: `op:${(j + 1) * stages - 1}:1`, target: `dataset:out-${j}`, kind: 'write' });
+  }
+  return { application: {}, nodes, edges };
+}
+
+describe('an application whose stages the view cannot read', () => {
+  it('reads at most 54 nodes in the application page\'s view at 1280x800: 9 across, 6 down', () => {
+    assert.equal(readableNodeCount(APP_VIEW.width, APP_VIEW.height), 54);
+    assert.equal(readableNodeCount(2 * APP_VIEW.width, APP_VIEW.height), 2 * 54 + 6, 'a wider view reads more');
+    assert.equal(readableNodeCount(40, 40), 0);
+  });
+
+  it('opens the example and a few jobs at their stages level, as before', () => {
+    const example = zoomTree(withoutSkipped(fixture('example_graph.json')));
+    assert.equal(focusedOpening(example, focusJob(example), APP_VIEW.width, APP_VIEW.height), null);
+    const few = zoomTree(wideApplication(4, 10)); // 40 stages and 8 datasets: 48 nodes
+    assert.equal(focusedOpening(few, focusJob(few), APP_VIEW.width, APP_VIEW.height), null);
+    const oneJob = zoomTree(wideApplication(1, 80));
+    assert.equal(focusedOpening(oneJob, focusJob(oneJob), APP_VIEW.width, APP_VIEW.height), null, 'no other job to collapse');
+  });
+
+  it('opens 500 stages on the last job\'s stages, the other jobs collapsed: a quarter of the nodes', () => {
+    const graph = wideApplication(50, 10);
+    const tree = zoomTree(graph);
+    const opening = focusedOpening(tree, focusJob(tree), APP_VIEW.width, APP_VIEW.height);
+    assert.equal(opening.level, 'stage');
+    assert.equal(drawnCount(tree, levelState(tree, 'stage')), 651);
+    assert.equal(drawnCount(tree, opening.collapsed), 161, '49 jobs, 10 stages, their job, 100 datasets, the application');
+    const drawn = visibleGraph(graph, opening.collapsed, tree);
+    const kinds = (kind) => drawn.nodes.filter((n) => n.kind === kind);
+    assert.deepEqual(kinds('stage').map((n) => n.id), Array.from({ length: 10 }, (_, i) => `stage:${490 + i}`));
+    assert.ok(kinds('stage').every((n) => n.collapsed), 'stages, not their operators');
+    assert.equal(kinds('job').filter((n) => n.collapsed).length, 49);
+    const cy = laidOut(graph, opening.collapsed, tree);
+    const job = nodeBoxes(cy, ['job:49']).get('job:49');
+    const view = openingViewport(drawnBox(cy), job, APP_VIEW.width, APP_VIEW.height);
+    assert.ok(view.zoom >= READABLE_ZOOM, `zoom ${view.zoom}`);
+    const shown = cy.nodes('.stage').filter((n) => inside(rendered(n.boundingBox({ includeLabels: false }), view), APP_VIEW));
+    assert.ok(shown.length >= 4, `${shown.length} stages on screen`);
+    // ZoomIn on another job shows its stages, still collapsed over their operators.
+    const opened = visibleGraph(graph, zoomIn(opening.collapsed, 'job:3'), tree);
+    const stagesOf3 = opened.nodes.filter((n) => n.parent === 'job:3');
+    assert.equal(stagesOf3.length, 10);
+    assert.ok(stagesOf3.every((n) => n.kind === 'stage' && n.collapsed));
   });
 });
 

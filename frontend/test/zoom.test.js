@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 
 import { countElements, toElements } from '../src/graph.js';
 import {
-  LEVELS, drawnCount, isCompound, levelState, readableLevel, shownAs, stateFromUrl, stateToUrl, visibleGraph,
-  zoomIn, zoomOut, zoomSelection, zoomTree,
+  LEVELS, URL_QUERY_MAX, drawnCount, isCompound, levelState, readableLevel, shownAs, stateFromUrl, stateToUrl,
+  visibleGraph, zoomIn, zoomOut, zoomQuery, zoomSelection, zoomTree,
 } from '../src/zoom.js';
 import { fixture } from './helpers.js';
 
@@ -188,5 +188,21 @@ describe('zoomSelection', () => {
     const closed = zoomSelection(tree, opened, ['op:0:1', 'stage:1'], 'out');
     assert.deepEqual([...closed].sort(), [...stages].sort(), 'a leaf collapses its stage, a compound itself');
     assert.deepEqual(zoomSelection(tree, stages, [], 'in'), stages);
+  });
+});
+
+describe('the zoom state in the URL', () => {
+  it('writes the level and the nodes opened or closed, keeping the other parameters', () => {
+    const query = zoomQuery('x=1&level=job&out=job:0', { level: 'stage', in: ['stage:3'], out: ['job:1', 'job:2'] }, true);
+    assert.equal(query, 'x=1&level=stage&in=stage%3A3&out=job%3A1&out=job%3A2&skipped=1');
+    const back = new URLSearchParams(query);
+    assert.deepEqual([back.get('level'), back.getAll('in'), back.getAll('out')], ['stage', ['stage:3'], ['job:1', 'job:2']]);
+  });
+
+  it('leaves the state out rather than write a URL the server refuses: a reload opens where the page opens', () => {
+    const out = Array.from({ length: 299 }, (_, j) => `job:${j}`);
+    const query = zoomQuery('x=1', { level: 'stage', in: [], out }, true);
+    assert.equal(query, 'x=1&skipped=1');
+    assert.ok(zoomQuery('', { level: 'stage', in: [], out: out.slice(0, 49) }).length <= URL_QUERY_MAX, '50 jobs keep theirs');
   });
 });

@@ -409,33 +409,47 @@ def test_incomplete_record_level_lineage_shows_a_banner(live_server, agent_token
 WIDE_APP = "local-1763731400000"
 
 
-@pytest.fixture
-def app_of_eight_jobs(live_server: Any, agent_token: str) -> str:
-    """Eight jobs of three chained stages of three operators; job 5 holds the capture points."""
-    events = [event("application_start", WIDE_APP, 0, name="etl", user="ana", spark_version="4.3.0", master="local[2]")]
+def _post_jobs(live_server: Any, agent_token: str, app_id: str, jobs: int, capture_job: int) -> str:
+    """`jobs` jobs of three chained stages of three operators; `capture_job` holds the capture points."""
+    events = [event("application_start", app_id, 0, name="etl", user="ana", spark_version="4.3.0", master="local[2]")]
     t = 1
-    for job in range(8):
+    for job in range(jobs):
         stage_ids = [job * 3 + s for s in range(3)]
         call_site = f"save at etl.py:{20 + job}"
-        events.append(event("job_start", WIDE_APP, t, job_id=job, stage_ids=stage_ids, call_site=call_site))
+        events.append(event("job_start", app_id, t, job_id=job, stage_ids=stage_ids, call_site=call_site))
         for s, stage in enumerate(stage_ids):
             rdds = [stage * 3 + o for o in range(3)]
             events += stage_run(
-                WIDE_APP, t + 1, t + 2, stage_id=stage, name=f"reduceByKey at etl.py:{20 + job}",
+                app_id, t + 1, t + 2, stage_id=stage, name=f"reduceByKey at etl.py:{20 + job}",
                 parent_stage_ids=[stage - 1] if s else [], job_id=job,
                 operators=[operator(rdd, "PythonRDD", [rdd - 1] if rdd % 3 or s else [], "map") for rdd in rdds],
                 metrics={"tasks": 2, "executor_run_time_ms": 40},
             )
-            if job == 5:
-                events.append(capture_point(WIDE_APP, t + 2, f"{WIDE_APP}/{stage:04d}-stage-map", stage_id=stage,
+            if job == capture_job:
+                events.append(capture_point(app_id, t + 2, f"{app_id}/{stage:04d}-stage-map", stage_id=stage,
                                             rdd_id=rdds[-1]))
             t += 3
-        events.append(event("job_end", WIDE_APP, t, job_id=job, status="succeeded"))
+        events.append(event("job_end", app_id, t, job_id=job, status="succeeded"))
         t += 1
-    events.append(event("application_end", WIDE_APP, t + 1))
+    events.append(event("application_end", app_id, t + 1))
     answer = post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, agent_token)
     assert answer["accepted"] == len(events)
-    return WIDE_APP
+    return app_id
+
+
+@pytest.fixture
+def app_of_eight_jobs(live_server: Any, agent_token: str) -> str:
+    """Eight jobs of three chained stages of three operators; job 5 holds the capture points."""
+    return _post_jobs(live_server, agent_token, WIDE_APP, jobs=8, capture_job=5)
+
+
+BIG_APP = "local-1763731600000"
+
+
+@pytest.fixture
+def app_of_twenty_jobs(live_server: Any, agent_token: str) -> str:
+    """Twenty jobs of three stages: 60 stages, more than 1280x800 reads at once (54); job 12 has the capture points."""
+    return _post_jobs(live_server, agent_token, BIG_APP, jobs=20, capture_job=12)
 
 
 def _open_at_1280(page: Any, url: str, screenshot: str) -> None:
@@ -446,10 +460,10 @@ def _open_at_1280(page: Any, url: str, screenshot: str) -> None:
     page.screenshot(path=SCREENSHOT_DIR / screenshot)
 
 
-def test_a_big_application_opens_readable_on_the_job_holding_its_capture_points(live_server, app_of_eight_jobs, page):
-    _open_at_1280(page, f"{live_server.url}/applications/{app_of_eight_jobs}/", "app_page_opening.png")
-    assert _zoom_state(page)["level"] == "stage"
-    view = page.evaluate(
+def _opening_view(page: Any) -> dict[str, Any]:
+    """What the opened page shows: the stages' labels' size on screen (px), the stages drawn and those
+    inside the view, whether every node is, and how many jobs are drawn collapsed."""
+    return page.evaluate(
         """() => {
             const cy = window.lineageGraph;
             const onScreen = (n) => {
@@ -458,15 +472,43 @@ def test_a_big_application_opens_readable_on_the_job_holding_its_capture_points(
             };
             return {
                 font: cy.zoom() * parseFloat(cy.nodes('.stage').first().style('font-size')),
+                stages: cy.nodes('.stage').map((n) => n.id()).sort(),
                 shown: cy.nodes('.stage').filter(onScreen).map((n) => n.id()).sort(),
                 whole: cy.nodes().filter(onScreen).length === cy.nodes().length,
+                collapsedJobs: cy.nodes('.job.collapsed').length,
             };
         }"""
     )
+
+
+def test_a_big_application_opens_readable_on_the_job_holding_its_capture_points(live_server, app_of_eight_jobs, page):
+    _open_at_1280(page, f"{live_server.url}/applications/{app_of_eight_jobs}/", "app_page_opening.png")
+    assert _zoom_state(page)["level"] == "stage"
+    view = _opening_view(page)
     assert not view["whole"], "eight jobs do not fit at a readable zoom"
     assert view["font"] >= 8, f"labels drawn at {view['font']} px"
     assert {"stage:15", "stage:16", "stage:17"} <= set(view["shown"]), view["shown"]
     assert not {"stage:0", "stage:23"} & set(view["shown"]), "framed on job 5, not the whole or a corner"
+
+
+def test_an_application_too_big_to_read_at_its_stages_opens_on_its_job_the_other_jobs_collapsed(
+    live_server, app_of_twenty_jobs, page
+):
+    """Its 60 stages are more than the view reads (framing.readableNodeCount): only the stages of
+    the job holding the capture points are drawn, readable and on screen; ZoomIn on another job
+    shows that job's stages."""
+    _open_at_1280(page, f"{live_server.url}/applications/{app_of_twenty_jobs}/", "app_page_big_opening.png")
+    assert _zoom_state(page)["level"] == "stage"
+    view = _opening_view(page)
+    assert view["stages"] == ["stage:36", "stage:37", "stage:38"], "only job 12's stages are drawn"
+    assert view["shown"] == view["stages"], "and all three are on screen"
+    assert view["font"] >= 8, f"labels drawn at {view['font']} px"
+    assert view["collapsedJobs"] == 19
+    page.evaluate("window.lineageZoom.zoomIn('job:3')")
+    _wait_for_animations(page)
+    opened = page.evaluate("window.lineageGraph.nodes('.stage').filter((n) => n.data('parent') === 'job:3')"
+                           ".map((n) => [n.id(), n.hasClass('collapsed')])")
+    assert sorted(opened) == [["stage:10", True], ["stage:11", True], ["stage:9", True]], "its stages, not operators"
 
 
 def test_a_small_application_opens_whole_at_its_deepest_readable_level(live_server, seeded_app, page):
