@@ -23,7 +23,7 @@ from lineage_server.api.views.tracing import TraceViewSet, page_params
 from lineage_server.catalog.selectors import visible_applications
 from lineage_server.tracing.models import Trace, TraceKind
 from lineage_server.tracing.services import TraceQuestionError, ask_diff
-from lineage_server.tracing.services.diff_run import CSV_COLUMNS, iter_diff
+from lineage_server.tracing.services.diff_answer import CSV_COLUMNS, iter_diff
 
 
 @extend_schema_view(

@@ -1,37 +1,30 @@
-"""What running a trace and running a what-if share in the worker: opening the run folder, the
-failures users read, where answers go (the watcher beside them is ``watch.Watch``).
+"""What answering a trace, a what-if and a diff share in the worker: the run folder opened (with
+the maps between server and run capture ids, and the clock of its laps), the selection read,
+where answers go and what happens when a cancellation beats the answer (the failures users read
+are ``failures``; the watcher beside them is ``watch.Watch``).
 """
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 
 from capture_agent.record import LineageRun
-from capture_agent.record.errors import LineageError
 from capture_agent.record.query.questions import TraceCancelled, select
 from capture_agent.record.query.results import read_frontier
-from capture_agent.record.storage.layouts.base import MissingTable
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace
+from lineage_server.tracing.services.failures import TraceFailure
 from lineage_server.tracing.services.questions import run_id_of
 from lineage_server.tracing.services.watch import Watch
 from lineage_server.tracing.spark import pool_of
 
-log = logging.getLogger("lineage_server.tracing")
-
 FIRST_PAGE = 50
-
-
-class TraceFailure(Exception):
-    """A trace that cannot be answered; the message tells the user what to do."""
 
 
 def _run_folder(trace: Trace) -> tuple[str, str]:
@@ -95,22 +88,6 @@ def _team_runs(trace: Trace) -> set[str]:
     ids = CapturePoint.objects.filter(application__team_id=trace.application.team_id).values_list(
         "capture_id", flat=True)
     return {run_id_of(cid) for cid in ids.iterator()}
-
-
-@contextmanager
-def lineage_failures(run_dir: str) -> Iterator[None]:
-    """Turns what the capture agent's engine raises into the failure a user reads."""
-    try:
-        yield
-    except (TraceCancelled, TraceFailure):
-        raise
-    except KeyError as exc:
-        what = exc.args[0] if exc.args else exc
-        raise TraceFailure(f"{what} (the run folder {run_dir} holds another run?)") from None
-    except MissingTable as exc:
-        raise TraceFailure(f"a lineage table is missing: {exc}; it was deleted since capture") from None
-    except (LineageError, ValueError) as exc:
-        raise TraceFailure(str(exc)) from None
 
 
 def result_path(opened: Opened, trace: Trace) -> str:

@@ -1,4 +1,4 @@
-"""Running a diff in the worker (``run.run_trace`` hands diffs here once claimed).
+"""Answering a diff in the worker (``dispatch.run_trace`` hands diffs here once claimed).
 
 Opens both runs' folders (the newer one as the trace's, the older one beside it), compares the
 output's records by key (``capture_agent.record.query.diff``) and, when the diff names one output
@@ -23,7 +23,8 @@ from capture_agent.record.query.diff import Explanation, NotSameJob, OutputDiff,
 from capture_agent.record.query.results import json_value
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace, TraceStatus
-from lineage_server.tracing.services.running import TraceFailure, close_books, lineage_failures, open_run, result_path
+from lineage_server.tracing.services.failures import TraceFailure, lineage_failures
+from lineage_server.tracing.services.opened_run import close_books, open_run, result_path
 from lineage_server.tracing.services.watch import Watch
 
 OUTPUT_LIMIT = 500  # outputs kept in the row (all of them are in the result file)

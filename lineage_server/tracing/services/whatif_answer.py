@@ -1,4 +1,4 @@
-"""Running a what-if in the worker (``run.run_trace`` hands what-ifs here once claimed).
+"""Answering a what-if in the worker (``dispatch.run_trace`` hands what-ifs here once claimed).
 
 Propagates the deletion over the run's record lineage (the capture agent's ``what_if_deleted``,
 with progress per capture point), then replays the job kept in the run's folder on the worker's
@@ -21,12 +21,11 @@ from capture_agent.record.query.replay_strategies import report
 from capture_agent.record.query.whatif import Classes, Impact, what_if_deleted
 from capture_agent.record.query.whatif_results import WhatIfSummary, write_whatif
 from lineage_server.tracing.models import Trace, TraceStatus
-from lineage_server.tracing.services.running import (
+from lineage_server.tracing.services.failures import TraceFailure, lineage_failures
+from lineage_server.tracing.services.opened_run import (
     FIRST_PAGE,
     Opened,
-    TraceFailure,
     close_books,
-    lineage_failures,
     open_run,
     result_path,
     selection_of,

@@ -1,11 +1,12 @@
-"""Running a trace or a what-if in the worker: claim it, answer it (``trace_run``, ``whatif_run``),
-and close the books.
+"""Running a queued trace, what-if or diff in the worker: claim its row, hand it to its kind's
+answer (``trace_answer``, ``whatif_answer``, ``diff_answer``), and end it failed or cancelled
+when the answer does not come.
 
 ``run_trace`` is what the Celery task calls, and is tested directly. The claim is a conditional
 update (queued -> running), so a message delivered twice runs the trace once. While it runs, a
 watcher thread beats the trace's heartbeat (a worker killed mid-trace is found by it going stale,
-``services.recovery``), and stops the trace's work within seconds of a user cancelling it or of
-its time limit (``watch``).
+``recovery``), and stops the trace's work within seconds of a user cancelling it or of its time
+limit (``watch``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from typing import Any
 from capture_agent.record.query.questions import TraceCancelled
 from lineage_server.claims import claim_queued, fail_running
 from lineage_server.tracing.models import Trace, TraceKind
-from lineage_server.tracing.services.diff_run import answer_diff
-from lineage_server.tracing.services.running import TraceFailure
-from lineage_server.tracing.services.trace_run import answer_trace
+from lineage_server.tracing.services.diff_answer import answer_diff
+from lineage_server.tracing.services.failures import TraceFailure
+from lineage_server.tracing.services.trace_answer import answer_trace
 from lineage_server.tracing.services.watch import Watch
-from lineage_server.tracing.services.whatif_run import answer_whatif
+from lineage_server.tracing.services.whatif_answer import answer_whatif
 
 log = logging.getLogger("lineage_server.tracing")
 
