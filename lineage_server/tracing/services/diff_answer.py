@@ -24,7 +24,7 @@ from capture_agent.record.query.results import json_value
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace, TraceStatus
 from lineage_server.tracing.services.failures import TraceFailure, lineage_failures
-from lineage_server.tracing.services.opened_run import close_books, open_run, result_path
+from lineage_server.tracing.services.opened_run import close_books, open_run
 from lineage_server.tracing.services.watch import Watch
 
 OUTPUT_LIMIT = 500  # outputs kept in the row (all of them are in the result file)
@@ -91,7 +91,7 @@ def answer_diff(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> 
                              "why_no_check": why.why_no_check,
                              "inputs": [r for r in rows if r["row"] == "input"][:INPUT_LIMIT]}
                 clock.lap("explain_ms")
-            location = result_path(opened, trace).removesuffix(".parquet") + ".jsonl"
+            location = opened.result_path(trace).removesuffix(".parquet") + ".jsonl"
             store = opened.run.store.fs
             store.make_dirs(location.rsplit("/", 1)[0])
             store.write_bytes(location, "".join(json.dumps(r) + "\n" for r in rows).encode())

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +61,25 @@ class Opened:
         queued = int((trace.started_at - trace.created_at).total_seconds() * 1000) if trace.started_at else None
         return {"queued_ms": queued, **self.clock.laps}
 
+    def result_path(self, trace: Trace) -> str:
+        """Where a new answer of ``trace`` is written (under the run's ``traces`` folder)."""
+        store = self.run.store
+        return store.fs.join(store.run_dir, "traces", f"{trace.kind}-{trace.pk}-{uuid.uuid4().hex[:8]}.parquet")
+
+    def selection(self, trace: Trace) -> dict[str, Any]:
+        """The records ``trace`` starts from, per capture point: its seed's result, or its selection."""
+        selection = trace.selection
+        if "trace" in selection:
+            assert trace.seed is not None
+            store = self.run.store.fs
+            path = store.path_of(trace.seed.result_location)
+            wanted = selection.get("capture_point")
+            return read_frontier(store, path, self.local(wanted) if wanted else None)
+        start = self.local(trace.start_capture_id)
+        if "predicate" in selection:
+            return select(self.run.session, start, predicate=selection["predicate"])
+        return select(self.run.session, start, ids=selection.get("ids"))
+
 
 def open_run(trace: Trace, watch: Watch, sc: Any, chain: bool = False) -> Opened:
     """Opens the trace's run folder (with ``sc`` for Spark steps and replays, or None); with
@@ -90,12 +108,6 @@ def _team_runs(trace: Trace) -> set[str]:
     return {run_id_of(cid) for cid in ids.iterator()}
 
 
-def result_path(opened: Opened, trace: Trace) -> str:
-    """Where a new answer of ``trace`` is written (under the run's ``traces`` folder)."""
-    store = opened.run.store
-    return store.fs.join(store.run_dir, "traces", f"{trace.kind}-{trace.pk}-{uuid.uuid4().hex[:8]}.parquet")
-
-
 def close_books(trace: Trace, updated: bool, uri: str) -> None:
     """After the final update: an answer a cancellation beat at the last moment is not kept."""
     if not updated:
@@ -103,20 +115,6 @@ def close_books(trace: Trace, updated: bool, uri: str) -> None:
 
         remove_result(uri)
         raise TraceCancelled(f"{trace.kind} {trace.pk} was cancelled")
-
-
-def selection_of(trace: Trace, run: LineageRun, local: Callable[[str], str], watch: Watch) -> dict[str, Any]:
-    selection = trace.selection
-    if "trace" in selection:
-        assert trace.seed is not None
-        store = run.store.fs
-        path = store.path_of(trace.seed.result_location)
-        wanted = selection.get("capture_point")
-        return read_frontier(store, path, local(wanted) if wanted else None)
-    start = local(trace.start_capture_id)
-    if "predicate" in selection:
-        return select(run.session, start, predicate=selection["predicate"])
-    return select(run.session, start, ids=selection.get("ids"))
 
 
 class Clock:

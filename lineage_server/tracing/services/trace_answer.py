@@ -15,14 +15,7 @@ from capture_agent.record.query.questions import TraceAnswer, walk
 from capture_agent.record.query.results import ResultSummary, iter_records, write_result
 from lineage_server.tracing.models import Trace, TraceStatus
 from lineage_server.tracing.services.failures import lineage_failures
-from lineage_server.tracing.services.opened_run import (
-    FIRST_PAGE,
-    Opened,
-    close_books,
-    open_run,
-    result_path,
-    selection_of,
-)
+from lineage_server.tracing.services.opened_run import FIRST_PAGE, Opened, close_books, open_run
 from lineage_server.tracing.services.questions import run_id_of
 from lineage_server.tracing.services.watch import Watch
 
@@ -36,12 +29,12 @@ def answer_trace(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) ->
         opened = open_run(trace, watch, sc, chain=True)
         run, clock = opened.run, opened.clock
         with lineage_failures(opened.run_dir):
-            frontier = selection_of(trace, run, opened.local, watch)
+            frontier = opened.selection(trace)
             clock.lap("select_ms")
             target = trace.target if trace.target in ("end", "step") else opened.local(trace.target)
             answer = walk(run.session, frontier, trace.direction, target, progress=watch.progress)
             clock.lap("walk_ms")
-            location = result_path(opened, trace)
+            location = opened.result_path(trace)
             summary = write_result(run.session, answer.result, location, FIRST_PAGE,
                                    on_chunk=lambda _: watch.check_flag())
             clock.lap("store_ms")
