@@ -106,9 +106,3 @@ def answer_diff(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> 
         status=TraceStatus.SUCCEEDED, finished_at=now, result_location=uri, result_count=len(rows), summary=summary,
         points_done=1, points_total=1, records_so_far=len(rows), heartbeat_at=now)
     close_books(trace, updated == 1, uri)
-
-
-def iter_diff(store: Any, path: str) -> Iterator[dict[str, Any]]:
-    """Every row of a diff's result file."""
-    for line in store.read_bytes(path).decode().splitlines():
-        yield json.loads(line)
