@@ -134,3 +134,12 @@ def test_every_sink_setting_has_a_sink_class():
     from capture_agent.sinks import SINKS
 
     assert set(SINKS) == set(SINK_KINDS)
+
+
+def test_api_views_import_nothing_from_the_capture_agent():
+    """Views are thin: what they read of the lineage store comes through the apps' selectors and services."""
+    views = {module: targets for module, targets in _graph().items() if module.startswith("lineage_server.api.views")}
+    assert views, "no view modules found"
+    agent = {module: sorted(t for t in targets if t.split(".")[0] == "capture_agent")
+             for module, targets in views.items()}
+    assert {module: names for module, names in agent.items() if names} == {}

@@ -1,5 +1,5 @@
 // Pure description of what the side panel shows for a node: a title and sections of rows.
-// application.js turns the description into DOM; tests check it with fixture data.
+// node_panel.js turns the description into DOM; tests check it with fixture data.
 
 import { formatBytes, formatCount, formatDuration, formatTime, recordIdCell } from './format.js';
 

@@ -1,5 +1,5 @@
 // Pure conversion of the graph API answer into Cytoscape elements, and the layout options.
-// No DOM and no Cytoscape import: application.js renders what this module returns.
+// No DOM and no Cytoscape import: application_view.js (and the other pages) render what this module returns.
 //
 // API shape (GET /api/v1/applications/<app_id>/graph/):
 //   {application, nodes: [{id, kind, label, parent, data}], edges: [{id, source, target, kind}]}

@@ -33,7 +33,7 @@ _stopping = threading.Event()  # set by SIGTERM (warm shutdown)
 def run_trace_task(self: Any, trace_pk: int) -> None:
     if _stopping.is_set():  # a message taken after SIGTERM goes back to the broker for another worker
         raise Reject("the worker is stopping", requeue=True)
-    # The message stands for one queued trace; which one runs is the fair queue's choice (``fair``).
+    # The message stands for one queued trace; which one runs is the fair queue's choice (``fair_queue``).
     run_next_trace(worker=self.request.hostname or "", spark=spark.spark_context)
 
 

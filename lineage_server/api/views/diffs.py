@@ -5,7 +5,6 @@ team's history. Who may do what is as for traces."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import islice
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -22,8 +21,9 @@ from lineage_server.api.serializers import tracing as s
 from lineage_server.api.views.tracing import TraceViewSet, page_params
 from lineage_server.catalog.selectors import visible_applications
 from lineage_server.tracing.models import Trace, TraceKind
+from lineage_server.tracing.selectors import ResultFile, diff_rows, diff_rows_page
 from lineage_server.tracing.services import TraceQuestionError, ask_diff
-from lineage_server.tracing.services.diff_run import CSV_COLUMNS, iter_diff
+from lineage_server.tracing.services.diff_answer import CSV_COLUMNS
 
 
 @extend_schema_view(
@@ -93,10 +93,10 @@ class DiffViewSet(TraceViewSet):
         """The diff's rows page by page: each output key with its fate and values, then the explained
         output's input records added and removed."""
         diff = self.get_object()
-        store, path = self._result(diff)
+        result = self._result(diff)
         page, size = page_params(request)
-        rows = list(islice(self._all_rows(store, path), (page - 1) * size, page * size))
+        rows = diff_rows_page(result, (page - 1) * size, size)
         return Response({"count": diff.result_count, "page": page, "results": rows})
 
-    def _all_rows(self, store: Any, path: str) -> Iterator[dict[str, Any]]:
-        return iter_diff(store, path)
+    def _all_rows(self, result: ResultFile) -> Iterator[dict[str, Any]]:
+        return diff_rows(result)

@@ -24,7 +24,6 @@ from rest_framework.exceptions import (
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from capture_agent.provenance import TripleError
 from lineage_server.accounts.models import Role
 from lineage_server.accounts.selectors import person, role_refusal, teams_for
 from lineage_server.api.serializers import provenance as s
@@ -35,6 +34,7 @@ from lineage_server.provenance.models import IndexBuild, ProvenanceGraph, Triple
 from lineage_server.provenance.selectors import current_index, graph_lineage, latest_build, visible_graphs
 from lineage_server.provenance.services import (
     GraphError,
+    TripleError,
     UploadTooLarge,
     add_application_triples,
     add_triples,

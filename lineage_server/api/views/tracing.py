@@ -23,15 +23,22 @@ from rest_framework.exceptions import APIException, PermissionDenied, Validation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from capture_agent.record.query.results import iter_records, read_page
-from capture_agent.record.storage.fs import StoreFS
 from lineage_server.accounts.models import Role
 from lineage_server.accounts.selectors import person, role_refusal
 from lineage_server.api import filters
 from lineage_server.api.serializers import tracing as s
 from lineage_server.catalog.selectors import visible_applications
 from lineage_server.tracing.models import Trace, TraceKind, TraceStatus
-from lineage_server.tracing.selectors import trace_history, visible_traces
+from lineage_server.tracing.selectors import (
+    ResultFile,
+    ResultGone,
+    ResultNotReady,
+    result_file,
+    trace_history,
+    trace_records,
+    trace_records_page,
+    visible_traces,
+)
 from lineage_server.tracing.services import (
     TraceQuestionError,
     TraceStateError,
@@ -174,17 +181,13 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
         return Response(s.TraceSerializer(trace, context=self.get_serializer_context()).data)
 
     # ------------------------------------------------------------------ answers
-    def _result(self, trace: Trace) -> tuple[StoreFS, str]:
-        if trace.status != TraceStatus.SUCCEEDED:
-            raise Conflict(f"{trace.kind} {trace.pk} is {trace.status}: its records exist once it has succeeded")
+    def _result(self, trace: Trace) -> ResultFile:
         try:
-            store = StoreFS.resolve(trace.result_location)
-        except ValueError as exc:
-            raise Gone(f"the result {trace.result_location} cannot be opened: {exc}") from None
-        if not store.exists(store.root):
-            raise Gone(f"the result file {trace.result_location} is no longer in the lineage store; re-run the "
-                       f"{trace.kind}")
-        return store, store.root
+            return result_file(trace)
+        except ResultNotReady as exc:
+            raise Conflict(str(exc)) from None
+        except ResultGone as exc:
+            raise Gone(str(exc)) from None
 
     @extend_schema(
         parameters=[
@@ -198,8 +201,8 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
     def records(self, request: Request, pk: str) -> Response:
         """The result's records page by page: ids, and for inputs and outputs the records with file and offset."""
         trace = self.get_object()
-        store, path = self._result(trace)
-        return self._page(request, trace, lambda start, size, local: read_page(store, path, start, size, local))
+        result = self._result(trace)
+        return self._page(request, trace, lambda start, size, local: trace_records_page(result, start, size, local))
 
     def _page(self, request: Request, trace: Trace, read: Callable[[int, int, str | None], Any],
               **filters: str) -> Response:
@@ -230,12 +233,11 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
         """The whole result as CSV or JSON lines, streamed (any size): a trace's records, a what-if's
         records each with its fate, a diff's output rows then its input rows."""
         trace = self.get_object()
-        store, path = self._result(trace)
-        return self._stream(trace, self._all_rows(store, path), fmt, self.csv_columns)
+        return self._stream(trace, self._all_rows(self._result(trace)), fmt, self.csv_columns)
 
-    def _all_rows(self, store: StoreFS, path: str) -> Iterator[dict[str, Any]]:
-        """Every row of this kind's result file, in order (a download's, or a page's)."""
-        return iter_records(store, path)
+    def _all_rows(self, result: ResultFile) -> Iterator[dict[str, Any]]:
+        """Every row of this kind's result file, in order (a download's)."""
+        return trace_records(result)
 
     def _stream(self, trace: Trace, rows: Iterator[dict[str, Any]], fmt: str,
                 columns: list[str]) -> StreamingHttpResponse:

@@ -15,14 +15,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from capture_agent.record.query.whatif_results import FATES, iter_whatif, read_whatif_page
-from capture_agent.record.storage.fs import StoreFS
 from lineage_server.accounts.selectors import person
 from lineage_server.api import filters
 from lineage_server.api.serializers import tracing as s
 from lineage_server.api.views.tracing import TraceViewSet
 from lineage_server.tracing.models import Trace, TraceKind
-from lineage_server.tracing.selectors import trace_history
+from lineage_server.tracing.selectors import FATES, ResultFile, trace_history, whatif_records, whatif_records_page
 from lineage_server.tracing.services import ask_whatif
 
 CSV_COLUMNS = ["capture_id", "record_id", "partition", "position", "fate", "value", "new_value"]
@@ -83,16 +81,16 @@ class WhatIfViewSet(TraceViewSet):
         """The result's records page by page, each with its fate: at the target output every record with
         its value (and a changed one's new value); on the way, the ids the deletion reached."""
         whatif = self.get_object()
-        store, path = self._result(whatif)
+        result = self._result(whatif)
         fate = request.query_params.get("fate") or None
         if fate is not None and fate not in FATES:
             raise ValidationError({"fate": [f"{fate!r} is not a fate: use one of {', '.join(FATES)}"]})
         return self._page(request, whatif,
-                          lambda start, size, local: read_whatif_page(store, path, start, size, local, fate),
+                          lambda start, size, local: whatif_records_page(result, start, size, local, fate),
                           **({"fate": fate} if fate else {}))
 
-    def _all_rows(self, store: StoreFS, path: str) -> Iterator[dict[str, Any]]:
-        return iter_whatif(store, path)
+    def _all_rows(self, result: ResultFile) -> Iterator[dict[str, Any]]:
+        return whatif_records(result)
 
 
 @extend_schema_view(list=extend_schema(

@@ -12,10 +12,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
 from capture_agent.provenance import BuildOptions, build_index
+from lineage_server.claims import claim_queued, fail_running
 from lineage_server.provenance.models import BuildStatus, IndexBuild, TripleBatch
 from lineage_server.provenance.store import lineage_store, path_of
 
@@ -30,7 +30,7 @@ def run_index_build(build_pk: int, *, worker: str = "", spark: Callable[[], Any]
         worker: the Celery worker's name, kept on the build.
         spark: gives the warm SparkContext.
     """
-    build = _claim(build_pk, worker)
+    build = claim_queued(IndexBuild.objects.select_related("graph"), build_pk, worker)
     if build is None:
         return None
     graph = build.graph
@@ -59,28 +59,10 @@ def run_index_build(build_pk: int, *, worker: str = "", spark: Callable[[], Any]
         )
     except Exception as exc:
         log.exception("provenance index build %s failed", build.pk)
-        _fail(build.pk, f"{type(exc).__name__}: {exc}")
+        fail_running(IndexBuild, build.pk, f"{type(exc).__name__}: {exc}")
         return IndexBuild.objects.get(pk=build.pk)
     IndexBuild.objects.filter(pk=build.pk).update(
         status=BuildStatus.SUCCEEDED, finished_at=timezone.now(), location=location, meta=meta, previous=previous,
         upto_batch_id=newest, threshold=graph.set_threshold, splits=graph.splits,
     )
     return IndexBuild.objects.get(pk=build.pk)
-
-
-def _claim(pk: int, worker: str) -> IndexBuild | None:
-    with transaction.atomic():
-        build = IndexBuild.objects.select_for_update().select_related("graph").filter(pk=pk).first()
-        if build is None or build.status != BuildStatus.QUEUED:
-            return None
-        build.status = BuildStatus.RUNNING
-        build.started_at = timezone.now()
-        build.worker = worker[:200]
-        build.save(update_fields=["status", "started_at", "worker"])
-        return build
-
-
-def _fail(pk: int, message: str) -> None:
-    IndexBuild.objects.filter(pk=pk, status=BuildStatus.RUNNING).update(
-        status=BuildStatus.FAILED, error=message, finished_at=timezone.now()
-    )

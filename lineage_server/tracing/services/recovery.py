@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from lineage_server.task_queue import queue_task_on_commit
 from lineage_server.tracing.models import Trace, TraceStatus
-from lineage_server.tracing.services.ask import RUN_TRACE_TASK
-from lineage_server.tracing.services.run import MAX_ATTEMPTS, STOPPED_TOO_OFTEN
+from lineage_server.tracing.services.asking import RUN_TRACE_TASK
+from lineage_server.tracing.services.dispatch import MAX_ATTEMPTS, STOPPED_TOO_OFTEN
 
 
 def recover_traces(*, restarted_worker: str = "", started_at: dt.datetime | None = None,

@@ -12,7 +12,7 @@ from django.utils import timezone
 from lineage_server.accounts.services import create_team
 from lineage_server.catalog.models import Application
 from lineage_server.tracing.models import Trace, TraceStatus
-from lineage_server.tracing.services.fair import next_queued
+from lineage_server.tracing.services.fair_queue import next_queued
 
 pytestmark = pytest.mark.django_db
 

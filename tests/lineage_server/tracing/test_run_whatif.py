@@ -15,7 +15,7 @@ from capture_agent.record.storage.fs import StoreFS
 from lineage_server.catalog.models import Application, CapturePoint
 from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services import TraceQuestionError, ask_trace, ask_whatif, run_trace
-from lineage_server.tracing.services.whatif_run import NO_SPARK
+from lineage_server.tracing.services.whatif_answer import NO_SPARK
 from tests.lineage_server.tracing.captured import TOPICS, topic_totals
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]

@@ -18,7 +18,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from lineage_server.tracing.models import Trace, TraceStatus
-from lineage_server.tracing.services.run import run_trace
+from lineage_server.tracing.services.dispatch import run_trace
 
 MAX_PICKS = 50  # claims lost to other workers before a message gives up (each loss means another ran)
 

@@ -1,37 +1,29 @@
-"""What running a trace and running a what-if share in the worker: opening the run folder, the
-failures users read, where answers go (the watcher beside them is ``watch.Watch``).
+"""What answering a trace, a what-if and a diff share in the worker: the run folder opened (with
+the maps between server and run capture ids, and the clock of its laps), the selection read,
+where answers go and what happens when a cancellation beats the answer (the failures users read
+are ``failures``; the watcher beside them is ``watch.Watch``).
 """
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 
 from capture_agent.record import LineageRun
-from capture_agent.record.errors import LineageError
 from capture_agent.record.query.questions import TraceCancelled, select
 from capture_agent.record.query.results import read_frontier
-from capture_agent.record.storage.layouts.base import MissingTable
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace
+from lineage_server.tracing.services.failures import TraceFailure
 from lineage_server.tracing.services.questions import run_id_of
 from lineage_server.tracing.services.watch import Watch
 from lineage_server.tracing.spark import pool_of
 
-log = logging.getLogger("lineage_server.tracing")
-
 FIRST_PAGE = 50
-
-
-class TraceFailure(Exception):
-    """A trace that cannot be answered; the message tells the user what to do."""
 
 
 def _run_folder(trace: Trace) -> tuple[str, str]:
@@ -69,6 +61,25 @@ class Opened:
         queued = int((trace.started_at - trace.created_at).total_seconds() * 1000) if trace.started_at else None
         return {"queued_ms": queued, **self.clock.laps}
 
+    def result_path(self, trace: Trace) -> str:
+        """Where a new answer of ``trace`` is written (under the run's ``traces`` folder)."""
+        store = self.run.store
+        return store.fs.join(store.run_dir, "traces", f"{trace.kind}-{trace.pk}-{uuid.uuid4().hex[:8]}.parquet")
+
+    def selection(self, trace: Trace) -> dict[str, Any]:
+        """The records ``trace`` starts from, per capture point: its seed's result, or its selection."""
+        selection = trace.selection
+        if "trace" in selection:
+            assert trace.seed is not None
+            store = self.run.store.fs
+            path = store.path_of(trace.seed.result_location)
+            wanted = selection.get("capture_point")
+            return read_frontier(store, path, self.local(wanted) if wanted else None)
+        start = self.local(trace.start_capture_id)
+        if "predicate" in selection:
+            return select(self.run.session, start, predicate=selection["predicate"])
+        return select(self.run.session, start, ids=selection.get("ids"))
+
 
 def open_run(trace: Trace, watch: Watch, sc: Any, chain: bool = False) -> Opened:
     """Opens the trace's run folder (with ``sc`` for Spark steps and replays, or None); with
@@ -97,28 +108,6 @@ def _team_runs(trace: Trace) -> set[str]:
     return {run_id_of(cid) for cid in ids.iterator()}
 
 
-@contextmanager
-def lineage_failures(run_dir: str) -> Iterator[None]:
-    """Turns what the capture agent's engine raises into the failure a user reads."""
-    try:
-        yield
-    except (TraceCancelled, TraceFailure):
-        raise
-    except KeyError as exc:
-        what = exc.args[0] if exc.args else exc
-        raise TraceFailure(f"{what} (the run folder {run_dir} holds another run?)") from None
-    except MissingTable as exc:
-        raise TraceFailure(f"a lineage table is missing: {exc}; it was deleted since capture") from None
-    except (LineageError, ValueError) as exc:
-        raise TraceFailure(str(exc)) from None
-
-
-def result_path(opened: Opened, trace: Trace) -> str:
-    """Where a new answer of ``trace`` is written (under the run's ``traces`` folder)."""
-    store = opened.run.store
-    return store.fs.join(store.run_dir, "traces", f"{trace.kind}-{trace.pk}-{uuid.uuid4().hex[:8]}.parquet")
-
-
 def close_books(trace: Trace, updated: bool, uri: str) -> None:
     """After the final update: an answer a cancellation beat at the last moment is not kept."""
     if not updated:
@@ -126,20 +115,6 @@ def close_books(trace: Trace, updated: bool, uri: str) -> None:
 
         remove_result(uri)
         raise TraceCancelled(f"{trace.kind} {trace.pk} was cancelled")
-
-
-def selection_of(trace: Trace, run: LineageRun, local: Callable[[str], str], watch: Watch) -> dict[str, Any]:
-    selection = trace.selection
-    if "trace" in selection:
-        assert trace.seed is not None
-        store = run.store.fs
-        path = store.path_of(trace.seed.result_location)
-        wanted = selection.get("capture_point")
-        return read_frontier(store, path, local(wanted) if wanted else None)
-    start = local(trace.start_capture_id)
-    if "predicate" in selection:
-        return select(run.session, start, predicate=selection["predicate"])
-    return select(run.session, start, ids=selection.get("ids"))
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""Running a diff in the worker (``run.run_trace`` hands diffs here once claimed).
+"""Answering a diff in the worker (``dispatch.run_trace`` hands diffs here once claimed).
 
 Opens both runs' folders (the newer one as the trace's, the older one beside it), compares the
 output's records by key (``capture_agent.record.query.diff``) and, when the diff names one output
@@ -23,7 +23,8 @@ from capture_agent.record.query.diff import Explanation, NotSameJob, OutputDiff,
 from capture_agent.record.query.results import json_value
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace, TraceStatus
-from lineage_server.tracing.services.running import TraceFailure, close_books, lineage_failures, open_run, result_path
+from lineage_server.tracing.services.failures import TraceFailure, lineage_failures
+from lineage_server.tracing.services.opened_run import close_books, open_run
 from lineage_server.tracing.services.watch import Watch
 
 OUTPUT_LIMIT = 500  # outputs kept in the row (all of them are in the result file)
@@ -90,7 +91,7 @@ def answer_diff(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> 
                              "why_no_check": why.why_no_check,
                              "inputs": [r for r in rows if r["row"] == "input"][:INPUT_LIMIT]}
                 clock.lap("explain_ms")
-            location = result_path(opened, trace).removesuffix(".parquet") + ".jsonl"
+            location = opened.result_path(trace).removesuffix(".parquet") + ".jsonl"
             store = opened.run.store.fs
             store.make_dirs(location.rsplit("/", 1)[0])
             store.write_bytes(location, "".join(json.dumps(r) + "\n" for r in rows).encode())
@@ -105,9 +106,3 @@ def answer_diff(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> 
         status=TraceStatus.SUCCEEDED, finished_at=now, result_location=uri, result_count=len(rows), summary=summary,
         points_done=1, points_total=1, records_so_far=len(rows), heartbeat_at=now)
     close_books(trace, updated == 1, uri)
-
-
-def iter_diff(store: Any, path: str) -> Iterator[dict[str, Any]]:
-    """Every row of a diff's result file."""
-    for line in store.read_bytes(path).decode().splitlines():
-        yield json.loads(line)

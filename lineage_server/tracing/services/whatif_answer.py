@@ -1,4 +1,4 @@
-"""Running a what-if in the worker (``run.run_trace`` hands what-ifs here once claimed).
+"""Answering a what-if in the worker (``dispatch.run_trace`` hands what-ifs here once claimed).
 
 Propagates the deletion over the run's record lineage (the capture agent's ``what_if_deleted``,
 with progress per capture point), then replays the job kept in the run's folder on the worker's
@@ -21,16 +21,8 @@ from capture_agent.record.query.replay_strategies import report
 from capture_agent.record.query.whatif import Classes, Impact, what_if_deleted
 from capture_agent.record.query.whatif_results import WhatIfSummary, write_whatif
 from lineage_server.tracing.models import Trace, TraceStatus
-from lineage_server.tracing.services.running import (
-    FIRST_PAGE,
-    Opened,
-    TraceFailure,
-    close_books,
-    lineage_failures,
-    open_run,
-    result_path,
-    selection_of,
-)
+from lineage_server.tracing.services.failures import TraceFailure, lineage_failures
+from lineage_server.tracing.services.opened_run import FIRST_PAGE, Opened, close_books, open_run
 from lineage_server.tracing.services.watch import Watch
 
 log = logging.getLogger("lineage_server.tracing")
@@ -43,7 +35,7 @@ def answer_whatif(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -
         opened = open_run(trace, watch, sc)
         run, clock = opened.run, opened.clock
         with lineage_failures(opened.run_dir):
-            deleted = selection_of(trace, run, opened.local, watch)
+            deleted = opened.selection(trace)
             if not any(deleted.values()):
                 raise TraceFailure("the selection matches no records: nothing would be deleted")
             clock.lap("select_ms")
@@ -52,7 +44,7 @@ def answer_whatif(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -
             clock.lap("propagate_ms")
             classes, why_not = _replay(impact, watch, sc)
             clock.lap("replay_ms")
-            location = result_path(opened, trace)
+            location = opened.result_path(trace)
             summary = write_whatif(impact, classes, location, FIRST_PAGE)
             clock.lap("store_ms")
     uri = run.store.fs.uri(location)

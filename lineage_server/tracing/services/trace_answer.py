@@ -1,5 +1,6 @@
-"""Answering a trace in the worker: walk the lineage with the capture agent's engine, store the
-answer in the lineage store, keep its summary and provenance subgraph on the row."""
+"""Answering a trace in the worker (``dispatch.run_trace`` hands traces here once claimed): walk
+the lineage with the capture agent's engine, store the answer in the lineage store, keep its
+summary and provenance subgraph on the row."""
 
 from __future__ import annotations
 
@@ -13,16 +14,9 @@ from capture_agent.record import LineageRun
 from capture_agent.record.query.questions import TraceAnswer, walk
 from capture_agent.record.query.results import ResultSummary, iter_records, write_result
 from lineage_server.tracing.models import Trace, TraceStatus
+from lineage_server.tracing.services.failures import lineage_failures
+from lineage_server.tracing.services.opened_run import FIRST_PAGE, Opened, close_books, open_run
 from lineage_server.tracing.services.questions import run_id_of
-from lineage_server.tracing.services.running import (
-    FIRST_PAGE,
-    Opened,
-    close_books,
-    lineage_failures,
-    open_run,
-    result_path,
-    selection_of,
-)
 from lineage_server.tracing.services.watch import Watch
 
 GRAPH_RECORDS = 300  # record-level nodes and edges are kept for traces crossing at most this many
@@ -35,12 +29,12 @@ def answer_trace(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) ->
         opened = open_run(trace, watch, sc, chain=True)
         run, clock = opened.run, opened.clock
         with lineage_failures(opened.run_dir):
-            frontier = selection_of(trace, run, opened.local, watch)
+            frontier = opened.selection(trace)
             clock.lap("select_ms")
             target = trace.target if trace.target in ("end", "step") else opened.local(trace.target)
             answer = walk(run.session, frontier, trace.direction, target, progress=watch.progress)
             clock.lap("walk_ms")
-            location = result_path(opened, trace)
+            location = opened.result_path(trace)
             summary = write_result(run.session, answer.result, location, FIRST_PAGE,
                                    on_chunk=lambda _: watch.check_flag())
             clock.lap("store_ms")

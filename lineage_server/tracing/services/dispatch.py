@@ -1,29 +1,29 @@
-"""Running a trace or a what-if in the worker: claim it, answer it (``trace_run``, ``whatif_run``),
-and close the books.
+"""Running a queued trace, what-if or diff in the worker: claim its row, hand it to its kind's
+answer (``trace_answer``, ``whatif_answer``, ``diff_answer``), and end it failed or cancelled
+when the answer does not come.
 
 ``run_trace`` is what the Celery task calls, and is tested directly. The claim is a conditional
 update (queued -> running), so a message delivered twice runs the trace once. While it runs, a
 watcher thread beats the trace's heartbeat (a worker killed mid-trace is found by it going stale,
-``services.recovery``), and stops the trace's work within seconds of a user cancelling it or of
-its time limit (``watch``).
+``recovery``), and stops the trace's work within seconds of a user cancelling it or of its time
+limit (``watch``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from django.db import transaction
-from django.utils import timezone
-
 from capture_agent.record.query.questions import TraceCancelled
-from lineage_server.tracing.models import Trace, TraceKind, TraceStatus
-from lineage_server.tracing.services.diff_run import answer_diff
-from lineage_server.tracing.services.running import TraceFailure
-from lineage_server.tracing.services.trace_run import answer_trace
+from lineage_server.claims import claim_queued, fail_running
+from lineage_server.tracing.models import Trace, TraceKind
+from lineage_server.tracing.services.diff_answer import answer_diff
+from lineage_server.tracing.services.failures import TraceFailure
+from lineage_server.tracing.services.trace_answer import answer_trace
 from lineage_server.tracing.services.watch import Watch
-from lineage_server.tracing.services.whatif_run import answer_whatif
+from lineage_server.tracing.services.whatif_answer import answer_whatif
 
 log = logging.getLogger("lineage_server.tracing")
 
@@ -41,7 +41,7 @@ def run_trace(trace_pk: int, *, worker: str = "", spark: Callable[[], Any] | Non
         worker: the Celery worker's name, kept on the trace (a restarted worker recovers its own).
         spark: gives the warm SparkContext (called only when a step may run on Spark).
     """
-    trace = _claim(trace_pk, worker)
+    trace = claim_queued(Trace.objects.all(), trace_pk, worker, refusal=_refusal, also=_count_attempt)
     if trace is None:
         return None
     watch = Watch(trace.pk)
@@ -52,41 +52,24 @@ def run_trace(trace_pk: int, *, worker: str = "", spark: Callable[[], Any] | Non
     except TraceCancelled:
         log.info("trace %s: cancelled while running", trace.pk)
     except TraceFailure as exc:
-        _fail(trace.pk, str(exc))
+        fail_running(Trace, trace.pk, str(exc))
     except Exception as exc:
         if watch.cancelled.is_set():  # a Spark job of the trace's group, cancelled by the watcher
             log.info("trace %s: cancelled while running (%s)", trace.pk, type(exc).__name__)
         else:
             log.exception("trace %s failed", trace.pk)
-            _fail(trace.pk, f"internal error ({type(exc).__name__}: {exc}); the worker's log has the details")
+            fail_running(Trace, trace.pk,
+                         f"internal error ({type(exc).__name__}: {exc}); the worker's log has the details")
     return Trace.objects.get(pk=trace.pk)
 
 
-def _claim(pk: int, worker: str) -> Trace | None:
-    with transaction.atomic():
-        trace = Trace.objects.select_for_update().filter(pk=pk).first()
-        if trace is None or trace.status != TraceStatus.QUEUED:
-            return None
-        now = timezone.now()
-        if trace.attempts >= MAX_ATTEMPTS:
-            trace.status = TraceStatus.FAILED
-            trace.finished_at = now
-            trace.error = STOPPED_TOO_OFTEN.format(attempts=trace.attempts)
-            trace.save(update_fields=["status", "finished_at", "error"])
-            return None
-        trace.status = TraceStatus.RUNNING
-        trace.attempts += 1
-        trace.started_at = trace.started_at or now
-        trace.heartbeat_at = now
-        trace.worker = worker[:200]
-        trace.error = ""
-        trace.save(update_fields=["status", "attempts", "started_at", "heartbeat_at", "worker", "error"])
-        return trace
+def _refusal(trace: Trace) -> str | None:
+    """A trace whose workers stopped ``MAX_ATTEMPTS`` times fails instead of running again."""
+    return STOPPED_TOO_OFTEN.format(attempts=trace.attempts) if trace.attempts >= MAX_ATTEMPTS else None
 
 
-def _fail(pk: int, message: str) -> None:
-    Trace.objects.filter(pk=pk, status=TraceStatus.RUNNING).update(
-        status=TraceStatus.FAILED, error=message, finished_at=timezone.now()
-    )
-
-
+def _count_attempt(trace: Trace, now: dt.datetime) -> list[str]:
+    trace.attempts += 1
+    trace.heartbeat_at = now
+    trace.error = ""
+    return ["attempts", "heartbeat_at", "error"]

@@ -14,7 +14,7 @@ from django.utils import timezone
 from lineage_server.catalog.models import Application, CapturePoint
 from lineage_server.task_queue import queue_task_on_commit
 from lineage_server.tracing.models import Trace, TraceKind
-from lineage_server.tracing.services.ask import RUN_TRACE_TASK
+from lineage_server.tracing.services.asking import RUN_TRACE_TASK
 from lineage_server.tracing.services.questions import TraceQuestionError, last_output
 
 if TYPE_CHECKING:

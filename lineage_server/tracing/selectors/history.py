@@ -1,4 +1,4 @@
-"""Reads of traces: every one starts from the caller's teams."""
+"""The traces a user may see: every read starts from the caller's teams."""
 
 from __future__ import annotations
 
