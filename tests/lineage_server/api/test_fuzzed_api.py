@@ -52,6 +52,9 @@ schemathesis.serializer.alias(["application/x-ndjson", "application/vnd.apache.p
 schema = schemathesis.pytest.from_fixture("api_schema")
 
 
+# Every operation is a subtest of this one test: together they take minutes on a loaded machine
+# (PostgreSQL, beside the Spark tests: over the suite's 300 s once).
+@pytest.mark.timeout(1200)
 @schema.parametrize()
 @settings(max_examples=EXAMPLES, deadline=None, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=list(HealthCheck))
