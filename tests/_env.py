@@ -28,7 +28,8 @@ os.makedirs(os.path.join(os.environ["LINEAGE_VAR_DIR"], "static"), exist_ok=True
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 # The live test servers speak plain http on loopback, like `make run`.
 os.environ.setdefault("LINEAGE_HTTPS", "false")
-# Every JVM the tests start (the session's Spark, spark-submit drivers, the workers' Spark) is short-lived
-# and shares two cores: the client compiler only and the serial collector leave its CPU to the tests
-# (a small Spark job's process took 22-26 s instead of 29-48 s on the loaded CI machine).
+# The JVMs the tests start for a job or two (spark-submit drivers, the workers' Spark; not the session's
+# own, tests/spark_fixtures.py) share two cores: the client compiler only and the serial collector
+# leave their CPU to the tests (a small Spark job's process took 22-26 s instead of 29-48 s on a
+# loaded machine).
 os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
