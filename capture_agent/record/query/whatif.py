@@ -272,7 +272,8 @@ class Impact:
             store = self.session.store
             reached = {cid: f.deleted for cid, f in self.fates.items()
                        if f.deleted and cid not in self.seeds and store.point(cid).kind == "input"}
-            new = self.session.rerun(self.target, {**self.seeds, **reached}, fates.deleted)
+            dead = {cid: f.deleted for cid, f in self.fates.items() if f.deleted}
+            new = self.session.rerun(self.target, {**self.seeds, **reached}, dead)
             self._replay = self.session.report() if self.session.report is not None else {}
             old = self.session.values.values(point, self.session.engine.all_ids(point))
             self._classes = classify(old, fates.deleted, fates.changed, new, single=point.layout.keep_all_rows,
