@@ -160,6 +160,8 @@ class DeltaReplay:
         self._changed: dict[int, tuple[Restriction, list[Any]]] = {}  # keys replayed, the new records there
         self._restricted: dict[tuple[str, int, Restriction], RDD] = {}
         self._cached: list[RDD] = []
+        self._sums: dict[int, tuple[frozenset[Any], dict[Any, Any], dict[Any, Any]]] = {}  # keys, old, new sums
+        self._local: dict[int, tuple[RDD, list[Any]]] = {}  # RDDs made of this process's records (by id)
 
     def run(self, target: str) -> list[Any] | None:
         """``target``'s new output, or None when the job's shape or what was kept does not allow it."""
@@ -322,6 +324,7 @@ class DeltaReplay:
         self.keys_replayed[self._label(seq)] = len(keys)
         self.paths[self._label(seq)] = Subtracted.name
         self._changed[seq] = ((False, keys), list(new.items()))
+        self._sums[seq] = (keys, old, new)
         return list(old.items()), list(new.items())
 
     def _kept_sums(self, node: dict[str, Any], keys: frozenset[Any], kept: KeptCombine | None = None
@@ -354,7 +357,8 @@ class DeltaReplay:
     # ------------------------------------------------------------------ inputs, restricted
     def restricted(self, version: str, seq: int, restriction: Restriction) -> RDD:
         """Node ``seq``'s records (``version`` "old" or "new") within ``restriction``."""
-        key = (version, seq, restriction)
+        # what the deletion does not reach is the same old and new: one RDD for both
+        key = (version if self._affects(seq) else "plain", seq, restriction)
         if key not in self._restricted:
             self._restricted[key] = self._restricted_of(version, seq, restriction)
         return self._restricted[key]
@@ -397,6 +401,11 @@ class DeltaReplay:
         """A kept combine's output within ``restriction``: old, merged from every partition's kept
         aggregates; new, the old with the touched keys' new aggregates."""
         self._delta(kept.seq)
+        summed = self._sums.get(kept.seq)
+        if summed is not None and restriction is not None and not restriction[0] and restriction[1] <= summed[0]:
+            # keys whose old and new sums are known here: no kept file read again
+            known = summed[1] if version == "old" else summed[2]
+            return self._spread([(key, known[key]) for key in restriction[1] if key in known])
         if version == "new":
             changed, new = self._changed[kept.seq]
             assert changed is not None
@@ -450,12 +459,16 @@ class DeltaReplay:
         return recipe.build(self.sc, value)
 
     def _collected(self, old: RDD, new: RDD) -> tuple[list[Any], list[Any]]:
-        """Both RDDs' records, in one Spark job."""
+        """Both RDDs' records, in one Spark job (none when both are records of this process)."""
+        if id(old) in self._local and id(new) in self._local:
+            return list(self._local[id(old)][1]), list(self._local[id(new)][1])
         found = old.map(Tagged(0)).union(new.map(Tagged(1))).collect()
         return [r for tag, r in found if tag == 0], [r for tag, r in found if tag == 1]
 
     def _spread(self, records: list[Any]) -> RDD:
-        return self.sc.parallelize(records, max(1, min(len(records) // 10_000, self.sc.defaultParallelism)))
+        rdd = self.sc.parallelize(records, max(1, min(len(records) // 10_000, self.sc.defaultParallelism)))
+        self._local[id(rdd)] = (rdd, records)
+        return rdd
 
     def _spread_pair(self, old: list[Any], new: list[Any]) -> Delta:
         return (self._spread(old), self._spread(new)) if old or new else None
