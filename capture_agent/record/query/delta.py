@@ -26,6 +26,13 @@ map side's aggregates merged), or, past a later shuffle, that shuffle's whole ou
 once, old; the new one is the old with its replayed keys replaced: ``stages_in_full`` names
 these). Inputs the deletion does not reach are read as captured.
 
+A combine that is a sum of integers (``subtraction.invertible``) needs less: at a first combine
+the deleted records alone are read back, and what they contributed is subtracted from the output
+its reduce side kept (lineage's fates say which keys lose every record); at a later one the
+changed records' old values are taken off its kept output and their new ones added, so its
+input (a join re-keyed by a map, say) is needed at the changed records only, never whole.
+``paths`` says which way each stage went (``stage_paths``).
+
 The target's new output is its old one, kept at capture, less the old records of the target's
 delta plus its new ones. Exact when the job's functions are deterministic; when an old record is
 not found in the kept output (a function that is not, a float sum merged in another order),

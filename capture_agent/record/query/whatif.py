@@ -283,8 +283,9 @@ class Impact:
     def replay(self) -> dict[str, Any]:
         """How the new output was computed (after ``classes``): ``how`` (a sentence of
         ``stored_job``), ``keys_replayed`` ({"op #node": keys} per combine and later shuffle that a
-        key-restricted replay ran on those keys only) and ``stages_in_full`` (the later shuffles it
-        needed whole)."""
+        key-restricted replay ran on those keys only), ``stages_in_full`` (the later shuffles it
+        needed whole) and ``stage_paths`` ({"op #node": how that stage was computed, a
+        ``stage_paths`` name})."""
         self.classes()
         return dict(self._replay)
 
