@@ -89,16 +89,20 @@ def topics_of(ctx: Any, path: str) -> Any:
     return ctx.textFile(path, 2).map(lambda line: tuple(line.split(",")))
 
 
-def timed_replays(lc: Any, sc: Any, target: str, deleted: Any) -> tuple[float, float, list[Any], dict[str, Any]]:
+def timed_replays(lc: Any, sc: Any, impact: Any, deleted: Any) -> tuple[float, float, list[Any], dict[str, Any]]:
     """Seconds of the what-if's replay alone (the kept job replayed from aggregates: on the touched
-    keys only where it can) and of the same stages replayed on all keys from the count's kept
-    aggregates, the latter's output, and how the former ran (``StoredJob.report``)."""
+    keys only where it can, given the fates lineage decided) and of the same stages replayed on
+    all keys from the count's kept aggregates, the latter's output, and how the former ran
+    (``StoredJob.report``)."""
     from capture_agent.record.query.replay_strategies import FROM_KEPT, FromAggregates, Replay
     from capture_agent.record.query.stored_job import StoredJob
 
     job = StoredJob(lc.store, sc, lc.kept.document())
+    job.values = lc.lineage_session.values  # the deleted lines, read back
+    target = impact.target
+    dead = {cid: f.deleted for cid, f in impact.fates.items() if f.deleted}
     started = time.perf_counter()
-    job.replayed(Replay(target, deleted, job=job), FROM_KEPT)
+    job.replayed(Replay(target, deleted, dead.get(target), dead, job=job), FROM_KEPT)
     restricted = time.perf_counter() - started
     report = job.report()
     started = time.perf_counter()
@@ -187,12 +191,12 @@ def main() -> None:
                   f" changed {len(impact.changed())}, unchanged {len(impact.unchanged())},"
                   f" appeared {len(impact.appeared())}")
             if args.then != "none":  # the what-if's replay alone, and the same stages on all keys
-                touched_s, all_s, all_keys, report = timed_replays(lc, sc, impact.target, chosen.frontier())
+                touched_s, all_s, all_keys, report = timed_replays(lc, sc, impact, chosen.frontier())
                 assert Counter(all_keys) == Counter(rerun), f"{name}: the all-keys replay differs from the re-run"
                 print(f"   {name} replays: {report['how']!r} {touched_s:.2f}s vs all keys {all_s:.2f}s"
                       f" (all keys / touched keys {all_s / touched_s:.2f}, re-run / touched keys"
                       f" {rerun_time / touched_s:.2f}); keys replayed {report['keys_replayed']},"
-                      f" stages in full {report['stages_in_full']}")
+                      f" stages in full {report['stages_in_full']}, paths {report['stage_paths']}")
     finally:
         shutil.rmtree(store, ignore_errors=True)
         shutil.rmtree(scratch, ignore_errors=True)

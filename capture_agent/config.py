@@ -49,7 +49,8 @@ tasks of a replay (docs/security.md, "Trust model of kept functions").
 (7) Pickled beside the combiner's table, so that a what-if deleting records of some partitions
 replays only those (``query.selective``); a task with more keys, or that spilled, keeps none and
 what-ifs through it rerun the whole job. The reduce side's tasks keep their outputs likewise, which
-a what-if reads instead of merging the map side's (``query.delta``). `0` keeps none.
+a what-if reads instead of merging the map side's, and subtracts the deleted records' contributions
+from for a sum of integers (``query.delta``, ``query.subtraction``). `0` keeps none.
 (8) `enable(spark, records=True)`, or `LINEAGE_RECORDS=true` alone (it enables the agent unless
 `LINEAGE_ENABLED=false`): each action of a DataFrame (collect, count, take, toPandas, writes...)
 runs its query rewritten in the JVM to carry each row's lineage (``record.capture.implicit``), and

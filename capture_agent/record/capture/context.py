@@ -274,8 +274,9 @@ class LineageContext:
         if _events.deliver(self.sc, batch):
             self.events_sent += len(batch)
 
-    def _rerun(self, target: str, deleted: dict[str, BitMap64], dead: BitMap64 | None = None) -> list[Any]:
-        """The output ``target`` computed again without ``deleted`` (``capture.rerun``)."""
+    def _rerun(self, target: str, deleted: dict[str, BitMap64], dead: dict[str, BitMap64] | None = None) -> list[Any]:
+        """The output ``target`` computed again without ``deleted`` (``capture.rerun``); ``dead``:
+        per capture point, the ids lineage says die."""
         run = self.outputs.get(target)
         if run is None:
             raise ReplayNotPossible(f"{target} is not the output of an action of this context")
@@ -284,7 +285,8 @@ class LineageContext:
             job.values = self.lineage_session.values
         else:
             job = None
-        replay = Replay(target, deleted, dead, job=job, frame_redo=run.frame_redo,
+        replay = Replay(target, deleted, dead.get(target, BitMap64()) if dead is not None else None, dead, job=job,
+                        frame_redo=run.frame_redo,
                         whole=lambda: rerun_without(self.compiler, run, deleted))
         found = replayed(replay)
         assert found is not None  # the whole job always applies

@@ -26,6 +26,13 @@ map side's aggregates merged), or, past a later shuffle, that shuffle's whole ou
 once, old; the new one is the old with its replayed keys replaced: ``stages_in_full`` names
 these). Inputs the deletion does not reach are read as captured.
 
+A combine that is a sum of integers (``subtraction.invertible``) needs less: at a first combine
+the deleted records alone are read back, and what they contributed is subtracted from the output
+its reduce side kept (lineage's fates say which keys lose every record); at a later one the
+changed records' old values are taken off its kept output and their new ones added, so its
+input (a join re-keyed by a map, say) is needed at the changed records only, never whole.
+``paths`` says which way each stage went (``stage_paths``).
+
 The target's new output is its old one, kept at capture, less the old records of the target's
 delta plus its new ones. Exact when the job's functions are deterministic; when an old record is
 not found in the kept output (a function that is not, a float sum merged in another order),
@@ -38,6 +45,8 @@ sample, ...). The replay then runs every stage after the combines on all keys
 
 from __future__ import annotations
 
+import operator
+import pickle
 from typing import Any
 
 from pyspark.core.rdd import RDD
@@ -45,8 +54,11 @@ from pyspark.core.rdd import RDD
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.recipes import Recipe, Ref
 from capture_agent.record.query.selective import KeptCombine, combine_functions, kept_combines, kept_pairs
+from capture_agent.record.query.stage_paths import InFull, KeysReplayed, Recombined, Subtracted
+from capture_agent.record.query.subtraction import invertible, lost_sums, subtracted, sums
 from capture_agent.record.query.values import kept_results
-from capture_agent.record.storage.tables import aggregates_name
+from capture_agent.record.storage.ids import split_by_partition
+from capture_agent.record.storage.tables import aggregates_name, read_rows
 from capture_agent.record.worker.functions import ChangedAggregates, KeptAggregates, KeyIn, Tagged, TaggedAggregates
 
 PER_RECORD = ("map", "flatMap", "filter", "mapValues", "flatMapValues", "keyBy", "keys", "values")
@@ -133,17 +145,21 @@ class DeltaReplay:
     ``stored_job.StoredJob``, ``build``: its ``Build`` without ``deleted``).
 
     ``keys_replayed`` ({"op #node": keys}): per kept combine and later shuffle, how many keys it
-    replayed; ``stages_in_full``: the later shuffles whose whole old output was needed."""
+    replayed; ``stages_in_full``: the later shuffles whose whole old output was needed;
+    ``paths`` ({"op #node": a ``stage_paths`` name}): how each was computed. ``fates``: the ids
+    lineage says die, per capture point (a sum's keys that die are read from them)."""
 
-    def __init__(self, job: Any, build: Any, deleted: Frontier) -> None:
+    def __init__(self, job: Any, build: Any, deleted: Frontier, fates: Frontier | None = None) -> None:
         self.job = job
         self.sc = job.sc
         self.nodes: dict[str, Any] = job.job["nodes"]
         self.build = build
         self.plain = type(build)(job, {})  # what the deletion does not reach, built as captured
         self.deleted = deleted
+        self.fates = fates
         self.keys_replayed: dict[str, int] = {}
         self.stages_in_full: list[str] = []
+        self.paths: dict[str, str] = {}
         self._combines: dict[int, KeptCombine] = {}
         self._merge: dict[int, Any] = {}  # a kept combine's mergeCombiners
         self._affected: dict[int, bool] = {}
@@ -151,6 +167,8 @@ class DeltaReplay:
         self._changed: dict[int, tuple[Restriction, list[Any]]] = {}  # keys replayed, the new records there
         self._restricted: dict[tuple[str, int, Restriction], RDD] = {}
         self._cached: list[RDD] = []
+        self._sums: dict[int, tuple[frozenset[Any], dict[Any, Any], dict[Any, Any]]] = {}  # keys, old, new sums
+        self._local: dict[int, tuple[RDD, list[Any]]] = {}  # RDDs made of this process's records (by id)
 
     def run(self, target: str) -> list[Any] | None:
         """``target``'s new output, or None when the job's shape or what was kept does not allow it."""
@@ -228,12 +246,18 @@ class DeltaReplay:
         if method == "union":
             return self.sc.union([d[0] for d in deltas]), self.sc.union([d[1] for d in deltas])
         whole = method in WHOLE
-        records = [r for d in deltas for side in cancelled(*self._collected(*d)) for r in side]
+        sides = [cancelled(*self._collected(*d)) for d in deltas]
+        if invertible(spec) and len(sides) == 1:
+            found = self._summed_shuffle(seq, *sides[0])
+            if found is not None:
+                return self._spread_pair(*cancelled(*found))
+        records = [r for side in sides for records in side for r in records]
         keys = frozenset(r if whole else r[0] for r in records)
         if not keys:
             return None
         restriction: Restriction = (whole, keys)
         self.keys_replayed[self._label(seq)] = len(keys)
+        self.paths.setdefault(self._label(seq), KeysReplayed.name)
         old, new = self._collected(
             self._apply(seq, {r: self.restricted("old", r, restriction) for r in refs}, few=True),
             self._apply(seq, {r: self.restricted("new", r, restriction) for r in refs}, few=True))
@@ -247,6 +271,11 @@ class DeltaReplay:
         sc, fs = self.sc, self.job.store.fs
         create, merge, merge_combiners = combine_functions(self.build, kept.combine)
         self._merge[kept.seq] = merge_combiners
+        if invertible(kept.combine):
+            summed = self._summed_combine(kept)
+            if summed is not None:
+                return self._spread_pair(*cancelled(*summed))
+        self.paths[self._label(kept.seq)] = Recombined.name
         parent = self.build.rdd(kept.combine["on"]["ref"])
         found = sc.runJob(parent.mapPartitionsWithIndex(ChangedAggregates(create, merge, fs, kept.files)),
                           lambda it: it, kept.touched)
@@ -266,10 +295,77 @@ class DeltaReplay:
         self._changed[kept.seq] = ((False, keys), new)
         return self._spread_pair(*cancelled(old, new))
 
+    # ------------------------------------------------------------------ sums, subtracted
+    def _summed_combine(self, kept: KeptCombine) -> tuple[list[Any], list[Any]] | None:
+        """A kept integer sum's old and new output at the keys the deleted records touch: the old
+        sums kept, less what those records contributed (``subtraction``: only they are read
+        back), the keys lineage says die gone; None when that cannot be decided here."""
+        lost = lost_sums(self.job, self.build, kept.combine, kept.source,
+                         self.deleted[self.nodes[str(kept.source)]["input"]])
+        if lost is None:
+            return None
+        keys = frozenset(lost)
+        old = self._kept_sums(kept.node, keys, kept)
+        new = subtracted(old, lost, {}, self._gone(kept)) if old is not None else None
+        if old is None or new is None:
+            return None
+        return self._summed(kept.seq, keys, old, new)
+
+    def _summed_shuffle(self, seq: int, removed: list[Any], added: list[Any]) -> tuple[list[Any], list[Any]] | None:
+        """A later integer sum's old and new output at the keys of the records its input lost
+        (``removed``) and gained (``added``): its kept sums less the ones, plus the others; None
+        when its output was not kept or a key is left undecided (its stage is replayed on keys)."""
+        if not removed and not added:
+            return [], []
+        minus, plus = sums(removed), sums(added)
+        keys = frozenset(minus.keys() | plus.keys())
+        old = self._kept_sums(self.nodes[str(seq)], keys)
+        new = subtracted(old, minus, plus, None) if old is not None else None
+        if old is None or new is None:
+            return None
+        return self._summed(seq, keys, old, new)
+
+    def _summed(self, seq: int, keys: frozenset[Any], old: dict[Any, Any], new: dict[Any, Any]
+                ) -> tuple[list[Any], list[Any]]:
+        self._merge[seq] = operator.add
+        self.keys_replayed[self._label(seq)] = len(keys)
+        self.paths[self._label(seq)] = Subtracted.name
+        self._changed[seq] = ((False, keys), list(new.items()))
+        self._sums[seq] = (keys, old, new)
+        return list(old.items()), list(new.items())
+
+    def _kept_sums(self, node: dict[str, Any], keys: frozenset[Any], kept: KeptCombine | None = None
+                   ) -> dict[Any, Any] | None:
+        """The output a combine's reduce side kept at ``keys`` (read in Spark tasks), else, for a
+        first combine, its map side's aggregates of those keys summed; None when neither was kept."""
+        read = KeptAggregates(self.job.store.fs, keys)
+        outputs = self._reducer_outputs(node)
+        if outputs is not None:
+            return dict(kept_pairs(self.sc, self.job.store, outputs, read).collect())
+        if kept is None:
+            return None
+        return dict(kept_pairs(self.sc, self.job.store, list(kept.files.values()), read)
+                    .reduceByKey(operator.add).collect())
+
+    def _gone(self, kept: KeptCombine) -> frozenset[Any] | None:
+        """The keys of a first combine that lineage says lose every record (their reduce side's
+        records it deletes, read from the output it kept); None when lineage or that output is
+        not at hand."""
+        outputs = self._reducer_outputs(kept.node)
+        if self.fates is None or outputs is None:
+            return None
+        dead = self.fates.get(kept.node["reducer"])
+        gone: set[Any] = set()
+        for part, positions in split_by_partition(dead) if dead else []:
+            column = read_rows(self.job.store.fs, outputs[part], ["key"]).column("key")
+            gone.update(pickle.loads(column[n].as_py()) for n in positions)
+        return frozenset(gone)
+
     # ------------------------------------------------------------------ inputs, restricted
     def restricted(self, version: str, seq: int, restriction: Restriction) -> RDD:
         """Node ``seq``'s records (``version`` "old" or "new") within ``restriction``."""
-        key = (version, seq, restriction)
+        # what the deletion does not reach is the same old and new: one RDD for both
+        key = (version if self._affects(seq) else "plain", seq, restriction)
         if key not in self._restricted:
             self._restricted[key] = self._restricted_of(version, seq, restriction)
         return self._restricted[key]
@@ -300,6 +396,7 @@ class DeltaReplay:
             self._cached.append(old)
             self._restricted[("old", seq, None)] = old
             self.stages_in_full.append(self._label(seq))
+            self.paths[self._label(seq)] = InFull.name
         self._delta(seq)
         if version == "old" or seq not in self._changed:
             return old
@@ -311,6 +408,11 @@ class DeltaReplay:
         """A kept combine's output within ``restriction``: old, merged from every partition's kept
         aggregates; new, the old with the touched keys' new aggregates."""
         self._delta(kept.seq)
+        summed = self._sums.get(kept.seq)
+        if summed is not None and restriction is not None and not restriction[0] and restriction[1] <= summed[0]:
+            # keys whose old and new sums are known here: no kept file read again
+            known = summed[1] if version == "old" else summed[2]
+            return self._spread([(key, known[key]) for key in restriction[1] if key in known])
         if version == "new":
             changed, new = self._changed[kept.seq]
             assert changed is not None
@@ -331,10 +433,13 @@ class DeltaReplay:
         return rows if by_key else _filtered(rows, restriction)
 
     def _kept_outputs(self, kept: KeptCombine) -> list[str] | None:
-        """The files of a kept combine's output its reduce side kept, or None unless every
-        partition kept it."""
+        return self._reducer_outputs(kept.node)
+
+    def _reducer_outputs(self, node: dict[str, Any]) -> list[str] | None:
+        """The files of a combine's output its reduce side kept (``node``: its entry in the kept
+        job), or None unless every partition kept it."""
         store = self.job.store
-        reducer = store.points.get(kept.node.get("reducer", ""))
+        reducer = store.points.get(node.get("reducer", ""))
         if reducer is None or reducer.kind != "reducer":
             return None
         files = [f"{reducer.location}/{aggregates_name(part)}" for part in range(reducer.num_partitions)]
@@ -361,12 +466,16 @@ class DeltaReplay:
         return recipe.build(self.sc, value)
 
     def _collected(self, old: RDD, new: RDD) -> tuple[list[Any], list[Any]]:
-        """Both RDDs' records, in one Spark job."""
+        """Both RDDs' records, in one Spark job (none when both are records of this process)."""
+        if id(old) in self._local and id(new) in self._local:
+            return list(self._local[id(old)][1]), list(self._local[id(new)][1])
         found = old.map(Tagged(0)).union(new.map(Tagged(1))).collect()
         return [r for tag, r in found if tag == 0], [r for tag, r in found if tag == 1]
 
     def _spread(self, records: list[Any]) -> RDD:
-        return self.sc.parallelize(records, max(1, min(len(records) // 10_000, self.sc.defaultParallelism)))
+        rdd = self.sc.parallelize(records, max(1, min(len(records) // 10_000, self.sc.defaultParallelism)))
+        self._local[id(rdd)] = (rdd, records)
+        return rdd
 
     def _spread_pair(self, old: list[Any], new: list[Any]) -> Delta:
         return (self._spread(old), self._spread(new)) if old or new else None

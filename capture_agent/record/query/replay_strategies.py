@@ -9,6 +9,9 @@
 | from-aggregates | as restricted, when it cannot run on keys | the stages after each combine, on its kept aggregates |
 | whole-job | always | the whole job again on the input without the deleted records |
 
+Each strategy also says how it computed each stage it touched (``Replay.stage_paths``, {"op
+#node": a ``stage_paths`` name}: ``subtracted``, ``recombined``, ``keys``, ``in-full``).
+
 Both paths consult the registry: a run opened from its folder (``StoredJob.rerun``, the worker's)
 and the process that ran the job (``LineageContext``'s what-ifs, ``in_process``). Adding a
 strategy is adding a class here (and a row above).
@@ -25,6 +28,7 @@ from pyroaring import BitMap64
 from capture_agent.record.query.delta import DeltaReplay
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.selective import aggregated_combines, selective_rerun
+from capture_agent.record.query.stage_paths import Recombined
 
 
 @dataclass
@@ -32,16 +36,19 @@ class Replay:
     """One rerun's question, and what each path has to answer it: the kept job (``job``, a
     ``stored_job.StoredJob``: a run's folder, or the job's own process when it kept its functions)
     and, in the job's own process, its DataFrame query's replay (``frame_redo``) and the whole
-    action again (``whole``)."""
+    action again (``whole``). ``dead``: the target's ids lineage says die; ``fates``: those of
+    every capture point the deletion reached ({capture id: ids})."""
 
     target: str
     deleted: Frontier
     dead: BitMap64 | None = None
+    fates: Frontier | None = None
     job: Any = None
     frame_redo: Callable[[Frontier], Iterable[Any]] | None = None  # in the job's process only
     whole: Callable[[], list[Any]] | None = None  # in the job's process only
     keys_replayed: dict[str, int] = field(default_factory=dict)  # restricted: keys per combine and later shuffle
     stages_in_full: list[str] = field(default_factory=list)  # restricted: later shuffles needed whole
+    stage_paths: dict[str, str] = field(default_factory=dict)  # {"op #node": stage_paths name}
 
 
 class ReplayStrategy:
@@ -72,8 +79,12 @@ class Selective(ReplayStrategy):
     def rows(self, replay: Replay) -> list[Any] | None:
         if replay.job is None:
             return None
-        return selective_rerun(replay.job, replay.job.build(replay.deleted), replay.target, replay.deleted,
-                               replay.dead)
+        paths: dict[str, str] = {}
+        found = selective_rerun(replay.job, replay.job.build(replay.deleted), replay.target, replay.deleted,
+                                replay.dead, paths)
+        if found is not None:
+            replay.stage_paths = paths
+        return found
 
 
 class Restricted(ReplayStrategy):
@@ -84,10 +95,11 @@ class Restricted(ReplayStrategy):
     def rows(self, replay: Replay) -> list[Any] | None:
         if replay.job is None:
             return None
-        delta = DeltaReplay(replay.job, replay.job.build(replay.deleted), replay.deleted)
+        delta = DeltaReplay(replay.job, replay.job.build(replay.deleted), replay.deleted, replay.fates)
         found = delta.run(replay.target)
         if found is not None:
             replay.keys_replayed, replay.stages_in_full = delta.keys_replayed, delta.stages_in_full
+            replay.stage_paths = delta.paths
         return found
 
 
@@ -99,7 +111,12 @@ class FromAggregates(ReplayStrategy):
         if replay.job is None:
             return None
         given = aggregated_combines(replay.job, replay.job.build(replay.deleted), replay.deleted)
-        return replay.job.redo(replay.target, replay.job.build(replay.deleted, given)) if given else None
+        if not given:
+            return None
+        found = replay.job.redo(replay.target, replay.job.build(replay.deleted, given))
+        nodes = replay.job.job["nodes"]
+        replay.stage_paths = {f"{nodes[str(seq)]['op']} #{seq}": Recombined.name for seq in given}
+        return found
 
 
 class WholeJob(ReplayStrategy):
@@ -130,7 +147,10 @@ def replayed(replay: Replay, strategies: tuple[ReplayStrategy, ...] = STRATEGIES
 
 def report(replay: Replay | None, strategy: ReplayStrategy | None) -> dict[str, Any]:
     """A what-if summary's ``replay`` fields: ``how`` (the strategy's name), ``description``,
-    ``keys_replayed`` and ``stages_in_full``."""
+    ``keys_replayed``, ``stages_in_full`` and ``stage_paths`` ({"op #node": the
+    ``stage_paths`` name of how that stage was computed})."""
+    paths = replay.stage_paths if replay else {}
     return {"how": strategy.name if strategy else "", "description": strategy.description if strategy else "",
             "keys_replayed": dict(replay.keys_replayed) if replay else {},
-            "stages_in_full": list(replay.stages_in_full) if replay else []}
+            "stages_in_full": list(replay.stages_in_full) if replay else [],
+            "stage_paths": dict(paths)}

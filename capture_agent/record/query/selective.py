@@ -29,7 +29,6 @@ input's untouched partitions.
 
 from __future__ import annotations
 
-import operator
 import pickle
 from dataclasses import dataclass
 from typing import Any
@@ -37,12 +36,13 @@ from typing import Any
 from pyroaring import BitMap64
 
 from capture_agent.record.query.engine import Frontier
+from capture_agent.record.query.stage_paths import Recombined, Subtracted
+from capture_agent.record.query.subtraction import invertible, lost_sums
 from capture_agent.record.query.values import kept_results
 from capture_agent.record.storage.ids import split_by_partition
 from capture_agent.record.storage.tables import aggregates_name, read_rows
 from capture_agent.record.worker.functions import KeptAggregates, LocalCombine
 
-INVERTIBLE = "_operator:add"  # reduceByKey's function whose sums of ints a deletion can subtract from
 NARROW = ("map", "flatMap", "filter", "mapValues", "flatMapValues", "keyBy", "keys", "values")
 COMBINES = ("reduceByKey", "combineByKey")
 
@@ -60,12 +60,13 @@ def _source_through_narrow(nodes: dict[str, Any], seq: int) -> tuple[int, dict[s
     return seq, current
 
 
-def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
-                    dead: BitMap64 | None = None) -> list[Any] | None:
+def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier, dead: BitMap64 | None = None,
+                    paths: dict[str, str] | None = None) -> list[Any] | None:
     """The new output of ``target`` (a ``stored_job.StoredJob``'s output, ``build`` its replay's
     ``stored_job.Build``) without ``deleted``, replaying only what the deletion touches; None when
     the job's shape or what was kept does not allow it. ``dead``: the target's records lineage
-    says die (with them, a sum of integers is updated from the deleted records alone)."""
+    says die (with them, a sum of integers is updated from the deleted records alone); ``paths``
+    ({"op #node": ``stage_paths`` name}) is given the path the combine took."""
     out = job.job["outputs"][target]
     nodes = job.job["nodes"]
     combine = nodes[str(out["node"])]["recipe"]
@@ -80,9 +81,12 @@ def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
     old = kept_results(store.fs, point)  # data: the output kept at capture
     if old is None:
         return None
-    if dead is not None and combine["method"] == "reduceByKey" and combine["args"][0] == {"name": INVERTIBLE}:
-        found = _subtracted(job, build, combine, source_seq, source, deleted[source["input"]], old, dead)
+    label = f"{nodes[str(out['node'])]['op']} #{out['node']}"
+    if dead is not None and invertible(combine):
+        found = _subtracted(job, build, combine, source_seq, deleted[source["input"]], old, dead)
         if found is not None:
+            if paths is not None:
+                paths[label] = Subtracted.name
             return found
     reducer = store.point(point.parents[0]) if len(point.parents) == 1 else None
     combiner = store.point(reducer.parents[0]) if reducer is not None and len(reducer.parents) == 1 else None
@@ -99,6 +103,8 @@ def selective_rerun(job: Any, build: Any, target: str, deleted: Frontier,
     pairs = fresh + [(pickle.loads(k), pickle.loads(v)) for k, v in kept]  # data: keys and aggregates
     merged = _spread(sc, pairs).reduceByKey(merge_combiners).collect() if pairs else []
     changing = {pickle.loads(k) for k in keys}
+    if paths is not None:
+        paths[label] = Recombined.name
     return [v for v in old.values() if v[0] not in changing] + merged
 
 
@@ -111,6 +117,7 @@ class KeptCombine:
     seq: int
     node: dict[str, Any]
     combine: dict[str, Any]  # its recipe
+    source: int  # the source node it reads through narrow operations
     files: dict[int, str]  # {map-side partition: its kept aggregates}
     touched: list[int]  # the map-side partitions holding deleted records
 
@@ -134,7 +141,7 @@ def kept_combines(job: Any, deleted: Frontier) -> dict[int, KeptCombine]:
         if files is None:
             continue
         touched = sorted(part for part, _ in split_by_partition(deleted[source[1]["input"]]))
-        found[int(seq)] = KeptCombine(int(seq), node, combine, files, touched)
+        found[int(seq)] = KeptCombine(int(seq), node, combine, source[0], files, touched)
     return found
 
 
@@ -193,26 +200,13 @@ def _spread(sc: Any, items: list[Any]) -> Any:
     return sc.parallelize(items, max(1, min(len(items) // 10_000, sc.defaultParallelism)))
 
 
-def _ints(values: Any) -> bool:
-    return all(type(v) is int for v in values)
-
-
-def _subtracted(job: Any, build: Any, combine: dict[str, Any], source_seq: int, source: dict[str, Any],
-                ids: BitMap64, old: dict[int, Any], dead: BitMap64) -> list[Any] | None:
+def _subtracted(job: Any, build: Any, combine: dict[str, Any], source_seq: int, ids: BitMap64,
+                old: dict[int, Any], dead: BitMap64) -> list[Any] | None:
     """A reduceByKey(operator.add) of integers without some input records: each key's sum less the
-    sum of the deleted records' pairs (their lines read back, the job's narrow functions run on
-    them in Spark tasks); the keys lineage says die are gone. None when a value is not an int."""
-    if job.values is None:
-        return None
-    records = [v for _, v in job.values.values(job.store.point(source["input"]), ids)]
-    sc = job.sc
-    given = _spread(sc, records)
-    lost_build = type(build)(job, {}, {source_seq: given})
-    pairs = lost_build.rdd(combine["on"]["ref"]).mapPartitions(LocalCombine(None, operator.add)).collect()
-    lost: dict[Any, int] = {}
-    for key, value in pairs:
-        lost[key] = lost[key] + value if key in lost else value
-    if not _ints(lost.values()):
+    sum of the deleted records' pairs (``subtraction.lost_sums``); the keys lineage says die
+    (``dead``: their output ids) are gone. None when a value is not an int."""
+    lost = lost_sums(job, build, combine, source_seq, ids)
+    if lost is None:
         return None
     new = []
     for out_id, (key, value) in old.items():

@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pyroaring import BitMap64
-
 from capture_agent.record.query.engine import Frontier, TraceEngine
 from capture_agent.record.query.values import KeptResult, Replay, ValueReader
 from capture_agent.record.storage.manifest import CapturePoint, LineageStore
 
-Rerun = Callable[[str, Frontier, BitMap64], list[Any]]  # target, deleted, target ids lineage says die
+Rerun = Callable[[str, Frontier, Frontier], list[Any]]  # target, deleted, per point the ids lineage says die
 
 
 def _capture_id(store: LineageStore, target: Any) -> str:

@@ -97,10 +97,10 @@ class StoredJob:
         """A replay's plain RDDs without ``deleted`` (``given`` nodes' RDDs standing in for theirs)."""
         return Build(self, deleted, given)
 
-    def rerun(self, target: str, deleted: Frontier, dead: BitMap64 | None = None) -> list[Any]:
+    def rerun(self, target: str, deleted: Frontier, dead: Frontier | None = None) -> list[Any]:
         """``target``'s action again on the inputs without ``deleted`` ({input capture id: ids}), by
-        the first strategy of ``replay_strategies.STRATEGIES`` that applies; ``dead``: the target's
-        records lineage says die (selective replay uses them).
+        the first strategy of ``replay_strategies.STRATEGIES`` that applies; ``dead``: per capture
+        point the deletion reached, the ids lineage says die (subtracted sums use them).
 
         Raises:
             ReplayNotPossible: why (not kept, an input that cannot leave records out or differs
@@ -115,7 +115,8 @@ class StoredJob:
             for cid in deleted:
                 check_deletable(cid, inputs[cid]["op"] if cid in inputs else None, target)
         try:
-            found = self.replayed(Replay(target, deleted, dead, job=self), STRATEGIES)
+            replay = Replay(target, deleted, dead.get(target, BitMap64()) if dead is not None else None, dead, job=self)
+            found = self.replayed(replay, STRATEGIES)
             assert found is not None  # the whole job always applies
             return found
         except OutsideTask as exc:

@@ -272,7 +272,8 @@ class Impact:
             store = self.session.store
             reached = {cid: f.deleted for cid, f in self.fates.items()
                        if f.deleted and cid not in self.seeds and store.point(cid).kind == "input"}
-            new = self.session.rerun(self.target, {**self.seeds, **reached}, fates.deleted)
+            dead = {cid: f.deleted for cid, f in self.fates.items() if f.deleted}
+            new = self.session.rerun(self.target, {**self.seeds, **reached}, dead)
             self._replay = self.session.report() if self.session.report is not None else {}
             old = self.session.values.values(point, self.session.engine.all_ids(point))
             self._classes = classify(old, fates.deleted, fates.changed, new, single=point.layout.keep_all_rows,
@@ -282,8 +283,9 @@ class Impact:
     def replay(self) -> dict[str, Any]:
         """How the new output was computed (after ``classes``): ``how`` (a sentence of
         ``stored_job``), ``keys_replayed`` ({"op #node": keys} per combine and later shuffle that a
-        key-restricted replay ran on those keys only) and ``stages_in_full`` (the later shuffles it
-        needed whole)."""
+        key-restricted replay ran on those keys only), ``stages_in_full`` (the later shuffles it
+        needed whole) and ``stage_paths`` ({"op #node": how that stage was computed, a
+        ``stage_paths`` name})."""
         self.classes()
         return dict(self._replay)
 

@@ -76,7 +76,7 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
                     runs.budget.spilled()
         if not runs.count:
             yield from enumerate(zip(index, values, strict=True))
-            if 0 < len(index) <= target.keep_aggregates:  # the combine's output, for what-ifs
+            if target.keep_aggregates and len(index) <= target.keep_aggregates:  # the output, for what-ifs
                 keep_aggregates(target, split, zip(index, values, strict=True))
             index.clear()  # as the map side: the table is built once the keyed state is let go
             values.clear()

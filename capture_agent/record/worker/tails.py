@@ -132,7 +132,8 @@ def finish_combiner(target: TableTarget, part: int, state: CombineState, base: i
             yield from state.shuffle_records(hi)
         else:
             yield from combine_blocks(state.id_records(hi), shuffle)
-        if 0 < len(state.keys) <= target.keep_aggregates:
+        # an empty partition keeps an empty file: a what-if then knows it holds no key
+        if target.keep_aggregates and len(state.keys) <= target.keep_aggregates:
             keep_aggregates(target, part, state.items())
         # the table needs only the flat arrays: built once the keys and values are let go, its Arrow
         # temporaries (and pyarrow itself) take the place they held instead of adding to it

@@ -72,9 +72,13 @@ def test_deleting_lines_replays_the_kept_job_for_new_totals(captured, analyst, s
     summary = done.summary
     replay = summary["replay"]
     assert (replay["done"], replay["reason"], replay["how"]) == (True, None, Restricted.name)
-    # the join replays the words whose count changed; the topic sums need the join's whole output
-    assert [label.split(" ")[0] for label in replay["stages_in_full"]] == ["join"]
+    # the count subtracts what the deleted lines counted, the join replays the words whose count
+    # changed, and the topic sums subtract their old counts and add their new ones: nothing whole
+    assert replay["stages_in_full"] == []
     assert {label.split(" ")[0] for label in replay["keys_replayed"]} == {"reduceByKey", "join"}
+    by_node = sorted(replay["stage_paths"].items(), key=lambda kv: int(kv[0].split("#")[1]))
+    assert [(label.split(" ")[0], path) for label, path in by_node] == \
+        [("reduceByKey", "subtracted"), ("join", "keys"), ("reduceByKey", "subtracted")]
     kept = [line for line in captured.lines if "disk" not in line]
     expected = _expected(captured.result, topic_totals(kept))
     assert _classes(done) == expected
@@ -98,7 +102,7 @@ def test_without_spark_the_classes_are_lineage_s_and_the_reason_is_given(capture
     done = _run(whatif.pk)
     assert done.status == "succeeded", done.error
     assert done.summary["replay"] == {"done": False, "reason": NO_SPARK, "how": "", "description": "",
-                                      "keys_replayed": {}, "stages_in_full": []}
+                                      "keys_replayed": {}, "stages_in_full": [], "stage_paths": {}}
     # deleting the disk -> storage row: storage still has cache words, so it is reached, not dead
     classes = _classes(done)
     assert classes["deleted"] == [] and classes["appeared"] == []
