@@ -58,7 +58,7 @@ if [[ -z "${DATABASE_URL:-}" ]] && services_up 5432 6379; then
   services_pass >"$services_log" 2>&1 &
   services_pid=$!
   # The server's tests without Spark run once, there; the embedded pass keeps every Spark test.
-  export LINEAGE_TESTS_SERVER_ELSEWHERE=1
+  export LINEAGE_TESTS_SERVER_ELSEWHERE="${SERVER_TESTS[*]}"
   echo "(the server tests against PostgreSQL and Redis run beside this pass; their output follows it)"
 fi
 

@@ -1,6 +1,7 @@
 """Shared fixtures: a team with an agent token and members of each role, and a helper to post agent events."""
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -95,18 +96,14 @@ def post_events(api_client: Any, agent_token: str) -> PostEvents:
 
 
 # The server's tests that run no Spark, when CI runs them against PostgreSQL and Redis beside this
-# pass (scripts/test.sh sets LINEAGE_TESTS_SERVER_ELSEWHERE): the embedded pass leaves them to it
-# and keeps every test that runs Spark (the embedded SQLite database and broker are theirs).
-SERVER_TESTS = ("tests/lineage_server/", "tests/integration/test_restarts.py")
-
-
+# pass: scripts/test.sh names their paths (its SERVER_TESTS) in LINEAGE_TESTS_SERVER_ELSEWHERE, and
+# the embedded pass leaves them to it, keeping every test that runs Spark (the embedded SQLite
+# database and broker are theirs).
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    import os
-
-    if os.environ.get("LINEAGE_TESTS_SERVER_ELSEWHERE") != "1":
+    paths = tuple(os.environ.get("LINEAGE_TESTS_SERVER_ELSEWHERE", "").split())
+    if not paths:
         return
-    elsewhere = [item for item in items
-                 if item.nodeid.startswith(SERVER_TESTS) and item.get_closest_marker("spark") is None]
+    elsewhere = [item for item in items if item.nodeid.startswith(paths) and item.get_closest_marker("spark") is None]
     if elsewhere:
         config.hook.pytest_deselected(items=elsewhere)
         gone = set(map(id, elsewhere))
