@@ -16,7 +16,8 @@
 DataFrames read through the context (``lc.read.parquet``, ``lc.createDataFrame``) are
 ``CapturedDataFrame``s: their rows carry their source rows' ids in hidden columns, computed in the
 JVM, and each action writes one output point (``capture/frames.py`` lists what is covered);
-``lc.sql`` over their temporary views is captured the same way (``capture/frame_sql.py``).
+``lc.sql`` is captured as an unmodified job's queries are, its plan rewritten in the JVM
+(``capture/frame_plan.py``); a temporary view of a captured frame is read as that frame's sources.
 
 Captured RDDs (``CapturedRDD``) have PySpark's methods and results. Lineage is captured at stage
 boundaries only; within a stage, a record carries the position of its stage input and nothing is

@@ -188,13 +188,19 @@ class LineageContext:
         return local_frame(self, df)
 
     def sql(self, sqlQuery: str, args: Any = None) -> Any:
-        """A query over temporary views of captured DataFrames (``frame.createOrReplaceTempView``),
-        as a captured DataFrame (``capture/frame_sql.py``), like ``spark.sql``."""
+        """``spark.sql(sqlQuery, args)`` as a captured DataFrame: its plan rewritten in the JVM to
+        carry its rows' ids (``capture/frame_plan.py``), as an unmodified job's queries are. A view
+        of a captured DataFrame (``frame.createOrReplaceTempView``) is read as that frame's
+        sources, with their ids; any other table or view is read as a new source.
+
+        Raises:
+            UnsupportedOperation: the query reads or does what the capture cannot (named).
+        """
         if not self.enabled:
             return self.spark.sql(sqlQuery, args)
-        from capture_agent.record.capture.frame_sql import captured_sql
+        from capture_agent.record.capture.frame_plan import captured_query
 
-        return captured_sql(self, self.frames.views, sqlQuery, args)
+        return captured_query(self, self.spark.sql(sqlQuery, args))
 
     def union(self, rdds: list[CapturedRDD]) -> CapturedRDD:
         result = rdds[0]

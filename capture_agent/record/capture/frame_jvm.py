@@ -58,6 +58,25 @@ def _new(lc: Any, name: str, *args: tuple[Any, Any]) -> Any:
     return made[key].newInstance(values)
 
 
+def leaf_identities(lc: Any, df: Any) -> list[str]:
+    """The identities of what the leaves of ``df``'s plan read (``provenance.LeafIdentity``)."""
+    from capture_agent.listener import ensure_jar, jvm_class
+
+    sc, gateway = lc.sc, lc.sc._gateway
+    jar = ensure_jar(lc.settings)
+    assert jar is not None
+    made: dict[tuple[Any, ...], Any] = gateway.__dict__.setdefault("_lineage_constructors", {})
+    key = (str(jar.resolve()), "LeafIdentity.inPlan")
+    if key not in made:
+        types = gateway.new_array(sc._jvm.java.lang.Class, 1)
+        types[0] = _java_class(sc, "org.apache.spark.sql.catalyst.plans.logical.LogicalPlan")
+        made[key] = jvm_class(sc, jar, "lineage.sql.provenance.LeafIdentity").getMethod("inPlan", types)
+    method = made[key]
+    args = gateway.new_array(sc._jvm.java.lang.Object, 1)
+    args[0] = df._jdf.queryExecution().analyzed()
+    return [str(i) for i in method.invoke(None, args)]
+
+
 def _java_class(sc: Any, name: str) -> Any:
     """The JVM's class of ``name`` (a primitive type by its name: int, long, boolean)."""
     boxes = {"int": "Integer", "long": "Long", "boolean": "Boolean"}

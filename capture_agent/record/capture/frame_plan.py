@@ -64,8 +64,12 @@ def captured_query(lc: Any, df: Any) -> CapturedDataFrame:
     leaves = list(provenance.leaves())
     sources = []
     for i, leaf in enumerate(leaves):
-        info, rows = dict(provenance.describe(i)), DataFrame(_rows(lc, leaf), spark)
-        sources.append(_known_source(lc, info, rows, source_of(lc, info, rows)))
+        info = dict(provenance.describe(i))
+        known = lc.frames.captured_leaves.get(info.get("identity", ""))
+        if known is None:
+            rows = DataFrame(_rows(lc, leaf), spark)
+            known = _known_source(lc, info, rows, source_of(lc, info, rows))
+        sources.append(known)
     plans = gateway.new_array(gateway.jvm.org.apache.spark.sql.catalyst.plans.logical.LogicalPlan, len(sources))
     for i, source in enumerate(sources):
         plans[i] = source._df._jdf.queryExecution().analyzed()
@@ -227,8 +231,20 @@ class LocalRows(SourceKind):
         return local_frame(lc, df)
 
 
+class CapturedTable(SourceKind):
+    """A table of Spark's data source API the agent did not read itself: none of its readers knows
+    its rows' ids (the agent's own tables are known by their identity: ``captured_query``)."""
+
+    kind = "table"
+
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+        raise UnsupportedOperation(f"{info.get('node', 'a table')} of a data source the agent did not read",
+                                   "only files, catalog tables of files, local rows and the agent's own reads "
+                                   "are read with ids")
+
+
 SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (ParquetFiles(), OrcFiles(), CsvFiles(), JsonFiles(),
-                                                          TextFiles(), LocalRows())}
+                                                          TextFiles(), LocalRows(), CapturedTable())}
 
 
 def source_of(lc: Any, info: dict[str, str], df: Any) -> CapturedDataFrame:

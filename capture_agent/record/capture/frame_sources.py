@@ -38,6 +38,7 @@ from capture_agent.record.capture.frame_jvm import (
     csv_frame,
     functions_registered,
     json_frame,
+    leaf_identities,
     lines_frame,
     parquet_unread,
     rows_frame,
@@ -96,7 +97,16 @@ def sourced(lc: Any, point: Any, df: Any, column: str) -> CapturedDataFrame:
     """``df`` as the captured DataFrame of source ``point``, whose ids it holds in ``column``."""
     slot = Slot(point.capture_id, column, False)
     lc.frames.source_slots.append(slot)
-    return CapturedDataFrame(lc, df, (slot,), "copy", point=point.capture_id)
+    return known_by_leaves(lc, CapturedDataFrame(lc, df, (slot,), "copy", point=point.capture_id))
+
+
+def known_by_leaves(lc: Any, made: CapturedDataFrame) -> CapturedDataFrame:
+    """``made`` (a source: its plan's leaves are what it reads), known by what those leaves read
+    (``LeafIdentity``): a query over its rows (a view of it, a plain frame of them) reads it again,
+    with its ids (``frame_plan.captured_query``)."""
+    for identity in leaf_identities(lc, made._df):
+        lc.frames.captured_leaves[identity] = made
+    return made
 
 
 def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -> CapturedDataFrame:

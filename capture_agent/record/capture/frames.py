@@ -47,8 +47,8 @@ row_number: the rows ordered before it; lag/lead: the row at the offset), or to 
 partition where the value depends on it all (cume_dist, percent_rank, ntile, unbounded frames).
 Every other DataFrame method raises ``UnsupportedOperation`` before anything runs: pandas UDFs
 that map whole partitions (mapInPandas, applyInPandas), pivot, cube/rollup, observe, streaming.
-SQL over temporary views of captured frames (``lc.sql``) is built again with these methods
-(``capture/frame_sql.py``). A projection is checked after analysis: a window partitioned or
+SQL (``lc.sql``) is captured at its plan in the JVM (``capture/frame_plan.py``), a view of a
+captured frame read as its sources. A projection is checked after analysis: a window partitioned or
 ordered by an expression is refused.
 
 A write's output point is a ``frame_write`` listing the Parquet part files it made: a captured
@@ -90,13 +90,14 @@ class Slot:
 
 
 class FrameState:
-    """Per LineageContext: fresh hidden column names, source folders, temporary views."""
+    """Per LineageContext: fresh hidden column names, source folders, the sources made."""
 
     def __init__(self) -> None:
         self._columns = 0
         self._sources = 0
-        self.views: dict[str, CapturedDataFrame] = {}  # temporary views of captured frames, by lower-case name
         self.source_slots: list[Slot] = []  # where each source made its ids (what-if replays filter there)
+        # each source by what its plan's leaves read (``LeafIdentity``): a query over its rows reads it again
+        self.captured_leaves: dict[str, CapturedDataFrame] = {}
 
     def fresh_column(self) -> str:
         self._columns += 1
@@ -650,14 +651,13 @@ class CapturedDataFrame:
         return frame_io.CapturedWriter(self)
 
     def createOrReplaceTempView(self, name: str) -> None:
-        """A temporary view of the visible columns, which ``lc.sql`` queries captured
-        (``capture/frame_sql.py``); ``spark.sql`` sees the same view, uncaptured."""
+        """A temporary view of the visible columns, which ``lc.sql`` queries captured (reading this
+        frame's sources with their ids: ``frame_plan.captured_query``); ``spark.sql`` sees the same
+        view, uncaptured."""
         self.plain().createOrReplaceTempView(name)
-        self._lc.frames.views[name.lower()] = self
 
     def createTempView(self, name: str) -> None:
         self.plain().createTempView(name)  # raises as PySpark does when the view exists
-        self._lc.frames.views[name.lower()] = self
 
     @property
     def rdd(self) -> Any:

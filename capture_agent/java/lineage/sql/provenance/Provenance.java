@@ -88,7 +88,7 @@ public final class Provenance {
         for (int j = 0; j < tapDirs.length; j++) {
             taps.add(new Rewriter.TapPoint(tapDirs[j], tapIds[j]));
         }
-        Rewriter rewriter = new Rewriter(session, made, taps);
+        Rewriter rewriter = new Rewriter(session, plan, made, taps);
         carried = rewriter.carry(plan);
         tapped = rewriter.tapped;
         List<NamedExpression> list = new ArrayList<>(Scala.list(plan.output()));

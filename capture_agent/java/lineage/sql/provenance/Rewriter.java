@@ -34,9 +34,12 @@ final class Rewriter {
     /** The sources of the ids each tap taken so far was given (its point's parents). */
     final List<List<String>> tapped = new ArrayList<>();
     private int names;
+    private final LogicalPlan root;
+    private java.util.Set<org.apache.spark.sql.catalyst.expressions.ExprId> referenced;
 
-    Rewriter(SparkSession session, IdentityHashMap<LogicalPlan, Source> sources, List<TapPoint> taps) {
+    Rewriter(SparkSession session, LogicalPlan root, IdentityHashMap<LogicalPlan, Source> sources, List<TapPoint> taps) {
         this.session = session;
+        this.root = root;
         this.sources = sources;
         this.taps = taps;
     }
@@ -57,6 +60,27 @@ final class Rewriter {
     /** The id of the point of the tap {@link #tapFor} gave last. */
     String lastTapPoint() {
         return taps.get(tapped.size() - 1).id();
+    }
+
+    /** Whether any operator of the query (its subqueries' too) reads {@code attribute}. */
+    boolean reads(org.apache.spark.sql.catalyst.expressions.Attribute attribute) {
+        if (referenced == null) {
+            referenced = new java.util.HashSet<>();
+            gatherReferences(root);
+        }
+        return referenced.contains(attribute.exprId());
+    }
+
+    private void gatherReferences(LogicalPlan node) {
+        for (org.apache.spark.sql.catalyst.expressions.Attribute a : Scala.list(node.references().toSeq())) {
+            referenced.add(a.exprId());
+        }
+        for (LogicalPlan child : Scala.list(node.children())) {
+            gatherReferences(child);
+        }
+        for (LogicalPlan sub : Scala.list(node.subqueries())) {
+            gatherReferences(sub);
+        }
     }
 
     Source sourceOf(LogicalPlan leaf) {

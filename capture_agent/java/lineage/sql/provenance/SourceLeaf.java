@@ -10,6 +10,7 @@ import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -33,7 +34,7 @@ final class SourceLeaf implements OperatorRewrite {
         if (!node.children().isEmpty() || NoRowsLeaf.isNoRows(node)) {
             return false;
         }
-        return LOCAL.contains(node.getClass().getSimpleName()) || format(node) != null;
+        return LOCAL.contains(node.getClass().getSimpleName()) || format(node) != null || LeafIdentity.isTable(node);
     }
 
     /** The short name of a file relation's format, when the agent reads it; else null. */
@@ -51,8 +52,12 @@ final class SourceLeaf implements OperatorRewrite {
     static Map<String, String> describe(LogicalPlan node) {
         Map<String, String> out = new HashMap<>();
         String fmt = format(node);
-        out.put("kind", fmt == null ? "local" : fmt);
+        out.put("kind", fmt != null ? fmt : LeafIdentity.isTable(node) ? "table" : "local");
         out.put("node", node.getClass().getSimpleName());
+        String identity = LeafIdentity.of(node);
+        if (identity != null) {
+            out.put("identity", identity);
+        }
         if (fmt != null) {
             LogicalRelation lr = (LogicalRelation) node;
             HadoopFsRelation fs = (HadoopFsRelation) lr.relation();
@@ -95,14 +100,21 @@ final class SourceLeaf implements OperatorRewrite {
             }
         }
         List<Attribute> leaf = Scala.list(node.output());
-        if (id == null || columns.size() != leaf.size()) {
-            throw new Refused(node.nodeName(), "its source's columns are not the leaf's");
+        if (id == null) {
+            throw new Refused(node.nodeName(), "its source has no ids");
         }
+        List<Expression> values = columns.size() == leaf.size() ? new ArrayList<>(columns)
+            : matched(node, leaf, columns, id, rewriter);
         String zone = rewriter.session.sessionState().conf().sessionLocalTimeZone();
         List<NamedExpression> list = new ArrayList<>();
         for (int i = 0; i < leaf.size(); i++) {
             Attribute want = leaf.get(i);
-            Expression value = columns.get(i);
+            Expression value = values.get(i);
+            if (value instanceof Attribute same && same.exprId().equals(want.exprId())
+                    && same.dataType().equals(want.dataType())) {
+                list.add(same);  // a view's leaf: the source's own column
+                continue;
+            }
             if (!value.dataType().equals(want.dataType())) {
                 value = new Cast(value, want.dataType(), Option.apply(zone));
             }
@@ -113,5 +125,42 @@ final class SourceLeaf implements OperatorRewrite {
         list.add(ids);
         Slot slot = new Slot(source.id(), ids.toAttribute(), false);
         return new Carried(new Project(Scala.seq(list), source.plan()), List.of(slot), "copy");
+    }
+
+    /**
+     * The source's column for each of the leaf's attributes, where the leaf reads a captured
+     * source's rows (a view of a captured DataFrame) and so has other columns than the source's
+     * plan gives: the column of the same expression id, else of the same name; an attribute the
+     * query never reads (the raw id of the agent's reader of lines, under its source's renamed
+     * one) is a null of its type; the id column of the agent's table ({@code <id>_row}), which the
+     * plan of a cached captured frame reads, is the source's id.
+     */
+    private static List<Expression> matched(LogicalPlan node, List<Attribute> leaf, List<Attribute> columns,
+            Attribute id, Rewriter rewriter) {
+        List<Expression> out = new ArrayList<>();
+        for (Attribute want : leaf) {
+            Attribute found = null;
+            for (Attribute a : columns) {
+                if (a.exprId().equals(want.exprId())) {
+                    found = a;
+                }
+            }
+            for (Attribute a : columns) {
+                if (found == null && a.name().equals(want.name())) {
+                    found = a;
+                }
+            }
+            if (found == null && want.name().equals(id.name() + "_row")) {
+                found = id;  // the agent's table's own id column, under the name of the source's (a cached frame's plan reads it)
+            }
+            if (found != null) {
+                out.add(found);
+            } else if (!rewriter.reads(want)) {
+                out.add(Literal.create(null, want.dataType()));
+            } else {
+                throw new Refused(node.nodeName(), "its source has no column " + want.name());
+            }
+        }
+        return out;
     }
 }
