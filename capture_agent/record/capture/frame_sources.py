@@ -362,4 +362,4 @@ def rdd_frame(lc: Any, rdd: Any, schema: Any = None, samplingRatio: float | None
     rows = pairs.mapPartitionsWithIndex(with_ids(names))
     df = spark.createDataFrame(rows, StructType([*fields.fields, StructField(column, LongType(), False)]),
                                verifySchema=False)
-    return CapturedDataFrame(lc, df, (Slot(point.capture_id, column, False),), "copy")
+    return known_by_leaves(lc, CapturedDataFrame(lc, df, (Slot(point.capture_id, column, False),), "copy"))

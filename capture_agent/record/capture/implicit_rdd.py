@@ -6,8 +6,10 @@ captured as ``lc.textFile(...)``'s are (``capture.rdd``). They are ``ImplicitRDD
 fail the job: a method the capture does not take (a join with an RDD it did not make...) or a
 captured action that fails runs on the plain PySpark RDD instead, from there on, and is reported as
 not captured with why (``implicit_guard.report_plain``).
-PySpark's own code that takes an RDD (``spark.createDataFrame``, ``sc.union``) gets the plain RDD;
-the frame's actions are then captured from its rows on (its lineage starts there).
+``spark.createDataFrame(rdd)`` (and ``rdd.toDF()``) of a captured RDD gives a frame whose rows
+carry the RDD's records' ids (``frame_sources.rdd_frame``): its actions' lineage goes on into the
+RDD job. PySpark's other code that takes an RDD (``sc.union`` of RDDs the capture did not all make)
+gets the plain RDD.
 """
 
 from __future__ import annotations
@@ -78,6 +80,13 @@ def _falling_back(name: str, captured: Callable[..., Any]) -> Callable[..., Any]
 class ImplicitRDD(CapturedRDD):
     """A captured RDD of implicit capture: any method the capture cannot run runs plain."""
 
+    def toDF(self, schema: Any = None, sampleRatio: float | None = None) -> Any:
+        """PySpark's ``rdd.toDF``: a plain DataFrame, whose rows carry the records' ids (``_frame_of_rdd``)."""
+        from pyspark.sql import SparkSession
+
+        session = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+        return session.createDataFrame(self, schema, sampleRatio)
+
     def __getattr__(self, name: str) -> Any:
         # What CapturedRDD does not have (PySpark's private attributes too, for PySpark's own code
         # that reaches into an RDD): the plain RDD's, whose lineage is not captured.
@@ -93,7 +102,7 @@ class ImplicitRDD(CapturedRDD):
 
 
 for _name, _member in inspect.getmembers(CapturedRDD, inspect.isfunction):
-    if not _name.startswith("_") and _name not in PLAIN_SAFE and hasattr(RDD, _name):
+    if not _name.startswith("_") and _name not in PLAIN_SAFE and _name not in ImplicitRDD.__dict__ and hasattr(RDD, _name):
         setattr(ImplicitRDD, _name, _falling_back(_name, _member))
 
 
@@ -107,7 +116,7 @@ def install() -> None:
         setattr(SparkContext, name, _source(name, getattr(SparkContext, name)))
     for name in UNCAPTURED_SOURCES:
         setattr(SparkContext, name, _uncaptured_source(name, getattr(SparkContext, name)))
-    SparkSession.createDataFrame = _taking_plain(SparkSession.createDataFrame)  # type: ignore[method-assign]
+    SparkSession.createDataFrame = _frame_of_rdd(SparkSession.createDataFrame)  # type: ignore[method-assign]
     rows = functools.cached_property(_frame_rdd(DataFrame.rdd.func))  # type: ignore[attr-defined]
     rows.__set_name__(DataFrame, "rdd")
     DataFrame.rdd = rows  # type: ignore[assignment,method-assign]
@@ -157,14 +166,27 @@ def _uncaptured_source(name: str, plain: Callable[..., Any]) -> Callable[..., An
     return source
 
 
-def _taking_plain(plain: Callable[..., Any]) -> Callable[..., Any]:
-    """PySpark's own method, given plain RDDs where it is given captured ones."""
+def _frame_of_rdd(plain: Callable[..., Any]) -> Callable[..., Any]:
+    """``spark.createDataFrame``: of a captured RDD of this context, a frame whose rows carry its
+    records' ids, so that its actions' lineage goes on into the RDD job (the frame is the plain
+    frame of those rows; its source is known by what its plan reads: ``frame_plan.captured_query``);
+    else PySpark's own, given plain RDDs. Called by PySpark's own ``rdd.toDF()`` too."""
 
     @functools.wraps(plain)
-    def method(self: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
-        return plain(self, _plain(data), *args, **kwargs)
+    def method(self: Any, data: Any, schema: Any = None, samplingRatio: Any = None, verifySchema: Any = True) -> Any:
+        lc = active_context(self.sparkContext) if isinstance(data, ImplicitRDD) else None
+        if lc is None or data._rt is not lc._rt:
+            return plain(self, _plain(data), schema, samplingRatio, verifySchema)
+        return _or_plain(lc, "SparkSession.createDataFrame", lambda: _rdd_rows(lc, data, schema, samplingRatio),
+                         lambda: plain(self, _plain(data), schema, samplingRatio, verifySchema))
 
     return method
+
+
+def _rdd_rows(lc: Any, rdd: Any, schema: Any, samplingRatio: Any) -> Any:
+    from capture_agent.record.capture.frame_sources import rdd_frame
+
+    return rdd_frame(lc, rdd, schema, samplingRatio).plain()
 
 
 def _frame_rdd(plain: Callable[[Any], Any]) -> Callable[[Any], Any]:

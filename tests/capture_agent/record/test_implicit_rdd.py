@@ -62,6 +62,29 @@ def test_a_frames_rdd_continues_the_frames_lineage(records: Any, spark: Any) -> 
     assert reported(records) == []
 
 
+def test_a_frame_of_a_captured_rdd_continues_the_rdd_jobs_lineage(records: Any, spark: Any, text: str) -> None:  # noqa: F811
+    """createDataFrame and toDF of a word count: the frame's query traces back through the RDD job
+    to the lines, and a line forward to the frame's rows."""
+    sc = spark.sparkContext
+    counts = sc.textFile(text).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
+    frame = spark.createDataFrame(counts, "word string, n long")
+    common = frame.where("n > 1").orderBy("word")
+    got = [tuple(r) for r in common.collect()]
+    words = {w for line in LINES for w in line.split()}
+    expected = sorted((w, sum(line.split().count(w) for line in LINES)) for w in words)
+    assert got == [(w, n) for w, n in expected if n > 1]
+    for word, _ in got:
+        back = output(records).filter(lambda r, w=word: r.word == w).goBackAll().collect()
+        assert sorted(back) == sorted(line for line in LINES if word in line.split())
+    forward = source(records, "textFile").filter(lambda line: line == LINES[3]).goNextAll().collect()
+    assert sorted(tuple(r) for r in forward) == [(w, n) for w, n in got if w in LINES[3].split()]
+    # a frame of the RDD through toDF, and SQL over its view: the same lineage
+    counts.toDF(["word", "n"]).createOrReplaceTempView("counts")
+    assert spark.sql("SELECT sum(n) AS words FROM counts").collect()[0].words == sum(len(x.split()) for x in LINES)
+    assert sorted(output(records).goBackAll().collect()) == sorted(LINES)
+    assert reported(records) == []
+
+
 def test_what_the_capture_does_not_take_runs_plain_and_is_reported(records: Any, spark: Any, text: str,  # noqa: F811
                                                                    tmp_path: Path) -> None:
     from capture_agent.record.capture.implicit_guard import uncaptured
@@ -75,7 +98,7 @@ def test_what_the_capture_does_not_take_runs_plain_and_is_reported(records: Any,
     assert "RDD.join" in reported(records)
     assert sc.wholeTextFiles(str(tmp_path)).count() == 1
     assert "SparkContext.wholeTextFiles" in reported(records)
-    # PySpark's own code given a captured RDD gets the plain one; the frame's action is captured
+    # a frame of a captured RDD: captured, its lineage going on into the RDD job
     frame = spark.createDataFrame(sc.parallelize([(1, "a"), (2, "b")]), "n int, s string")
     assert sorted(frame.collect()) == [(1, "a"), (2, "b")]
     assert [p.op for p in records.store.by_seq() if p.kind == "output"][-1] == "collect"
