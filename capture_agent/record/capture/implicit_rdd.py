@@ -102,7 +102,7 @@ class ImplicitRDD(CapturedRDD):
 
 
 for _name, _member in inspect.getmembers(CapturedRDD, inspect.isfunction):
-    if not _name.startswith("_") and _name not in PLAIN_SAFE and _name not in ImplicitRDD.__dict__ and hasattr(RDD, _name):
+    if not _name.startswith("_") and _name not in PLAIN_SAFE | ImplicitRDD.__dict__.keys() and hasattr(RDD, _name):
         setattr(ImplicitRDD, _name, _falling_back(_name, _member))
 
 
