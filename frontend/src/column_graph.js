@@ -74,6 +74,46 @@ export function reach(answer, nodeId, depth) {
 }
 
 /**
+ * The column answer with each dataset of `collapsed` (node ids) drawn as one node: its columns
+ * left out, their edges carried by the dataset instead, merged into one per source, target and
+ * kind (their applications joined, `merged` counting them); an edge between two columns of one
+ * collapsed dataset goes. Other nodes and edges are kept as they are, so collapsing nothing gives
+ * the answer back (expanding a dataset again is drawing without it in `collapsed`).
+ */
+export function collapseDatasets(answer, collapsed) {
+  if (!answer || !collapsed?.size) return answer;
+  const owner = new Map();
+  const counts = new Map();
+  for (const node of answer.nodes ?? []) {
+    const parent = String(node?.parent ?? '');
+    if (node?.kind !== 'column' || !collapsed.has(parent)) continue;
+    owner.set(String(node.id), parent);
+    counts.set(parent, (counts.get(parent) ?? 0) + 1);
+  }
+  const nodes = (answer.nodes ?? []).filter((n) => n && !owner.has(String(n.id))).map((n) => (
+    n.kind === 'dataset' && collapsed.has(String(n.id)) ? { ...n, collapsed: counts.get(String(n.id)) ?? 0 } : n));
+  const edges = new Map();
+  for (const edge of answer.edges ?? []) {
+    const source = owner.get(String(edge?.source)) ?? String(edge?.source);
+    const target = owner.get(String(edge?.target)) ?? String(edge?.target);
+    if (source === target) continue;
+    if (source === String(edge.source) && target === String(edge.target)) {
+      edges.set(String(edge.id), edge);
+      continue;
+    }
+    const id = `${source}->${target}:${edge.kind}`;
+    const known = edges.get(id);
+    if (known) {
+      known.app_ids = [...new Set([...known.app_ids, ...(edge.app_ids ?? [])])];
+      known.merged += 1;
+    } else {
+      edges.set(id, { ...edge, id, source, target, app_ids: [...(edge.app_ids ?? [])], merged: 1 });
+    }
+  }
+  return { ...answer, nodes, edges: [...edges.values()] };
+}
+
+/**
  * Cytoscape elements of a column answer: each dataset once as a box (its file name), each column
  * once inside its dataset, then edges between known nodes once, classed by kind. With `picked`
  * (a column id) and `depth`, what it reaches is classed 'upstream'/'downstream'/'reached' and the
@@ -100,16 +140,20 @@ export function toElements(answer, { picked = null, depth = 2 } = {}) {
     if (node.kind === 'column' && !ids.has(parent)) continue;
     ids.add(id);
     const data = node.data ?? {};
-    const label = node.kind === 'dataset'
+    const folded = node.kind === 'dataset' && node.collapsed !== undefined; // collapseDatasets' count
+    let label = node.kind === 'dataset'
       ? shorten(baseName(data.path ?? node.label) || String(node.label ?? id), MAX_LABEL)
       : shorten(String(node.label ?? data.column ?? id), MAX_LABEL);
+    if (folded) label = `${label}\n${node.collapsed} column${node.collapsed === 1 ? '' : 's'}`;
     const classes = node.kind === 'dataset' ? ['dataset-box'] : ['column'];
+    if (folded) classes.push('collapsed');
     if (id === answer.center) classes.push('center');
     nodes.push({
       group: 'nodes',
       data: {
         id, kind: node.kind, label, title: String(node.label ?? id), depth: node.depth, info: data,
         ...(parent ? { parent, w: labelWidth(label, { min: 60, padding: 16 }) } : {}),
+        ...(folded ? { collapsed: node.collapsed, w: labelWidth(label.split('\n')[0], { min: 80, padding: 16 }) } : {}),
       },
       classes: node.kind === 'column' ? mark(id, classes) : classes,
     });
@@ -161,10 +205,12 @@ const BOX_PAD = 12;
 export function columnLayout(elements, { rankSep = 120, nodeSep = 30 } = {}) {
   const columnsOf = new Map();
   const parentOf = new Map();
+  const least = new Map(); // a collapsed dataset's width: its label's
   for (const element of elements) {
     if (element.group !== 'nodes') continue;
     if (element.data.kind === 'dataset') {
       if (!columnsOf.has(element.data.id)) columnsOf.set(element.data.id, []);
+      if (element.data.collapsed !== undefined) least.set(element.data.id, element.data.w);
     } else if (element.data.parent) {
       if (!columnsOf.has(element.data.parent)) columnsOf.set(element.data.parent, []);
       columnsOf.get(element.data.parent).push(element.data);
@@ -176,7 +222,7 @@ export function columnLayout(elements, { rankSep = 120, nodeSep = 30 } = {}) {
   g.setDefaultEdgeLabel(() => ({}));
   const widths = new Map();
   for (const [id, columns] of columnsOf) {
-    const width = Math.max(80, ...columns.map((c) => c.w));
+    const width = Math.max(80, least.get(id) ?? 0, ...columns.map((c) => c.w));
     widths.set(id, width);
     g.setNode(id, { width: width + 2 * BOX_PAD, height: Math.max(1, columns.length) * ROW + 2 * BOX_PAD });
   }
@@ -210,7 +256,10 @@ export function columnLayout(elements, { rankSep = 120, nodeSep = 30 } = {}) {
 // the first drawing (bench/column_graph.py).
 export const COMPOUND_UP_TO = 150;
 
-/** Elements placed by a columnLayout: compound datasets, or (`flat`) plain boxes sized by the layout. */
+/**
+ * Elements placed by a columnLayout: compound datasets, or (`flat`) plain boxes sized by the layout;
+ * a collapsed dataset is always a plain box.
+ */
 export function placed(elements, { positions, boxes }, { flat = false } = {}) {
   return elements.map((element) => {
     const id = element.data.id;
@@ -218,7 +267,7 @@ export function placed(elements, { positions, boxes }, { flat = false } = {}) {
       const data = flat ? { ...element.data, parent: undefined } : element.data;
       return { ...element, data, position: positions.get(id) };
     }
-    if (flat && boxes.has(id)) {
+    if ((flat || element.data.collapsed !== undefined) && boxes.has(id)) {
       const { x, y, w, h } = boxes.get(id);
       return { ...element, data: { ...element.data, w, h }, position: { x, y }, classes: [...element.classes, 'flat'] };
     }

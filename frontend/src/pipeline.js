@@ -143,7 +143,7 @@ export async function mountPipelinePage(root) {
 
   onNodeTap(cy, (node, double) => {
     if (mode.value === 'columns') {
-      columns.pick(node);
+      columns.pick(node, double);
       return;
     }
     showDetails(node);

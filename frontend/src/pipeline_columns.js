@@ -1,9 +1,11 @@
 // The pipeline page's column mode: datasets open into their columns, edges from input to output
 // columns coloured by kind; picking a column highlights what it comes from and what is written from
-// it, `reach` edges deep, and offers its impact (everything downstream) as a CSV download.
+// it, `reach` edges deep, and offers its impact (everything downstream) as a CSV download. Each
+// dataset can be collapsed to one node (its columns' edges merged into its own) and expanded
+// again: from its panel, or by double-clicking it.
 
 import {
-  columnLayout, columnUrlOf, COMPOUND_UP_TO, EDGE_KINDS, impactUrlOf, kindClass, placed, reach, toElements,
+  collapseDatasets, columnLayout, columnUrlOf, COMPOUND_UP_TO, EDGE_KINDS, impactUrlOf, kindClass, placed, reach, toElements,
 } from './column_graph.js';
 import { el, fetchJson } from './dom.js';
 import { formatCount } from './format.js';
@@ -22,16 +24,19 @@ function columnTools(reachInput) {
 
 /**
  * Column mode over `cy`: `load(graphUrl, params)` fetches and draws the column graph; `leave()`
- * gives the stylesheet back. Taps on columns go to `pick`.
+ * gives the stylesheet back. Taps go to `pick(node, double)`: a column is highlighted, a dataset
+ * shown (and collapsed or expanded when double-clicked).
  */
 export function columnMode(cy, { root, status, panel, toolsSlot }) {
   const reachInput = el('input', { type: 'number', id: 'reach-depth', name: 'reach', min: 1, max: 10, step: 1, value: 2 });
   const tools = columnTools(reachInput);
   let answer = null;
   let picked = null;
+  const collapsed = new Set(); // dataset node ids drawn as one node each
+  const drawn = () => collapseDatasets(answer, collapsed);
 
   function classify() {
-    const elements = toElements(answer, { picked, depth: Number(reachInput.value) || 1 });
+    const elements = toElements(drawn(), { picked, depth: Number(reachInput.value) || 1 });
     cy.batch(() => {
       for (const element of elements) cy.getElementById(element.data.id).classes(element.classes);
     });
@@ -40,7 +45,7 @@ export function columnMode(cy, { root, status, panel, toolsSlot }) {
   function showColumn(node) {
     const info = node.data('info') ?? {};
     const depth = Number(reachInput.value) || 1;
-    const reached = reach(answer, node.id(), depth);
+    const reached = reach(drawn(), node.id(), depth);
     const columns = (ids) => [...ids].filter((id) => id.startsWith('column:')).length;
     const href = impactUrlOf(node.id(), depth);
     panel.replaceChildren(
@@ -54,11 +59,32 @@ export function columnMode(cy, { root, status, panel, toolsSlot }) {
     panel.dataset.nodeId = node.id();
   }
 
-  function pick(node) {
+  function showDataset(id) {
+    const node = cy.getElementById(id);
+    const folded = collapsed.has(id);
+    panel.replaceChildren(el('h2', {}, node.data('title')), el('div', { class: 'kind kind-dataset' }, 'dataset'),
+      el('p', {}, el('button', { type: 'button', id: 'toggle-columns', onclick: () => toggle(id) },
+        folded ? `Show its ${node.data('collapsed')} column(s)` : 'Collapse into one node')),
+      el('p', { class: 'hint' }, 'Double-click a dataset to collapse or expand it.'));
+    panel.dataset.nodeId = id;
+  }
+
+  /** Collapses the dataset `id` into one node, or expands it again, and draws the graph anew. */
+  function toggle(id) {
+    if (collapsed.has(id)) collapsed.delete(id);
+    else collapsed.add(id);
+    draw();
+    showDataset(id);
+  }
+
+  function pick(node, double = false) {
     if (node.data('kind') !== 'column') {
       picked = null;
-      classify();
-      panel.replaceChildren(el('h2', {}, node.data('title')), el('div', { class: 'kind kind-dataset' }, 'dataset'));
+      if (double) toggle(node.id());
+      else {
+        classify();
+        showDataset(node.id());
+      }
       return;
     }
     picked = node.id();
@@ -76,13 +102,21 @@ export function columnMode(cy, { root, status, panel, toolsSlot }) {
     const started = performance.now();
     answer = await fetchJson(`${columnUrlOf(graphUrl)}?${params}`);
     const fetched = performance.now();
-    picked = null;
-    root.dataset.layout = 'running';
+    collapsed.clear();
     // the tools move the graph down: Cytoscape must measure its container again, or taps miss
     toolsSlot.replaceChildren(tools);
     cy.resize();
     cy.style(columnGraphStyle());
-    const elements = toElements(answer);
+    draw({ started, fetched });
+    panel.replaceChildren(el('p', { class: 'hint' }, 'Click a column to highlight where it comes from and where it goes.'));
+  }
+
+  /** Draws the answer with the collapsed datasets as one node each (`fetch`: when its fetch began and ended). */
+  function draw(fetch = null) {
+    const fetched = fetch?.fetched ?? performance.now();
+    picked = null;
+    root.dataset.layout = 'running';
+    const elements = toElements(drawn());
     const built = performance.now();
     const layout = columnLayout(elements);
     const laidOut = performance.now();
@@ -94,16 +128,16 @@ export function columnMode(cy, { root, status, panel, toolsSlot }) {
     frameReadable(cy, { box: layout.box }); // the box from the layout: asking Cytoscape computes every node's style first
     // the split of the last drawing, for bench/column_graph.py
     window.lineageColumnDraw = {
-      fetch: fetched - started, elements: built - fetched, layout: laidOut - built, add: added - laidOut,
+      fetch: fetch ? fetch.fetched - fetch.started : 0, elements: built - fetched, layout: laidOut - built, add: added - laidOut,
       view: performance.now() - added,
     };
     const columns = answer.nodes.filter((n) => n.kind === 'column').length;
     const datasets = answer.nodes.length - columns;
     status.textContent = `${formatCount(columns)} column${columns === 1 ? '' : 's'} of ${formatCount(datasets)} dataset${datasets === 1 ? '' : 's'}`
       + ` · ${formatCount(answer.edges.length)} edges`
+      + (collapsed.size ? ` · ${formatCount(collapsed.size)} collapsed` : '')
       + (answer.truncated ? ' · stopped at the column limit: lower the depth' : '');
     status.classList.toggle('truncated', Boolean(answer.truncated));
-    panel.replaceChildren(el('p', { class: 'hint' }, 'Click a column to highlight where it comes from and where it goes.'));
     requestAnimationFrame(() => requestAnimationFrame(() => { root.dataset.layout = 'idle'; }));
   }
 

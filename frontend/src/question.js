@@ -10,8 +10,8 @@ import { toElements, withoutSkipped } from './graph.js';
 import { PATH_MIN_ZOOM, openingViewport, pathNodes, unionBox } from './framing.js';
 import { drawnBox, nodeBoxes, runLayout } from './layout.js';
 import {
-  FATES, FATE_MARKS, TERMINAL, ancestorsOf, overlay, pathGraph, progressFraction, progressText, questionZoom, recordColumns, recordRow,
-  selectionText, withRecords,
+  FATES, FATE_MARKS, TERMINAL, ancestorsOf, columnSourceRows, overlay, pathGraph, progressFraction, progressText, questionZoom,
+  recordColumns, recordRow, rowDeciders, selectionText, withRecords,
 } from './question_view.js';
 import { graphStyle } from './style.js';
 import { onNodeTap } from './taps.js';
@@ -62,6 +62,22 @@ function renderWhatIfSummary(q) {
     el('p', { class: 'replay' }, replay.done
       ? `New values of changed outputs: computed by replaying the job's own functions on what remains${replay.how ? ` (${replay.description || replay.how})` : ''}.`
       : `New values not computed: ${replay.reason ?? 'replay was not possible'}. The classes above come from the lineage alone.`));
+}
+
+/** A backward trace of a DataFrame output: each output column's source columns, or null. */
+function renderTracedColumns(q) {
+  const rows = columnSourceRows(q.columns);
+  if (!rows) return null;
+  const deciders = rowDeciders(q.columns);
+  return el('section', { class: 'traced-columns' },
+    el('h2', {}, 'Where its columns come from'),
+    el('table', { class: 'grid', id: 'traced-columns' },
+      el('thead', {}, el('tr', {}, ['Output column', 'Source dataset', 'Source column', 'How'].map((c) => el('th', { scope: 'col' }, c)))),
+      el('tbody', {}, rows.map(([column, dataset, datasetId, source, how]) => el('tr', {},
+        el('td', {}, column),
+        el('td', {}, datasetId === null ? dataset : el('a', { href: `/datasets/${datasetId}/?mode=columns` }, dataset)),
+        el('td', {}, source), el('td', {}, how))))),
+    deciders.length ? el('p', { id: 'rows-decided-by' }, 'Which rows there are: decided by ', deciders.join(', '), '.') : null);
 }
 
 /** Mount on `root` (data-api-url: the question's API URL; data-graph-url: its application's graph). */
@@ -122,6 +138,8 @@ export async function mountQuestionPage(root) {
     if (kind === 'whatif') parts.push(renderWhatIfSummary(question));
     else {
       parts.push(el('p', { class: 'result-line', id: 'result-count' }, `${formatCount(question.result_count ?? 0)} records in the result`));
+      const traced = renderTracedColumns(question);
+      if (traced) parts.push(traced);
       // A trace goes on into the applications chained to this one by the text files they saved and read.
       const apps = question.summary?.applications ?? [];
       if (apps.length > 1) {

@@ -123,6 +123,34 @@ export function recordColumns(kind) {
 const show = (value) => (value === null || value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
 const shortPoint = (captureId) => String(captureId ?? '').split('/').pop();
 
+const KIND_TEXT = {
+  IDENTITY: 'copied', TRANSFORMATION: 'computed from', AGGREGATION: 'aggregated from', CONDITIONAL: 'chosen by',
+};
+
+/**
+ * The rows of a backward trace's "Where its columns come from" table (the API's `columns`): one
+ * per output column and source column, [output column, source dataset, its catalog id or null,
+ * source column, kind text], an output column with no source (a constant, a count) once with
+ * empty source cells. Null when the trace has none.
+ */
+export function columnSourceRows(columns) {
+  if (!columns?.columns?.length) return null;
+  const rows = [];
+  for (const { column, sources } of columns.columns) {
+    if (!sources.length) rows.push([column, '', null, '', 'no source column']);
+    for (const s of sources) {
+      const kind = KIND_TEXT[s.kind] ?? s.kind.toLowerCase();
+      rows.push([column, s.dataset, s.dataset_id ?? null, s.column, `${kind} (${s.type} ${s.kind})`]);
+    }
+  }
+  return rows;
+}
+
+/** The source columns that decided which rows there are, as "dataset.column (KIND)" texts. */
+export function rowDeciders(columns) {
+  return (columns?.rows_decided_by ?? []).map((s) => `${s.dataset.split('/').pop()}.${s.column} (${s.kind})`);
+}
+
 /** One row of the records table, as text cells. */
 export function recordRow(record, kind) {
   if (kind === 'whatif') {

@@ -244,6 +244,11 @@ export function columnGraphStyle() {
         'text-margin-y': -4 },
     },
     {
+      selector: 'node.dataset-box.collapsed', // one node for its columns: its name and their count inside
+      style: { 'text-valign': 'center', 'text-margin-y': 0, 'text-wrap': 'wrap', 'background-opacity': 0.8,
+        'border-width': 2 },
+    },
+    {
       selector: 'node.column',
       style: {
         shape: 'round-rectangle', 'background-color': '#fff', 'border-color': COLORS.operatorBorder,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
-  columnLayout, columnUrlOf, impactUrlOf, kindClass, placed, reach, ROW, toElements,
+  collapseDatasets, columnLayout, columnUrlOf, impactUrlOf, kindClass, placed, reach, ROW, toElements,
 } from '../src/column_graph.js';
 
 // raw.amount -> clean.total -> daily.sum -> report.daily_total; raw.name filters clean's rows
@@ -127,5 +127,42 @@ describe('the column layout', () => {
     assert.equal(flat['column:1:amount'].data.parent, undefined);
     assert.deepEqual(flat['dataset:1'].position, { x: layout.boxes.get('dataset:1').x, y: layout.boxes.get('dataset:1').y });
     assert.ok(flat['dataset:1'].classes.includes('flat') && flat['dataset:1'].data.h > 0);
+  });
+});
+
+describe('collapsing a dataset of the column graph', () => {
+  // raw's two columns both feed clean.total (the second through a filter edge into clean)
+  const two = {
+    ...answer,
+    edges: [...answer.edges,
+      { id: 'b', source: 'column:1:name', target: 'column:2:total', type: 'DIRECT', kind: 'TRANSFORMATION', app_ids: ['local-other'] }],
+  };
+
+  it('draws it as one node carrying its columns\' edges, merged by target and kind', () => {
+    const folded = collapseDatasets(two, new Set(['dataset:1']));
+    assert.equal(folded.nodes.some((n) => n.parent === 'dataset:1'), false);
+    assert.equal(folded.nodes.find((n) => n.id === 'dataset:1').collapsed, 2);
+    const fromRaw = folded.edges.filter((e) => e.source === 'dataset:1').map((e) => [e.target, e.kind, e.merged, e.app_ids]);
+    assert.deepEqual(fromRaw, [
+      ['column:2:total', 'TRANSFORMATION', 2, ['local-clean', 'local-other']],
+      ['dataset:2', 'FILTER', 1, ['local-clean']],
+    ]);
+    assert.equal(two.edges.find((e) => e.id === 'a').source, 'column:1:amount', 'the answer is not modified');
+    const elements = byId(toElements(folded));
+    assert.equal(elements['dataset:1'].data.label, 'raw\n2 columns');
+    assert.ok(elements['dataset:1'].classes.includes('collapsed'));
+    assert.equal(elements['column:1:amount'], undefined);
+    const layout = columnLayout(toElements(folded));
+    const box = placed(toElements(folded), layout).find((e) => e.data.id === 'dataset:1');
+    assert.deepEqual(box.position, { x: layout.boxes.get('dataset:1').x, y: layout.boxes.get('dataset:1').y });
+  });
+
+  it('drops the edges inside it, and gives the answer back expanded', () => {
+    const inside = { ...answer, edges: [{ id: 'i', source: 'column:1:name', target: 'column:1:amount', type: 'DIRECT', kind: 'IDENTITY', app_ids: [] }] };
+    assert.deepEqual(collapseDatasets(inside, new Set(['dataset:1'])).edges, []);
+    assert.equal(collapseDatasets(two, new Set()), two);
+    const both = collapseDatasets(two, new Set(['dataset:1', 'dataset:2']));
+    assert.deepEqual(both.edges.filter((e) => e.source === 'dataset:1').map((e) => [e.target, e.kind, e.merged]),
+      [['dataset:2', 'TRANSFORMATION', 2], ['dataset:2', 'FILTER', 1]]);
   });
 });

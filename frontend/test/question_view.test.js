@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
-  overlay, pointClasses, pointNote, progressFraction, progressText, questionZoom, recordRow, selectionText, withRecords,
+  columnSourceRows, overlay, pointClasses, pointNote, progressFraction, progressText, questionZoom, recordRow, rowDeciders,
+  selectionText, withRecords,
 } from '../src/question_view.js';
 import { toElements } from '../src/graph.js';
 import { visibleGraph, zoomTree } from '../src/zoom.js';
@@ -95,5 +96,34 @@ describe('words and rows', () => {
     const drawn = visibleGraph(full, new Set(['capture:s0-input', 'capture:s1-output']), tree);
     assert.ok(drawn.edges.some((e) => e.source === 'capture:s0-input' && e.target === 'capture:s1-output'));
     assert.equal(drawn.nodes.some((n) => n.kind === 'record'), false);
+  });
+});
+
+describe('the source columns of a backward trace\'s output columns', () => {
+  const columns = {
+    columns: [
+      { column: 'country', sources: [{ dataset: 'file:/d/customers', dataset_id: 7, column: 'country', type: 'DIRECT', kind: 'IDENTITY' }] },
+      { column: 'n', sources: [] },
+      { column: 'v', sources: [
+        { dataset: 'file:/d/orders', dataset_id: null, column: 'amount', type: 'DIRECT', kind: 'AGGREGATION' },
+        { dataset: 'file:/d/orders', dataset_id: null, column: 'flag', type: 'INDIRECT', kind: 'CONDITIONAL' }] },
+    ],
+    rows_decided_by: [{ dataset: 'file:/d/orders', dataset_id: null, column: 'customer_id', type: 'INDIRECT', kind: 'JOIN' }],
+  };
+
+  it('lists one row per output column and source, a column without sources once', () => {
+    assert.deepEqual(columnSourceRows(columns), [
+      ['country', 'file:/d/customers', 7, 'country', 'copied (DIRECT IDENTITY)'],
+      ['n', '', null, '', 'no source column'],
+      ['v', 'file:/d/orders', null, 'amount', 'aggregated from (DIRECT AGGREGATION)'],
+      ['v', 'file:/d/orders', null, 'flag', 'chosen by (INDIRECT CONDITIONAL)'],
+    ]);
+    assert.deepEqual(rowDeciders(columns), ['orders.customer_id (JOIN)']);
+  });
+
+  it('has nothing to show for a trace without column lineage', () => {
+    assert.equal(columnSourceRows(null), null);
+    assert.equal(columnSourceRows({ columns: [], rows_decided_by: [] }), null);
+    assert.deepEqual(rowDeciders(null), []);
   });
 });

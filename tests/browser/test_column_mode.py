@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOT_DIR, click_node, post_json
+from tests.browser.conftest import SCREENSHOT_DIR, click_node, graph_point, post_json
 from tests.lineage_server.column_events import REPORT_RUN, agent_events, openlineage_report_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -92,3 +92,61 @@ def test_column_mode_draws_highlights_and_downloads_a_columns_impact(live_server
     page.select_option("#mode", "datasets")
     page.wait_for_selector("#pipeline-page[data-mode='datasets'][data-state='ready']", state="attached")
     assert page.evaluate("() => window.lineageGraph.nodes('.app').length") >= 2
+
+
+def _box_edge(page: Any, node_id: str) -> dict[str, float]:
+    """A point inside a dataset's box above its first column (its own, not a column's, to click)."""
+    return graph_point(page, f"""(cy) => {{
+        const b = cy.getElementById({json.dumps(node_id)}).renderedBoundingBox({{includeLabels: false}});
+        return {{x: (b.x1 + b.x2) / 2, y: b.y1 + 4}};
+    }}""")
+
+
+def _edges(page: Any) -> list[tuple[str, str, str]]:
+    """The drawn edges as (source, target, kind), columns named dataset.column, datasets by path."""
+    return sorted(tuple(e) for e in page.evaluate(
+        """() => {
+            const name = (n) => n.data('kind') === 'column'
+                ? `${n.data('info').path.slice(5)}.${n.data('label')}` : n.data('title').slice(5);
+            return window.lineageGraph.edges().map((e) => [name(e.source()), name(e.target()), e.data('kind')]);
+        }"""))
+
+
+def test_column_mode_collapses_and_expands_one_dataset(live_server, column_pipeline, page):
+    from lineage_server.catalog.models import Dataset
+
+    raw = f"dataset:{Dataset.objects.get(path='file:/raw').pk}"
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{live_server.url}/datasets/{column_pipeline}/?upstream=2&downstream=2&mode=columns")
+    page.wait_for_selector("#pipeline-page[data-mode='columns'][data-state='ready'][data-layout='idle']",
+                           state="attached")
+    expanded = _edges(page)
+    assert ("/raw.amount", "/clean.total", "TRANSFORMATION") in expanded
+    assert ("/raw.name", "/clean", "FILTER") in expanded
+
+    # raw's panel collapses it: one node, its columns' edges now its own, every other dataset as it was
+    point = _box_edge(page, raw)
+    page.mouse.click(point["x"], point["y"])
+    page.wait_for_selector(f"#details[data-node-id='{raw}'] #toggle-columns")
+    page.click("#toggle-columns")
+    _ready(page)
+    page.wait_for_function(f"window.lineageGraph.getElementById('{raw}').hasClass('collapsed')")
+    assert "/raw.amount" not in _columns(page) and "/clean.total" in _columns(page)
+    assert page.evaluate(f"() => window.lineageGraph.getElementById('{raw}').data('label')") == "raw\n3 columns"
+    collapsed = _edges(page)
+    assert [e for e in collapsed if e[0] == "/raw"] == sorted(
+        {("/raw", target, kind) for source, target, kind in expanded if source.startswith("/raw.")})
+    assert [e for e in collapsed if not e[0].startswith("/raw")] == \
+        [e for e in expanded if not e[0].startswith("/raw.")]
+    assert "1 collapsed" in page.inner_text(".graph-status")
+    assert page.inner_text("#toggle-columns") == "Show its 3 column(s)"
+    page.screenshot(path=SCREENSHOT_DIR / "pipeline_columns_collapsed.png")
+
+    # double-clicking it expands it again: the graph as it was drawn first
+    point = graph_point(page, f"(cy) => cy.getElementById('{raw}').renderedPosition()")
+    page.mouse.dblclick(point["x"], point["y"])
+    page.wait_for_function(f"!window.lineageGraph.getElementById('{raw}').hasClass('collapsed')")
+    _ready(page)
+    assert _edges(page) == expanded
+    assert "/raw.amount" in _columns(page)
+    assert page.evaluate(f"() => window.lineageGraph.getElementById('{raw}').isParent()")

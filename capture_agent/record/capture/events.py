@@ -50,6 +50,8 @@ def capture_point_event(app_id: str, store: LineageStore, point: CapturePoint) -
         event["files"] = files[:MAX_FILES]
     if point.missing:
         event["missing"] = [{"partition": part, "reason": reason} for part, reason in sorted(point.missing.items())]
+    if point.column_lineage:
+        event["column_lineage"] = point.column_lineage
     return event
 
 

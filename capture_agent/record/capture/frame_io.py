@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from capture_agent.record.capture.frame_columns import output_column_lineage
 from capture_agent.record.capture.frame_jvm import saved_plan
 from capture_agent.record.capture.outputs import OutputRun, store_values
 from capture_agent.record.errors import UnsupportedOperation
@@ -32,7 +33,10 @@ from capture_agent.record.worker.frames import id_sets, lineage_writer
 
 def _new_output(lc: Any, frame: Any, op: str, partitions: int, layout: Any = None) -> CapturePoint:
     parents = [lc.store.point(slot.source) for slot in frame._slots]
-    return lc.store.new_point("output", op, layout or frame._layout(), parents, partitions)
+    point = lc.store.new_point("output", op, layout or frame._layout(), parents, partitions)
+    plan = frame._columns_plan or frame._df._jdf.queryExecution().analyzed()
+    point.column_lineage = output_column_lineage(lc, plan, frame.columns)
+    return point
 
 
 def collected(frame: Any, op: str) -> list[Any]:

@@ -89,7 +89,9 @@ def captured_query(lc: Any, df: Any) -> CapturedDataFrame:
         point.parents = parents
     slots = tuple(Slot(str(s), str(c), bool(b)) for s, c, b in
                   zip(provenance.slotSources(), provenance.slotColumns(), provenance.slotSets(), strict=True))
-    return CapturedDataFrame(lc, DataFrame(rewritten, spark), slots, str(provenance.rule()))
+    captured = CapturedDataFrame(lc, DataFrame(rewritten, spark), slots, str(provenance.rule()))
+    captured._columns_plan = df._jdf.queryExecution().analyzed()  # the query as written reads the datasets
+    return captured
 
 
 def _strings(gateway: Any, items: list[str]) -> Any:

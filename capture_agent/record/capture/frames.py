@@ -232,6 +232,8 @@ class CapturedDataFrame:
         self._rule = rule
         self._point = point  # the source's point, then the last action's output
         self._keys: tuple[str, ...] | None = None  # the group's columns after an aggregate (what-if pairing)
+        # the JVM analyzed plan whose column lineage its outputs keep (None: this frame's own)
+        self._columns_plan: Any = None
 
     # ------------------------------------------------------------------ plumbing
     def _hidden(self) -> set[str]:
@@ -447,7 +449,9 @@ class CapturedDataFrame:
         return self._with(self._df.sortWithinPartitions(*cols, **kwargs))
 
     def limit(self, num: int) -> CapturedDataFrame:
-        return self._with(self._df.limit(num))
+        limited = self._with(self._df.limit(num))
+        limited._columns_plan = self._columns_plan  # the same columns (take, head and show)
+        return limited
 
     def repartition(self, *args: Any) -> CapturedDataFrame:
         return self._with(self._df.repartition(*args))

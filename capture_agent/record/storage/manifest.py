@@ -52,6 +52,8 @@ class CapturePoint:
     values_file: str = ""  # an action's results kept beside its table ("values.parquet")
     missing: dict[int, str] = field(default_factory=dict)  # partition -> why its table is missing
     created: float = field(default_factory=time.time)
+    # an output's columns' sources: OpenLineage's columnLineage facet (``capture.frame_columns``)
+    column_lineage: dict[str, Any] = field(default_factory=dict)
 
     def table_path(self, part: int) -> str:
         return f"{self.location}/{table_name(part)}"
@@ -87,7 +89,8 @@ class CapturePoint:
                 "details": self.layout.details(), "parents": self.parents, "num_partitions": self.num_partitions,
                 "location": store.uri(self.location), "seq": self.seq, "rdd_id": self.rdd_id,
                 "stage_id": self.stage_id, "rows": self.rows, "bytes": self.bytes, "values_file": self.values_file,
-                "missing": {str(k): v for k, v in sorted(self.missing.items())}, "created": self.created}
+                "missing": {str(k): v for k, v in sorted(self.missing.items())}, "created": self.created,
+                **({"column_lineage": self.column_lineage} if self.column_lineage else {})}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any], location: str, version: int) -> CapturePoint:
@@ -100,7 +103,7 @@ class CapturePoint:
                    seq=int(raw["seq"]), rdd_id=raw.get("rdd_id"), stage_id=raw.get("stage_id"),
                    rows=int(raw.get("rows", 0)), bytes=int(raw.get("bytes", 0)), values_file=values_file,
                    missing={int(k): str(v) for k, v in (raw.get("missing") or {}).items()},
-                   created=float(raw.get("created", 0.0)))
+                   created=float(raw.get("created", 0.0)), column_lineage=dict(raw.get("column_lineage") or {}))
 
 
 _V1_RENAMED = {"name": "source", "columns": "fields"}

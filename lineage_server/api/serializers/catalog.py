@@ -218,10 +218,13 @@ class CapturePointSerializer(serializers.ModelSerializer):
             "missing_table_count",
             "missing_tables",
             "not_captured",
+            "column_lineage",
         ]
-        read_only_fields = ["not_captured"]
+        read_only_fields = ["not_captured", "column_lineage"]
         extra_kwargs = {"not_captured": {"help_text": "Non-empty: the action ran plain and its output was not "
-                                                      "captured; why (the operator that stopped it)."}}
+                                                      "captured; why (the operator that stopped it)."},
+                        "column_lineage": {"help_text": "An output's columns' sources: OpenLineage's columnLineage "
+                                                        "facet of the query its action ran; {} when not known."}}
 
     def get_lineage_complete(self, point: CapturePoint) -> bool:
         return point.missing_table_count == 0

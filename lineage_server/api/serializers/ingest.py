@@ -156,6 +156,8 @@ class CapturePointSerializer(serializers.Serializer):
     )
     # Non-empty: the action ran plain and its output has no record-level lineage; this is why.
     not_captured = _text(MAX_NOT_CAPTURED, required=False, default="")
+    # An output's columns' sources (OpenLineage's columnLineage facet): a traced row's columns name them.
+    column_lineage = ColumnLineageSerializer(required=False, default=None, allow_null=True)
 
 
 EVENT_TYPES: dict[str, type[serializers.Serializer]] = {

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from lineage_server.tracing.models import Direction, Trace
+from lineage_server.tracing.selectors import traced_columns
 
 SELECTION_HELP = (
     'Exactly one of: {"ids": [record ids]}; {"predicate": filter} (a declarative filter on the records\' '
@@ -102,14 +104,44 @@ class TraceSerializer(serializers.ModelSerializer[Trace]):
         return links
 
 
+class ColumnSourceSerializer(serializers.Serializer[Any]):
+    """A source column of a traced output's column, and how it made it."""
+
+    dataset = serializers.CharField(help_text="The source dataset's path (or table name).")
+    dataset_id = serializers.IntegerField(allow_null=True, help_text="Its catalog id; null when not in the catalog.")
+    column = serializers.CharField()
+    type = serializers.ChoiceField(choices=["DIRECT", "INDIRECT"])
+    kind = serializers.CharField(help_text="IDENTITY, TRANSFORMATION, AGGREGATION, CONDITIONAL; for the rows: "
+                                 "FILTER, JOIN, GROUP_BY, SORT, WINDOW.")
+
+
+class TracedColumnSerializer(serializers.Serializer[Any]):
+    column = serializers.CharField(help_text="A column of the traced output.")
+    sources = ColumnSourceSerializer(many=True)
+
+
+class TracedColumnsSerializer(serializers.Serializer[Any]):
+    """Where the columns of a backward trace's output rows come from (docs/column-lineage.md)."""
+
+    columns = TracedColumnSerializer(many=True)
+    rows_decided_by = ColumnSourceSerializer(many=True, help_text="Source columns that decided which rows there are.")
+
+
 class TraceDetailSerializer(TraceSerializer):
-    """A trace with its answer's summary: the capture points crossed, the first records, timings."""
+    """A trace with its answer's summary: the capture points crossed, the first records, timings; and,
+    for a backward trace of a DataFrame output, the source columns of its columns."""
 
     summary = serializers.JSONField(read_only=True)
+    columns = serializers.SerializerMethodField()
 
     class Meta(TraceSerializer.Meta):
-        fields = [*TraceSerializer.Meta.fields, "summary"]
+        fields = [*TraceSerializer.Meta.fields, "summary", "columns"]
         read_only_fields = fields
+
+    @extend_schema_field(TracedColumnsSerializer(allow_null=True))
+    def get_columns(self, trace: Trace) -> dict[str, Any] | None:
+        """Null unless the trace goes backward from an output whose column lineage is known."""
+        return traced_columns(trace)
 
 
 class TraceRecordSerializer(serializers.Serializer[Any]):
@@ -143,6 +175,12 @@ class WhatIfQuestionSerializer(QuestionSerializer):
 class WhatIfDetailSerializer(TraceDetailSerializer):
     """A what-if with its answer's summary: counts per capture point and fate, the output's classes,
     the first changed records (old and new), whether the job was replayed (and why not), timings."""
+
+    columns = None  # type: ignore[assignment]  # a what-if goes forward: no traced columns (DRF drops the field)
+
+    class Meta(TraceSerializer.Meta):
+        fields = [*TraceSerializer.Meta.fields, "summary"]
+        read_only_fields = fields
 
 
 class WhatIfRecordSerializer(serializers.Serializer[Any]):

@@ -36,6 +36,9 @@ class CapturePoint(models.Model):
     missing_table_count = models.PositiveIntegerField(default=0)  # len(missing_tables), for queries
     # Non-empty: the action ran plain (the capture refused its query), so the output has no table; why.
     not_captured = models.TextField(blank=True, default="")
+    # An output's columns' sources: OpenLineage's columnLineage facet of the query it ran (without
+    # _producer/_schemaURL), {} when not known; a traced row's columns name them.
+    column_lineage = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["application_id", "id"]

@@ -125,6 +125,7 @@ def capture_point(batch: CatalogBatch, app: Application, body: Body, at: dt.date
         "missing_tables": missing,
         "missing_table_count": len(missing),
         "not_captured": body["not_captured"],
+        "column_lineage": body.get("column_lineage") or {},
     })
 
 

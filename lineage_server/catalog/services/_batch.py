@@ -41,7 +41,7 @@ _STAGE_FIELDS = ["attempt", "name", "status", "num_tasks", "parent_stage_ids", "
                  "metrics", "submitted_at", "completed_at"]
 _OPERATOR_FIELDS = ["name", "parent_ids", "scope_id", "scope_name", "call_site", "num_partitions", "cached"]
 _CAPTURE_POINT_FIELDS = ["kind", "stage_id", "rdd_id", "location", "rows", "bytes", "parent_capture_ids",
-                         "files", "missing_tables", "missing_table_count", "not_captured"]
+                         "files", "missing_tables", "missing_table_count", "not_captured", "column_lineage"]
 # What a dataset's later sighting may change; empty values (None, "", []) never replace known ones.
 _DATASET_FIELDS = ["path", "format", "size_bytes", "namespace", "name", "schema_fields"]
 _IO_FIELDS = ["size_bytes", "at", "column_lineage"]

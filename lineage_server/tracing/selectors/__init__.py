@@ -5,6 +5,7 @@ from lineage_server.tracing.selectors.diff_rows import diff_rows, diff_rows_page
 from lineage_server.tracing.selectors.history import trace_history, visible_traces
 from lineage_server.tracing.selectors.results import ResultFile, ResultGone, ResultNotReady, result_file
 from lineage_server.tracing.selectors.trace_records import trace_records, trace_records_page
+from lineage_server.tracing.selectors.traced_columns import traced_columns
 from lineage_server.tracing.selectors.whatif_records import FATES, whatif_records, whatif_records_page
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "trace_history",
     "trace_records",
     "trace_records_page",
+    "traced_columns",
     "visible_traces",
     "whatif_records",
     "whatif_records_page",

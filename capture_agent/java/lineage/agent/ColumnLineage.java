@@ -48,7 +48,7 @@ import org.apache.spark.sql.catalyst.plans.logical.WithCTE;
  * from an attribute's id to its origins serves every node, subqueries (and their outer
  * references) and CTEs included. An input column is its relation's path and the column name.
  */
-final class ColumnLineage {
+public final class ColumnLineage {
     static final int IDENTITY = 0;
     static final int TRANSFORMATION = 1;
     static final int AGGREGATION = 2;
@@ -82,6 +82,19 @@ final class ColumnLineage {
     private final IdentityHashMap<LogicalPlan, Boolean> seen = new IdentityHashMap<>();
 
     private ColumnLineage() {
+    }
+
+    /**
+     * The column lineage of a query's output columns as one JSON object of "Columns" and
+     * "Dataset" (the record agent's output points: a traced row's columns name their sources),
+     * or null when its plan cannot be read.
+     */
+    public static String ofQuery(LogicalPlan query) {
+        try {
+            return "{" + describe(query, null) + "}";
+        } catch (Throwable t) {  // a plan shape we do not know costs the columns, never the capture
+            return null;
+        }
     }
 
     /** The "Columns" and "Dataset" JSON members for a write of {@code query} as {@code names}. */
