@@ -16,18 +16,18 @@ import logging
 from typing import Any
 
 from capture_agent.column_lineage import Facet, column_lineage_facet
+from capture_agent.record.capture.frame_jvm import PLAN, static_call
 
 log = logging.getLogger("capture_agent")
 
 COLUMN_LINEAGE_CLASS = "lineage.agent.ColumnLineage"
-PLAN_CLASS = "org.apache.spark.sql.catalyst.plans.logical.LogicalPlan"
 
 
 def output_column_lineage(lc: Any, plan: Any, columns: list[str]) -> Facet:
     """The ``columnLineage`` facet of ``columns`` (the output's visible columns) of the analyzed
     ``plan`` (a JVM LogicalPlan); empty when the plan cannot be read."""
     try:
-        raw = _of_query(lc).invoke(None, _objects(lc, [plan]))
+        raw = static_call(lc, COLUMN_LINEAGE_CLASS, "ofQuery", (PLAN, plan))
         if raw is None:
             return {}
         described = json.loads(str(raw))
@@ -37,28 +37,3 @@ def output_column_lineage(lc: Any, plan: Any, columns: list[str]) -> Facet:
     except Exception as exc:  # noqa: BLE001 - column lineage must never fail the capture
         log.info("lineage: no column lineage for an output: %s", exc)
         return {}
-
-
-def _of_query(lc: Any) -> Any:
-    """``ColumnLineage.ofQuery`` of the agent's jar (its own class loader: by reflection), found
-    once a gateway."""
-    from capture_agent.listener import ensure_jar, jvm_class
-
-    sc, gateway = lc.sc, lc.sc._gateway
-    jar = ensure_jar(lc.settings)
-    if jar is None:
-        raise RuntimeError("the agent's jar is missing")
-    found: dict[str, Any] = gateway.__dict__.setdefault("_lineage_of_query", {})
-    key = str(jar.resolve())
-    if key not in found:
-        types = gateway.new_array(sc._jvm.java.lang.Class, 1)
-        types[0] = sc._jvm.java.lang.Class.forName(PLAN_CLASS)
-        found[key] = jvm_class(sc, jar, COLUMN_LINEAGE_CLASS).getMethod("ofQuery", types)
-    return found[key]
-
-
-def _objects(lc: Any, items: list[Any]) -> Any:
-    array = lc.sc._gateway.new_array(lc.sc._jvm.java.lang.Object, len(items))
-    for i, item in enumerate(items):
-        array[i] = item
-    return array

@@ -16,6 +16,8 @@ ID_SETS_CLASS = "lineage.sql.IdSets"
 FLAT_METADATA_CLASS = "lineage.sql.FlatMetadata"
 
 
+PLAN = "org.apache.spark.sql.catalyst.plans.logical.LogicalPlan"
+
 def functions_registered(lc: Any) -> None:
     """Registers the JVM id-set functions (``lineage.sql.IdSets``) with the session, once, ships
     the jar to the executors, and plans file scans with ``_metadata`` read flat
@@ -58,23 +60,32 @@ def _new(lc: Any, name: str, *args: tuple[Any, Any]) -> Any:
     return made[key].newInstance(values)
 
 
-def leaf_identities(lc: Any, df: Any) -> list[str]:
-    """The identities of what the leaves of ``df``'s plan read (``provenance.LeafIdentity``)."""
+def static_call(lc: Any, class_name: str, method: str, *args: tuple[str, Any]) -> Any:
+    """The static ``method`` of the jar's class ``class_name`` (its own class loader: reflection,
+    the method found once a gateway) called with ``args``, given as (JVM class name, value) pairs."""
     from capture_agent.listener import ensure_jar, jvm_class
 
     sc, gateway = lc.sc, lc.sc._gateway
     jar = ensure_jar(lc.settings)
-    assert jar is not None
-    made: dict[tuple[Any, ...], Any] = gateway.__dict__.setdefault("_lineage_constructors", {})
-    key = (str(jar.resolve()), "LeafIdentity.inPlan")
-    if key not in made:
-        types = gateway.new_array(sc._jvm.java.lang.Class, 1)
-        types[0] = _java_class(sc, "org.apache.spark.sql.catalyst.plans.logical.LogicalPlan")
-        made[key] = jvm_class(sc, jar, "lineage.sql.provenance.LeafIdentity").getMethod("inPlan", types)
-    method = made[key]
-    args = gateway.new_array(sc._jvm.java.lang.Object, 1)
-    args[0] = df._jdf.queryExecution().analyzed()
-    return [str(i) for i in method.invoke(None, args)]
+    if jar is None:
+        raise RuntimeError("the agent's jar is missing")
+    found: dict[tuple[Any, ...], Any] = gateway.__dict__.setdefault("_lineage_constructors", {})
+    key = (str(jar.resolve()), class_name, method, *[cls for cls, _ in args])
+    if key not in found:
+        types = gateway.new_array(sc._jvm.java.lang.Class, len(args))
+        for i, (cls, _) in enumerate(args):
+            types[i] = _java_class(sc, cls)
+        found[key] = jvm_class(sc, jar, class_name).getMethod(method, types)
+    values = gateway.new_array(sc._jvm.java.lang.Object, len(args))
+    for i, (_, value) in enumerate(args):
+        values[i] = value
+    return found[key].invoke(None, values)
+
+
+def leaf_identities(lc: Any, df: Any) -> list[str]:
+    """The identities of what the leaves of ``df``'s plan read (``provenance.LeafIdentity``)."""
+    plan = df._jdf.queryExecution().analyzed()
+    return [str(i) for i in static_call(lc, "lineage.sql.provenance.LeafIdentity", "inPlan", (PLAN, plan))]
 
 
 def _java_class(sc: Any, name: str) -> Any:
