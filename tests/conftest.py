@@ -112,7 +112,7 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 
 
 
-# The modules marked `processes` (they start Celery workers, a Spark cluster, spark-submit drivers, a
+# The modules marked `processes` (they start Celery workers, a Spark cluster, PySpark drivers, a
 # virtualenv: a minute or more each) run first, then the other modules that use Spark, then the
 # rest, each module's tests together: under `--dist loadfile --no-loadscope-reorder` (scripts/test.sh)
 # pytest-xdist hands the modules out in this order, so the longest do not start last and the short
