@@ -5,17 +5,18 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+JAR := capture_agent/_jars/lineage-listener.jar
 
 .PHONY: run test install frontend jar hook browser lint test-services clean
 
 run: install
 	@bash scripts/run.sh
 
+# scripts/test.sh runs the frontend's tests, lint and types beside the Python suite.
 test: install browser
-	cd frontend && npm test
 	bash scripts/test.sh
 
-install: $(STAMP) frontend/dist/app.js jar hook
+install: $(STAMP) frontend/dist/app.js $(JAR) hook
 
 # Re-installs only when the lock file changed.
 $(STAMP): requirements.txt
@@ -30,8 +31,11 @@ frontend/node_modules/.package-lock.json: frontend/package-lock.json
 frontend/dist/app.js: frontend/node_modules/.package-lock.json $(wildcard frontend/src/*) frontend/build.mjs
 	cd frontend && npm run build
 
-# The JVM half of the listener, compiled against the installed pyspark's jars.
-jar: $(STAMP)
+# The JVM half of the listener, compiled against the installed pyspark's jars: again when a Java
+# source or the installed packages changed.
+jar: $(JAR)
+
+$(JAR): $(STAMP) $(shell find capture_agent/java -name '*.java')
 	$(PY) -m capture_agent.build_jar
 
 # spark-submit drivers of the venv's Python start the agent when LINEAGE_RECORDS/LINEAGE_ENABLED is set.

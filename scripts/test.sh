@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole Python suite on the embedded defaults (SQLite, the broker kept in files) in
-# TEST_PROCESSES pytest-xdist processes, with lint and types beside it. When PostgreSQL and Redis
-# answer on loopback (as on CI's machines), the server's tests that run no Spark run against them
-# instead, beside the embedded pass (which keeps every Spark test, and runs the server's Spark tests
-# that are about the backends there too), and the worker's against RabbitMQ when it answers.
+# TEST_PROCESSES pytest-xdist processes, with lint and types and the frontend's tests beside it.
+# When PostgreSQL and Redis answer on loopback (as on CI's machines), the server's tests that run no
+# Spark run against them instead, beside the embedded pass (which keeps every Spark test, and runs
+# the server's Spark tests that are about the backends there too), and the worker's against
+# RabbitMQ when it answers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -19,10 +20,21 @@ TEST_AMQP_URL="${TEST_AMQP_URL:-amqp://guest:guest@127.0.0.1:5672//}"
 # Every process the tests start reads the project's modules compiled once (PYTHONDONTWRITEBYTECODE
 # may be set, as on CI's machines).
 "$PY" -m compileall -q capture_agent lineage_server tests bench >/dev/null
-# Lint and types run beside the tests (their output is printed after them).
+# Each stage says what it took (wall seconds; stages beside each other share the two cores).
+timed() {  # timed NAME COMMAND...: runs COMMAND, then prints how long NAME took
+  local name="$1" start=$SECONDS status=0
+  shift
+  "$@" || status=$?
+  echo "[stage] $name: $((SECONDS - start)) s"
+  return "$status"
+}
+# Lint and types, and the frontend's tests, run beside the Python tests (their output follows theirs).
 lint_log="$(mktemp -t lineage-lint.XXXXXX)"
-bash scripts/lint.sh >"$lint_log" 2>&1 &
+timed "lint and types" bash scripts/lint.sh >"$lint_log" 2>&1 &
 lint_pid=$!
+frontend_log="$(mktemp -t lineage-frontend.XXXXXX)"
+(cd frontend && timed "frontend tests (npm test)" npm test) >"$frontend_log" 2>&1 &
+frontend_pid=$!
 
 services_up() {  # ports answering on loopback
   "$PY" - "$@" <<'PY'
@@ -40,13 +52,16 @@ PY
 # killed, a task redelivered, a trace through the broker) run here too. Two processes, each with a
 # PostgreSQL test database and a Redis database of its own (tests/_env.py).
 SERVER_TESTS=(tests/lineage_server tests/integration/test_restarts.py)
+# pytest-xdist hands out whole modules in the order tests/conftest.py sorts them (the modules that
+# start processes first), not by how many tests they hold.
+DIST=(--dist loadfile --no-loadscope-reorder)
 services_pass() {
   echo "== server tests against PostgreSQL and Redis =="
-  DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_REDIS_URL" \
-    "$PY" -m pytest "${SERVER_TESTS[@]}" -q -n 2 --dist loadfile -m "not spark or backends" --durations=10
+  DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_REDIS_URL" timed "server tests on PostgreSQL and Redis" \
+    "$PY" -m pytest "${SERVER_TESTS[@]}" -q -n 2 "${DIST[@]}" -m "not spark or backends" --durations=10
   if services_up 5432 5672; then
     echo "== the worker with RabbitMQ as the broker =="
-    DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_AMQP_URL" \
+    DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_AMQP_URL" timed "worker tests on RabbitMQ" \
       "$PY" -m pytest tests/lineage_server/test_worker.py tests/integration/test_restarts.py -q \
       -k "worker or requeue" --durations=5
   fi
@@ -64,11 +79,15 @@ fi
 
 echo "== full suite on the embedded defaults =="
 status=0
-"$PY" -m pytest -q -n "$TEST_PROCESSES" --dist loadfile --durations=20 || status=$?
+timed "full suite on the embedded defaults" "$PY" -m pytest -q -n "$TEST_PROCESSES" "${DIST[@]}" --durations=20 \
+  || status=$?
+echo "== frontend tests (npm test) =="
+# node's summary when they pass, everything when they do not
+if wait "$frontend_pid"; then tail -n 10 "$frontend_log"; else status=1; cat "$frontend_log"; fi
 echo "== lint and types (ruff, mypy) =="
 wait "$lint_pid" || status=$?
 cat "$lint_log"
-rm -f "$lint_log"
+rm -f "$lint_log" "$frontend_log"
 if [[ -n "$services_pid" ]]; then
   wait "$services_pid" || status=$?
   cat "$services_log"

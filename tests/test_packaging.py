@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = [pytest.mark.packaging, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.processes, pytest.mark.packaging, pytest.mark.timeout(900)]
 # What setuptools must not see in the copy it builds from (build output stays out of the checkout).
 _SKIP = shutil.ignore_patterns(".git", ".venv", "node_modules", "var", "build", "dist", "*.egg-info",
                                "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache", ".mypy_cache")

@@ -11,7 +11,7 @@ from tests.browser.conftest import SCREENSHOT_DIR
 from tests.lineage_server.tracing.captured import capture_runs_in_own_driver, lineage_of, topic_totals
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.browser, pytest.mark.spark, pytest.mark.django_db(transaction=True),
+pytestmark = [pytest.mark.processes, pytest.mark.browser, pytest.mark.spark, pytest.mark.django_db(transaction=True),
               pytest.mark.timeout(900)]  # a cold worker Spark session twice, beside another process's Spark
 
 

@@ -18,7 +18,7 @@ from tests.spark_fixtures import spark
 
 __all__ = ["spark"]
 
-pytestmark = [pytest.mark.browser, pytest.mark.spark, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.processes, pytest.mark.browser, pytest.mark.spark, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from lineage_server.tracing.models import Trace
 from tests.integration.spark_truth import jobs_of_group, stages_that_ran
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[2]
 
 

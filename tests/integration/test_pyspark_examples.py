@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.processes, pytest.mark.spark]
 
 ROOT = Path(__file__).resolve().parents[2]
 PEOPLE_JSON = ['{"name":"Michael"}', '{"name":"Andy", "age":30}', '{"name":"Justin", "age":19}']

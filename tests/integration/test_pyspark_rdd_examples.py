@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.processes, pytest.mark.spark]
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = Path(__file__).with_name("examples_runner.py")

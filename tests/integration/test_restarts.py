@@ -29,7 +29,7 @@ from tests.lineage_server.events import event
 from tests.lineage_server.worker import celery_worker
 from tests.lineage_server.worker import test_database_url as database_url_of_the_tests
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
 
 

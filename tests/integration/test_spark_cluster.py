@@ -19,7 +19,7 @@ from lineage_server.catalog.models import Application
 from lineage_server.catalog.services import finalize_application
 from tests.integration.standalone_cluster import StandaloneCluster, standalone_cluster
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[2]
 
 JOB = textwrap.dedent(

@@ -10,7 +10,7 @@ from lineage_server.catalog.models import Application, Job, Stage
 from tests.lineage_server.events import event
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
 
 
 def test_worker_settles_open_jobs_and_rolls_up_totals(post_events, tmp_path):

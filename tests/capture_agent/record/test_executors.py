@@ -16,7 +16,7 @@ import pytest
 from capture_agent.record import LineageContext, LineageError
 from capture_agent.record.query import executors as executors_module
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.processes, pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[3]
 
 JOB = textwrap.dedent("""

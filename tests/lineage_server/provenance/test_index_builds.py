@@ -18,7 +18,7 @@ from tests.lineage_server.provenance.conftest import person_jsonl
 from tests.lineage_server.tracing.captured import TOPICS, capture_word_topics
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 JSONL = "application/x-ndjson"
 

@@ -14,7 +14,7 @@ from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services import ask_trace, run_trace
 from tests.lineage_server.tracing.captured import FRAME_ORDERS, TOPICS, capture_chain, capture_frame_chain
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 
 def _backward(app_id: str, by: Any, word: str) -> Trace:

@@ -14,7 +14,7 @@ from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services import run_trace
 from tests.lineage_server.tracing.captured import capture_runs_in_own_driver, lineage_of, topic_totals
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 
 @pytest.fixture

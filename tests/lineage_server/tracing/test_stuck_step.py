@@ -21,7 +21,7 @@ from tests.lineage_server.tracing.captured import agent_capture, ask_forward, in
 from tests.lineage_server.tracing.test_traces_through_worker import wait_for
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 SLOW_NFA = {"op": "regex", "value": "[a-z].{20}[a-z].{20}[a-z].{20}[a-z].{20}Q"}
 LINE_CHARS = 16_000_000

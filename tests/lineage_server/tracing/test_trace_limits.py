@@ -20,7 +20,7 @@ from lineage_server.tracing.models import Trace
 from tests.lineage_server.tracing.test_traces_through_worker import wait_for
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 LINES, LINE_CHARS = 60, 1_000_000
 HEAVY = {"or": [{"op": "regex", "value": rf"[a-q][^u-z]{{13}}x{i}"} for i in range(100)]}

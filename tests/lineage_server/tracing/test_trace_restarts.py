@@ -21,7 +21,7 @@ from tests.integration.standalone_cluster import free_port
 from tests.lineage_server.tracing.test_traces_through_worker import all_records
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 
 def _wait(check: Callable[[], bool], timeout: float, what: str, log: Path) -> None:

@@ -18,7 +18,7 @@ from lineage_server.tracing.models import Trace
 from tests.lineage_server.tracing.captured import TOPICS, CapturedJob, capture_in_own_application
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 FORWARD_WORDS = ["error", "warning", "timeout", "retry", "disk", "cache", "auth"]
 

@@ -21,7 +21,7 @@ from tests.lineage_server.tracing.captured import agent_capture, ask_forward, in
 from tests.lineage_server.tracing.test_traces_through_worker import all_records, wait_for
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 LINES, LINE_CHARS, MARKERS = 48, 200_000, 3
 SLOW = [{"op": "regex", "value": rf"[a-q][^u-z]{{13}}x{i}"} for i in range(5)]

@@ -16,7 +16,7 @@ import pytest
 from tests.lineage_server.tracing.captured import TOPICS
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 
 def wait_for(client: Any, url: str, worker: Any, log: Path, timeout: float = 240) -> dict[str, Any]:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,11 +18,19 @@ from tests.lineage_server.tracing.captured import TOTAL_CUSTOMERS, TOTAL_ORDERS,
 from tests.lineage_server.tracing.test_traces_through_worker import all_records, wait_for
 from tests.lineage_server.worker import celery_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 
+@pytest.fixture(scope="module")
+def worker(django_db_setup: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path]]:
+    """One worker for the module's what-ifs (none stops it or sets its limits): its Spark session
+    starts at the first what-if and replays the others; the worker process and its log file."""
+    log = tmp_path_factory.mktemp("whatif-worker") / "worker.log"
+    with celery_worker(log, LINEAGE_TRACE_MODE="local", LINEAGE_TRACE_SPARK_AT_START="false") as process:
+        yield process, log
 
-def test_a_what_if_run_by_the_worker_gives_old_and_new_totals(captured, client_as, tmp_path):
+
+def test_a_what_if_run_by_the_worker_gives_old_and_new_totals(captured, client_as, worker):
     analyst = client_as("andy", "analyst")
     viewer = client_as("vera", "viewer")
     points = analyst.get(f"/api/v1/applications/{captured.app_id}/capture-points/?kind=input").json()["results"]
@@ -29,12 +40,10 @@ def test_a_what_if_run_by_the_worker_gives_old_and_new_totals(captured, client_a
     assert viewer.post("/api/v1/whatifs/", question, format="json").status_code == 403
     refused = analyst.post("/api/v1/whatifs/", {**question, "capture_point": None}, format="json")
     assert refused.status_code == 400 and "capture_point" in refused.json()
-    log = tmp_path / "worker.log"
-    with celery_worker(log, LINEAGE_TRACE_MODE="local", LINEAGE_TRACE_SPARK_AT_START="false") as worker:
-        asked = analyst.post("/api/v1/whatifs/", question, format="json")
-        assert asked.status_code == 202, asked.json()
-        assert asked.json()["kind"] == "whatif" and "/api/v1/whatifs/" in asked.json()["url"]
-        done = wait_for(analyst, asked.json()["url"], worker, log)
+    asked = analyst.post("/api/v1/whatifs/", question, format="json")
+    assert asked.status_code == 202, asked.json()
+    assert asked.json()["kind"] == "whatif" and "/api/v1/whatifs/" in asked.json()["url"]
+    done = wait_for(analyst, asked.json()["url"], *worker)
     assert done["status"] == "succeeded", done["error"]
     assert (done["summary"]["replay"]["done"], done["summary"]["replay"]["how"]) == (True, Restricted.name)
     after = topic_totals([line for line in captured.lines if "timeout" not in line])
@@ -63,7 +72,7 @@ def test_a_what_if_run_by_the_worker_gives_old_and_new_totals(captured, client_a
     assert graph["whatif"] == done["id"] and {p["capture_id"] for p in graph["points"]} >= {text}
 
 
-def test_a_dataframe_what_if_run_by_the_worker_replays_the_kept_plan(frame_job, client_as, tmp_path):
+def test_a_dataframe_what_if_run_by_the_worker_replays_the_kept_plan(frame_job, client_as, worker):
     """The worker, a process with a Spark session of its own, loads the query's kept plan (a
     Python UDF in it) and runs it without the deleted orders."""
     app_id, _ = frame_job
@@ -72,11 +81,9 @@ def test_a_dataframe_what_if_run_by_the_worker_replays_the_kept_plan(frame_job, 
     source = next(p["capture_id"] for p in points if p["capture_id"].endswith("read.parquet"))
     question = {"application": app_id, "capture_point": source, "name": "without small orders",
                 "selection": {"predicate": {"field": "amount", "op": "in", "value": [6.0, 7.0]}}}
-    log = tmp_path / "worker.log"
-    with celery_worker(log, LINEAGE_TRACE_MODE="local", LINEAGE_TRACE_SPARK_AT_START="false") as worker:
-        asked = analyst.post("/api/v1/whatifs/", question, format="json")
-        assert asked.status_code == 202, asked.json()
-        done = wait_for(analyst, asked.json()["url"], worker, log)
+    asked = analyst.post("/api/v1/whatifs/", question, format="json")
+    assert asked.status_code == 202, asked.json()
+    done = wait_for(analyst, asked.json()["url"], *worker)
     assert done["status"] == "succeeded", done["error"]
     assert (done["summary"]["replay"]["done"], done["summary"]["replay"]["how"]) == (True, FrameQuery.name), \
         done["summary"]["replay"]
