@@ -23,7 +23,7 @@ from capture_agent.record.capture.pipeline import Branch, Pipeline, Tail
 from capture_agent.record.capture.plan import NarrowOp, Node
 from capture_agent.record.query.call_site import at_user_call_site
 from capture_agent.record.query.recipes import IN_TASKS, Redo
-from capture_agent.record.storage.layouts import ListGlobal, ListLocal, OneGlobal, OneLocal, Save, Single
+from capture_agent.record.storage.layouts import FirstRestGlobal, FirstRestLocal, OneGlobal, OneLocal, Save, Single
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.storage.tables import TableTarget
 from capture_agent.record.worker.actions import LocalReduce, Ordered
@@ -143,7 +143,7 @@ class Actions:
         if merge is None:
             pipe = Pipeline(pipe.point, [Branch(b.head, [*b.ops, NarrowOp(op, "map", pair_with_one)], b.offset)
                                          for b in pipe.branches], pipe.num_partitions)
-        combiner, target = self.compiler.new_point("combiner", op, ListLocal(), [pipe.point], pipe.num_partitions)
+        combiner, target = self.compiler.new_point("combiner", op, FirstRestLocal(), [pipe.point], pipe.num_partitions)
         rdd = self.compiler.sink(pipe, Tail("combine", target=target, merge=merge or operator.add))
         self.compiler.replay[combiner.capture_id] = (rdd, "combined")
         counts: dict[Any, Any] = defaultdict(int) if merge is None else {}
@@ -155,12 +155,12 @@ class Actions:
                 counts[key] = merge(counts[key], count) if key in counts else count
             sources.setdefault(key, []).append(cid)
         combiner.rdd_id = rdd.id()
-        point, target = self.compiler.new_point("output", op, ListGlobal(), [combiner], 1)
+        point, target = self.compiler.new_point("output", op, FirstRestGlobal(), [combiner], 1)
         import pyarrow as pa
 
         rows = list(counts) if keys is None else keys
         # computed on the driver: partition 0
-        ListGlobal.write(target, 0, pa.array([sources.get(k, []) for k in rows], type=pa.list_(pa.int64())))
+        FirstRestGlobal.write(target, 0, pa.array([sources.get(k, []) for k in rows], type=pa.list_(pa.int64())))
         if redo is None:
             redo = Redo("countByValue", shape="items") if merge is None else Redo(IN_TASKS, LocalReduce(merge))
         values = list(counts.items()) if keys is None else [counts.get(k, 0) for k in keys]

@@ -33,9 +33,9 @@ from capture_agent.record.capture.plan import (
 )
 from capture_agent.record.query.call_site import CallSite
 from capture_agent.record.storage.layouts import (
+    FirstRestGlobal,
+    FirstRestLocal,
     Layout,
-    ListGlobal,
-    ListLocal,
     OneGlobal,
     OneLocal,
     Pair,
@@ -202,7 +202,7 @@ class Compiler:
 
     def _combine(self, node: CombineNode) -> Head:
         pipe = self.pipeline(node.parents[0])
-        combiner, target = self.new_point("combiner", node.op, ListLocal(mode=node.mode), [pipe.point],
+        combiner, target = self.new_point("combiner", node.op, FirstRestLocal(mode=node.mode), [pipe.point],
                                           pipe.num_partitions)
         target = replace(target, keep_aggregates=self.keep_aggregates)
         node.combiner_point = combiner.capture_id  # its kept aggregates stand in for it in what-ifs
@@ -215,7 +215,7 @@ class Compiler:
         map_side = self.sink(pipe, replace(tail, shuffle=spec))
         combiner.rdd_id = map_side.id()
         shuffled = self._shuffled_blocks(map_side, spec)
-        reducer, target = self.new_point("reducer", node.op, ListGlobal(mode=node.mode), [combiner],
+        reducer, target = self.new_point("reducer", node.op, FirstRestGlobal(mode=node.mode), [combiner],
                                          node.num_partitions)
         target = replace(target, keep_aggregates=self.keep_aggregates)
         node.reducer_point = reducer.capture_id  # its kept outputs are the combine's output in what-ifs
@@ -237,7 +237,7 @@ class Compiler:
 
     # the capture kind and table layout of each family of group operators
     _GROUP_LAYOUT: dict[str, tuple[str, type[Layout]]] = {
-        "group": ("reducer", ListGlobal), "cogroup": ("reducer", Sets), "intersection": ("reducer", Sets),
+        "group": ("reducer", FirstRestGlobal), "cogroup": ("reducer", Sets), "intersection": ("reducer", Sets),
         "join": ("join", Pair), "left": ("join", Pair), "right": ("join", Pair), "full": ("join", Pair),
         "subtract_by_key": ("reducer", OneGlobal), "subtract": ("reducer", OneGlobal)}
 

@@ -31,6 +31,7 @@ from capture_agent.record.storage.fs import StoreFS, file_exists, replace_file
 
 ROW_GROUP = 16384
 ROW_GROUP_SETS = 1024  # rows holding id sets: a trace of one record reads one small row group
+ROW_GROUP_HEADS = 4096  # rows of a first id and the rest (``layouts.heads``): a few bits a row
 _INT_ENCODING = "DELTA_BINARY_PACKED"
 
 
@@ -226,7 +227,8 @@ def parquet_options(schema: Any) -> dict[str, Any]:
             encodings[f"{name}.list.element"] = _INT_ENCODING  # sorted ids: small deltas
         compression[name] = "NONE" if pa.types.is_binary(kind) and name.startswith("in_ids") else "SNAPPY"
     has_sets = any(pa.types.is_binary(f.type) or pa.types.is_list(f.type) for f in schema)
-    return {"row_group_size": ROW_GROUP_SETS if has_sets else ROW_GROUP, "use_dictionary": False,
+    size = ROW_GROUP_HEADS if "first" in schema.names else ROW_GROUP_SETS if has_sets else ROW_GROUP
+    return {"row_group_size": size, "use_dictionary": False,
             "column_encoding": encodings, "compression": compression}
 
 

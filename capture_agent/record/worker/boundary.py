@@ -20,9 +20,9 @@ from capture_agent.record.storage.layouts.base import (
     int64_values,
     write_sets,
 )
+from capture_agent.record.storage.layouts.heads import write_first_rest
 from capture_agent.record.storage.layouts.local import write_one_local, write_set_partition
 from capture_agent.record.storage.layouts.shuffled import (
-    write_list_global,
     write_one_global,
     write_pair,
     write_sets_per_parent,
@@ -80,12 +80,12 @@ def combine_reducer(target: TableTarget, merge_combiners: Callable[[Any, Any], A
                 keep_aggregates(target, split, zip(index, values, strict=True))
             index.clear()  # as the map side: the table is built once the keyed state is let go
             values.clear()
-            write_list_global(target, split, lists_by_slot(slots, cids))
+            write_first_rest(target, split, lists_by_slot(slots, cids))
             return
         spill_keyed(runs, index, values, slots, cids)
         del index, values, slots, cids
         stream = TableStream(target, split)
-        for n, key, value in merged_combiners(runs, merge_combiners, stream, split, write_list_global):
+        for n, key, value in merged_combiners(runs, merge_combiners, stream, split, write_first_rest):
             yield n, (key, value)
 
     return agent
@@ -179,7 +179,7 @@ def _group_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any], 
                 split: int) -> list[Any]:
     from pyspark.resultiterable import ResultIterable
 
-    write_list_global(target, split, ids[0])
+    write_first_rest(target, split, ids[0])
     return [(key, ResultIterable(vals[0])) for key, vals in zip(keys, values, strict=True)]
 
 
@@ -189,7 +189,7 @@ def _group_streamed(state: Gathered, target: TableSink, split: int) -> Iterator[
 
     for key, vals in zip(state.index, state.values, strict=True):
         yield key, ResultIterable(vals[0])
-    write_list_global(target, split, state.released_id_lists()[0])
+    write_first_rest(target, split, state.released_id_lists()[0])
 
 
 def _cogroup_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any], mode: str, target: TableSink,

@@ -21,9 +21,9 @@ from typing import Any
 from capture_agent.record.storage.ids import SHIFT
 from capture_agent.record.storage.layouts.base import i64_column, int64_values, u32_column
 from capture_agent.record.storage.layouts.counts import lifted
+from capture_agent.record.storage.layouts.heads import write_first_rest
 from capture_agent.record.storage.layouts.inputs import write_text_input
 from capture_agent.record.storage.layouts.local import (
-    write_list_local,
     write_one_local,
     write_save,
     write_single_result,
@@ -138,12 +138,12 @@ def finish_combiner(target: TableTarget, part: int, state: CombineState, base: i
         # the table needs only the flat arrays: built once the keys and values are let go, its Arrow
         # temporaries (and pyarrow itself) take the place they held instead of adding to it
         state.clear()
-        write_list_local(target, part, _grouped(state.record_slots(), state.positions, base, -1))
+        write_first_rest(target, part, _grouped(state.record_slots(), state.positions, base, -1))
         return
     assert merge is not None
     spill_combined(runs, state, base)
     state.clear()
-    merged = merged_combiners(runs, merge, TableStream(target, part), part, write_list_local)
+    merged = merged_combiners(runs, merge, TableStream(target, part), part, write_first_rest)
     if shuffle is None:
         for n, key, value in merged:
             yield key, (value, hi | n)

@@ -9,6 +9,7 @@ from typing import Any
 
 from capture_agent.record.storage.layouts.base import CapturePoint, Layout, MissingTable, Position, StepContext
 from capture_agent.record.storage.layouts.groups import FrameGroups
+from capture_agent.record.storage.layouts.heads import FirstRestGlobal, FirstRestLocal
 from capture_agent.record.storage.layouts.inputs import FileLines, FileRows, Rows, Text, Values, check_files
 from capture_agent.record.storage.layouts.local import ListLocal, OneLocal, Save, SetLocal, SetPartition, Single
 from capture_agent.record.storage.layouts.shuffled import FrameWrite, ListGlobal, OneGlobal, Pair, SetGlobal, Sets
@@ -17,7 +18,8 @@ from capture_agent.record.storage.layouts.union import Union
 LAYOUTS: dict[str, type[Layout]] = {
     cls.name: cls
     for cls in (Text, Values, Rows, OneLocal, ListLocal, SetLocal, Single, SetPartition, Save, OneGlobal, ListGlobal,
-                SetGlobal, Sets, Pair, Union, FileRows, FileLines, FrameWrite, FrameGroups)
+                SetGlobal, Sets, Pair, Union, FileRows, FileLines, FrameWrite, FrameGroups, FirstRestLocal,
+                FirstRestGlobal)
 }
 
 
@@ -35,6 +37,8 @@ __all__ = [
     "CapturePoint",
     "FileLines",
     "FileRows",
+    "FirstRestGlobal",
+    "FirstRestLocal",
     "FrameGroups",
     "FrameWrite",
     "Layout",
