@@ -170,6 +170,7 @@ SPECTACULAR_SETTINGS = {
         "IODirectionEnum": "lineage_server.catalog.models.dataset.IODirection",
         "TraceStatusEnum": "lineage_server.tracing.models.trace.TraceStatus",
         "TraceDirectionEnum": "lineage_server.tracing.models.trace.Direction",
+        "TransformationTypeEnum": "lineage_server.api.serializers.column_lineage.TRANSFORMATION_TYPES",
     },
 }
 

@@ -8,6 +8,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from lineage_server.api.serializers.column_lineage import TRANSFORMATION_TYPES
 from lineage_server.tracing.models import Direction, Trace
 from lineage_server.tracing.selectors import traced_columns
 
@@ -110,7 +111,7 @@ class ColumnSourceSerializer(serializers.Serializer[Any]):
     dataset = serializers.CharField(help_text="The source dataset's path (or table name).")
     dataset_id = serializers.IntegerField(allow_null=True, help_text="Its catalog id; null when not in the catalog.")
     column = serializers.CharField()
-    type = serializers.ChoiceField(choices=["DIRECT", "INDIRECT"])
+    type = serializers.ChoiceField(choices=TRANSFORMATION_TYPES)
     kind = serializers.CharField(help_text="IDENTITY, TRANSFORMATION, AGGREGATION, CONDITIONAL; for the rows: "
                                  "FILTER, JOIN, GROUP_BY, SORT, WINDOW.")
 
