@@ -100,7 +100,6 @@ def post_events(api_client: Any, agent_token: str) -> PostEvents:
 # the embedded pass leaves them to it, keeping every test that runs Spark (the embedded SQLite
 # database and broker are theirs).
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    _processes_first(items)
     paths = tuple(os.environ.get("LINEAGE_TESTS_SERVER_ELSEWHERE", "").split())
     if not paths:
         return
@@ -109,22 +108,3 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
         config.hook.pytest_deselected(items=elsewhere)
         gone = set(map(id, elsewhere))
         items[:] = [item for item in items if id(item) not in gone]
-
-
-
-# The modules marked `processes` (they start Celery workers, a Spark cluster, PySpark drivers, a
-# virtualenv: a minute or more each) run first, then the other modules that use Spark, then the
-# rest, each module's tests together: under `--dist loadfile --no-loadscope-reorder` (scripts/test.sh)
-# pytest-xdist hands the modules out in this order, so the longest do not start last and the short
-# ones fill the end of both processes.
-def _processes_first(items: list[Any]) -> None:
-    def cost(item: Any) -> int:
-        if item.get_closest_marker("processes"):
-            return 0
-        return 1 if item.get_closest_marker("spark") or {"spark", "sc"} & set(item.fixturenames) else 2
-
-    module_cost: dict[str, int] = {}
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        module_cost[module] = min(cost(item), module_cost.get(module, 2))
-    items.sort(key=lambda item: module_cost[item.nodeid.split("::")[0]])
