@@ -1,4 +1,4 @@
-"""DataFrame capture (``capture_agent.record.capture.frames``) against plain PySpark.
+"""DataFrame capture (``capture_agent.record.capture.captured_frames``) against plain PySpark.
 
 Workloads on generated TPC-H-like Parquet tables (written once under --data-dir by Spark):
   q1  lineitem filtered by ship date, grouped by return flag and line status: sums, averages, count

@@ -13,11 +13,11 @@
     impact.replay()                                  # how: keys replayed per later stage
     impact.dead(); impact.reached(); impact.unreached(); impact.counts()      # lineage alone (query/whatif.py)
 
-DataFrames read through the context (``lc.read.parquet``, ``lc.createDataFrame``) are
-``CapturedDataFrame``s: their rows carry their source rows' ids in hidden columns, computed in the
-JVM, and each action writes one output point (``capture/frames.py`` lists what is covered);
-``lc.sql`` is captured as an unmodified job's queries are, its plan rewritten in the JVM
-(``capture/frame_plan.py``); a temporary view of a captured frame is read as that frame's sources.
+DataFrames read through the context (``lc.read.parquet``, ``lc.createDataFrame``, ``lc.sql``) are
+``CapturedDataFrame``s: PySpark's DataFrames, whose actions are captured as an unmodified job's
+are, the query's plan rewritten in the JVM so that its rows carry their source rows' ids
+(``capture/captured_frames.py``, ``capture/frame_plan.py``); each action writes one output point.
+A temporary view of a captured frame is read as that frame's sources.
 
 Captured RDDs (``CapturedRDD``) have PySpark's methods and results. Lineage is captured at stage
 boundaries only; within a stage, a record carries the position of its stage input and nothing is
@@ -70,8 +70,8 @@ its ``__init__``), its task code in ``worker``, and its plan node and compile st
 
 from __future__ import annotations
 
+from capture_agent.record.capture.captured_frames import CapturedDataFrame
 from capture_agent.record.capture.context import LineageContext
-from capture_agent.record.capture.frames import CapturedDataFrame
 from capture_agent.record.capture.rdd import CapturedRDD
 from capture_agent.record.errors import (
     IncompleteLineage,

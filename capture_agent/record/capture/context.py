@@ -23,9 +23,10 @@ from pyspark.core.rdd import RDD
 from capture_agent.config import ConfigError, Settings, load_settings
 from capture_agent.record.capture import events as _events
 from capture_agent.record.capture.actions import Actions
+from capture_agent.record.capture.captured_frames import CapturedDataFrame, user_frame
 from capture_agent.record.capture.compiler import Compiler
 from capture_agent.record.capture.frame_sources import CapturedReader, local_frame, rdd_frame
-from capture_agent.record.capture.frames import CapturedDataFrame, FrameState
+from capture_agent.record.capture.frames import FrameState, LineageFrame
 from capture_agent.record.capture.inputs import CsvInput, ParallelizeInput, ParquetInput, TextInput
 from capture_agent.record.capture.kept import KeptJob
 from capture_agent.record.capture.outputs import OutputRun
@@ -104,7 +105,7 @@ class LineageContext:
         self.lineage_session = TraceSession(self.store, sc, trace_mode, self.outputs, self._replay,
                                             self.capture_id_of, self._rerun, lambda: self._replay_report)
         self._rt = CaptureRuntime(sc, self.compiler, self.actions, self.lineage_session,
-                                  lambda rdd, schema, ratio: rdd_frame(self, rdd, schema, ratio))
+                                  lambda rdd, schema, ratio: user_frame(self, rdd_frame(self, rdd, schema, ratio)))
         if agent_settings:
             from capture_agent.agent import enable
 
@@ -181,26 +182,21 @@ class LineageContext:
         positions in the data) or of a captured RDD's records (its lineage continues), like
         ``spark.createDataFrame``."""
         if self.enabled and isinstance(data, CapturedRDD):
-            return rdd_frame(self, data, schema, samplingRatio)
+            return user_frame(self, rdd_frame(self, data, schema, samplingRatio))
         df = self.spark.createDataFrame(data, schema, samplingRatio, verifySchema)
         if not self.enabled:
             return df
-        return local_frame(self, df)
+        return user_frame(self, local_frame(self, df))
 
     def sql(self, sqlQuery: str, args: Any = None) -> Any:
-        """``spark.sql(sqlQuery, args)`` as a captured DataFrame: its plan rewritten in the JVM to
-        carry its rows' ids (``capture/frame_plan.py``), as an unmodified job's queries are. A view
-        of a captured DataFrame (``frame.createOrReplaceTempView``) is read as that frame's
-        sources, with their ids; any other table or view is read as a new source.
-
-        Raises:
-            UnsupportedOperation: the query reads or does what the capture cannot (named).
-        """
+        """``spark.sql(sqlQuery, args)`` as a captured DataFrame: its actions run the query with its
+        plan rewritten in the JVM to carry its rows' ids (``capture/frame_plan.py``), as an
+        unmodified job's queries are. A view of a captured DataFrame (``frame.createOrReplaceTempView``)
+        is read as that frame's sources, with their ids; any other table or view is read as a new
+        source. A query the capture cannot take raises ``UnsupportedOperation`` at its action."""
         if not self.enabled:
             return self.spark.sql(sqlQuery, args)
-        from capture_agent.record.capture.frame_plan import captured_query
-
-        return captured_query(self, self.spark.sql(sqlQuery, args))
+        return CapturedDataFrame(self, self.spark.sql(sqlQuery, args))
 
     def union(self, rdds: list[CapturedRDD]) -> CapturedRDD:
         result = rdds[0]
@@ -222,7 +218,7 @@ class LineageContext:
             return target
         if isinstance(target, CapturePoint):
             return target.capture_id
-        if isinstance(target, CapturedDataFrame):
+        if isinstance(target, (CapturedDataFrame, LineageFrame)):
             if target._point is None:
                 raise NotCaptured(f"{target!r} is not a source nor the output of an action that ran")
             return target._point

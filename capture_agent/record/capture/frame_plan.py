@@ -35,7 +35,7 @@ import json
 from typing import Any, ClassVar
 
 from capture_agent.record.capture.frame_jvm import _new, functions_registered
-from capture_agent.record.capture.frames import CapturedDataFrame, Slot
+from capture_agent.record.capture.frames import LineageFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
 from capture_agent.record.storage.layouts import FrameGroups
 
@@ -44,7 +44,7 @@ SESSION_CLASS = "org.apache.spark.sql.classic.SparkSession"
 PLAN_CLASS = "org.apache.spark.sql.catalyst.plans.logical.LogicalPlan"
 
 
-def captured_query(lc: Any, df: Any) -> CapturedDataFrame:
+def captured_query(lc: Any, df: Any) -> LineageFrame:
     """``df``'s query as a captured DataFrame: its plan rewritten to carry each row's ids.
 
     Raises:
@@ -89,9 +89,43 @@ def captured_query(lc: Any, df: Any) -> CapturedDataFrame:
         point.parents = parents
     slots = tuple(Slot(str(s), str(c), bool(b)) for s, c, b in
                   zip(provenance.slotSources(), provenance.slotColumns(), provenance.slotSets(), strict=True))
-    captured = CapturedDataFrame(lc, DataFrame(rewritten, spark), slots, str(provenance.rule()))
-    captured._columns_plan = df._jdf.queryExecution().analyzed()  # the query as written reads the datasets
+    captured = LineageFrame(lc, DataFrame(rewritten, spark), slots, str(provenance.rule()))
+    analyzed = df._jdf.queryExecution().analyzed()
+    captured._columns_plan = analyzed  # the query as written reads the datasets
+    captured._keys = group_keys(analyzed)
     return captured
+
+
+# Operators an aggregate's rows pass through one for one (a what-if pairs its old and new rows by group)
+ROW_FOR_ROW = ("Project", "Filter", "Sort", "GlobalLimit", "LocalLimit", "Offset", "SubqueryAlias",
+               "Repartition", "RepartitionByExpression", "ResolvedHint")
+
+
+def group_keys(plan: Any) -> tuple[str, ...] | None:
+    """The output columns of the analyzed ``plan`` that name its rows' groups: the grouping
+    columns of the aggregate (or DISTINCT) its rows come from one for one, when each is an output
+    column as it is (not renamed); None else (a what-if pairs rows by their whole values)."""
+    output = plan.output()
+    names = {int(output.apply(i).exprId().id()): str(output.apply(i).name()) for i in range(output.size())}
+    node = plan
+    while node.getClass().getSimpleName() in ROW_FOR_ROW:
+        node = node.child()
+    kind = node.getClass().getSimpleName()
+    if kind == "Distinct":
+        grouping = node.output()
+    elif kind == "Deduplicate":
+        grouping = node.keys()
+    elif kind == "Aggregate":
+        grouping = node.groupingExpressions()
+    else:
+        return None
+    keys = []
+    for i in range(grouping.size()):
+        expr = grouping.apply(i)
+        if expr.getClass().getSimpleName() != "AttributeReference" or int(expr.exprId().id()) not in names:
+            return None
+        keys.append(names[int(expr.exprId().id())])
+    return tuple(keys)
 
 
 def _strings(gateway: Any, items: list[str]) -> Any:
@@ -102,7 +136,7 @@ def _strings(gateway: Any, items: list[str]) -> Any:
     return array
 
 
-def _known_source(lc: Any, info: dict[str, str], rows: Any, made: CapturedDataFrame) -> CapturedDataFrame:
+def _known_source(lc: Any, info: dict[str, str], rows: Any, made: LineageFrame) -> LineageFrame:
     """``made`` (a captured source of files) as the source of the first leaf of this run that read
     the same files the same way (a view read by several actions, a table joined with itself):
     one input point, its ids in one column name wherever it is read, so that a trace finds each
@@ -117,7 +151,7 @@ def _known_source(lc: Any, info: dict[str, str], rows: Any, made: CapturedDataFr
         return made
     lc.store.points.pop(slot.source, None)
     lc.frames.source_slots.remove(slot)
-    return CapturedDataFrame(lc, made._df.withColumnRenamed(slot.column, first.column), (first,), made._rule,
+    return LineageFrame(lc, made._df.withColumnRenamed(slot.column, first.column), (first,), made._rule,
                              point=first.source)
 
 
@@ -132,7 +166,7 @@ class SourceKind:
     kind: ClassVar[str]
     options: ClassVar[tuple[str, ...]] = ()  # the reader options the agent's reader of the kind takes
 
-    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> LineageFrame:
         raise NotImplementedError
 
     def chosen(self, info: dict[str, str]) -> dict[str, str]:
@@ -157,7 +191,7 @@ class ParquetFiles(SourceKind):
     kind = "parquet"
     options = ("mergeSchema",)
 
-    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> LineageFrame:
         from capture_agent.record.capture.frame_sources import source_frame
 
         self.chosen(info)
@@ -170,7 +204,7 @@ class OrcFiles(SourceKind):
     kind = "orc"
     options = ("mergeSchema",)
 
-    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> LineageFrame:
         from capture_agent.record.capture.frame_sources import orc_frame_source
 
         self.chosen(info)
@@ -182,7 +216,7 @@ class OrcFiles(SourceKind):
 class LineFiles(SourceKind):
     """Text, CSV and JSON Lines: lines read in the JVM with ids (file, byte offset)."""
 
-    def lines(self, lc: Any, df: Any, info: dict[str, str], **kwargs: Any) -> CapturedDataFrame:
+    def lines(self, lc: Any, df: Any, info: dict[str, str], **kwargs: Any) -> LineageFrame:
         from capture_agent.record.capture.frame_sources import line_source
 
         made = line_source(lc, ",".join(self.paths(info)), self.kind, **kwargs)
@@ -196,7 +230,7 @@ class CsvFiles(LineFiles):
     kind = "csv"
     options = ("header", "sep", "delimiter", "quote", "inferSchema")
 
-    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> LineageFrame:
         given = self.chosen(info)
         return self.lines(lc, df, info, parse=None, header=given.get("header", "false").lower() == "true",
                           sep=given.get("sep", given.get("delimiter", ",")), quote=given.get("quote", '"'),
@@ -206,7 +240,7 @@ class CsvFiles(LineFiles):
 class JsonFiles(LineFiles):
     kind = "json"
 
-    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> LineageFrame:
         self.chosen(info)
         return self.lines(lc, df, info, parse=None, json_schema=df._jdf.schema())
 
@@ -215,7 +249,7 @@ class TextFiles(LineFiles):
     kind = "text"
     options = ("wholetext",)  # spark.read.text names it, false by default
 
-    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> LineageFrame:
         if self.chosen(info).get("wholetext", "false").lower() != "false":
             raise UnsupportedOperation("read.text with wholetext", "the agent's text reader reads lines")
         return self.lines(lc, df, info, parse=lambda lines, hidden: lines)
@@ -227,7 +261,7 @@ class LocalRows(SourceKind):
 
     kind = "local"
 
-    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> LineageFrame:
         from capture_agent.record.capture.frame_sources import local_frame
 
         return local_frame(lc, df)
@@ -239,7 +273,7 @@ class CapturedTable(SourceKind):
 
     kind = "table"
 
-    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> CapturedDataFrame:
+    def frame(self, lc: Any, df: Any, info: dict[str, str]) -> LineageFrame:
         raise UnsupportedOperation(f"{info.get('node', 'a table')} of a data source the agent did not read",
                                    "only files, catalog tables of files, local rows and the agent's own reads "
                                    "are read with ids")
@@ -249,7 +283,7 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (ParquetFiles(), OrcFi
                                                           TextFiles(), LocalRows(), CapturedTable())}
 
 
-def source_of(lc: Any, info: dict[str, str], df: Any) -> CapturedDataFrame:
+def source_of(lc: Any, info: dict[str, str], df: Any) -> LineageFrame:
     """The captured source of a leaf (``info``: the JVM's description of it; ``df``: its rows)."""
     kind = SOURCE_KINDS.get(info.get("kind", ""))
     if kind is None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from capture_agent.record.capture.captured_frames import CapturedDataFrame, user_frame
 from capture_agent.record.capture.frame_jvm import (
     csv_frame,
     functions_registered,
@@ -43,7 +44,7 @@ from capture_agent.record.capture.frame_jvm import (
     parquet_unread,
     rows_frame,
 )
-from capture_agent.record.capture.frames import CapturedDataFrame, Slot
+from capture_agent.record.capture.frames import LineageFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
 from capture_agent.record.storage.fs import hadoop_path
 from capture_agent.record.storage.ids import SHIFT
@@ -55,7 +56,7 @@ from capture_agent.record.worker.frames import one_field, with_ids
 SIZE_TREE_FILES = 1024  # more files: a lookup by path (a deeper tree is a long expression to compile)
 
 
-def source_frame(lc: Any, df: Any, op: str, paths: list[str], slices: int = 0) -> CapturedDataFrame:
+def source_frame(lc: Any, df: Any, op: str, paths: list[str], slices: int = 0) -> LineageFrame:
     """A captured DataFrame over ``df`` (read from Parquet files only), its rows' ids added: read
     in the JVM with their ids (``java/lineage/sql/Parquet.java``: Spark's own reader, in the tasks
     of ``df``'s scan, or with ``slices``, of the partitions of the write of that many that wrote
@@ -93,14 +94,14 @@ def partition_columns(df: Any, files: list[dict[str, Any]]) -> list[list[str]]:
     return [[f.name, f.dataType.simpleString()] for f in df.schema.fields if f.name in keys]
 
 
-def sourced(lc: Any, point: Any, df: Any, column: str) -> CapturedDataFrame:
+def sourced(lc: Any, point: Any, df: Any, column: str) -> LineageFrame:
     """``df`` as the captured DataFrame of source ``point``, whose ids it holds in ``column``."""
     slot = Slot(point.capture_id, column, False)
     lc.frames.source_slots.append(slot)
-    return known_by_leaves(lc, CapturedDataFrame(lc, df, (slot,), "copy", point=point.capture_id))
+    return known_by_leaves(lc, LineageFrame(lc, df, (slot,), "copy", point=point.capture_id))
 
 
-def known_by_leaves(lc: Any, made: CapturedDataFrame) -> CapturedDataFrame:
+def known_by_leaves(lc: Any, made: LineageFrame) -> LineageFrame:
     """``made`` (a source: its plan's leaves are what it reads), known by what those leaves read
     (``LeafIdentity``): a query over its rows (a view of it, a plain frame of them) reads it again,
     with its ids (``frame_plan.captured_query``)."""
@@ -109,7 +110,7 @@ def known_by_leaves(lc: Any, made: CapturedDataFrame) -> CapturedDataFrame:
     return made
 
 
-def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -> CapturedDataFrame:
+def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -> LineageFrame:
     """A captured DataFrame of the ORC files ``df`` (Spark's read of them) reads, with its schema:
     the rows read in the JVM with their ids (file index, row number), in the tasks of ``df``'s own
     scan. Every column of the schema must be a column of the files (a partitioned
@@ -130,7 +131,7 @@ def orc_frame_source(lc: Any, df: Any, paths: list[str], op: str = "read.orc") -
 
 
 def jvm_rows(lc: Any, fmt: str, df: Any, op: str, paths: list[str], point: Any, files: list[dict[str, Any]],
-             column: str, slices: int = 0) -> CapturedDataFrame:
+             column: str, slices: int = 0) -> LineageFrame:
     """The captured DataFrame of source ``point``: the rows of ``fmt``'s ``files`` (orc, parquet),
     which ``df`` reads, read in the JVM with their ids in ``column`` (``frame_jvm.rows_frame``;
     ``slices``: its argument); ``paths``: the folders given to ``op``, or the catalog table's name
@@ -177,7 +178,7 @@ def record_ids(lc: Any, files: list[dict[str, Any]]) -> Any:
     return F.shiftleft(found.cast("long"), SHIFT) + F.col("_metadata.row_index")
 
 
-def local_frame(lc: Any, df: Any) -> CapturedDataFrame:
+def local_frame(lc: Any, df: Any) -> LineageFrame:
     """``createDataFrame``'s rows, written once to Parquet in the run's folder and read back in
     ``df``'s partitions (its slices of the data), in their order."""
     seq = lc.frames.next_source()
@@ -190,7 +191,7 @@ def local_frame(lc: Any, df: Any) -> CapturedDataFrame:
 
 def line_source(lc: Any, path: str, fmt: str, parse: Callable[[Any, str], Any] | None, header: bool = False,
                 sep: str = ",", quote: str = '"', fields: list[str] | None = None,
-                csv_schema: Any = None, json_schema: Any = None) -> CapturedDataFrame | None:
+                csv_schema: Any = None, json_schema: Any = None) -> LineageFrame | None:
     """A captured DataFrame of what ``parse(lines, hidden)`` makes of the lines of the files (text:
     every line; CSV, JSON: the lines Spark's readers make rows of), read in the JVM in the tasks of
     Spark's own read of them: a DataFrame of columns ``value`` and ``hidden``, the lines' ids (file
@@ -249,31 +250,31 @@ class CapturedReader:
 
     def parquet(self, *paths: str, **options: Any) -> Any:
         df = self._lc.spark.read.options(**self._options).parquet(*paths, **options)
-        return source_frame(self._lc, df, "read.parquet", list(paths))
+        return user_frame(self._lc, source_frame(self._lc, df, "read.parquet", list(paths)))
 
     def orc(self, *paths: str, **options: Any) -> Any:
         """ORC files, with Spark's schema of the read; ids and positions (file, row number), read in
         the JVM (``java/lineage/sql/Orc.java``: Spark gives no row index of ORC files)."""
         df = self._lc.spark.read.options(**self._options).orc(*paths, **options)
-        return orc_frame_source(self._lc, df, list(paths))
+        return user_frame(self._lc, orc_frame_source(self._lc, df, list(paths)))
 
     def table(self, name: str) -> Any:
         df = self._lc.spark.read.table(name)
         fmt = self._lc.spark.sql(f"DESCRIBE TABLE EXTENDED {name}").where("col_name = 'Provider'").collect()
         provider = fmt[0]["data_type"].lower() if fmt else ""
         if provider == "orc":
-            return orc_frame_source(self._lc, df, [name], "read.table")
+            return user_frame(self._lc, orc_frame_source(self._lc, df, [name], "read.table"))
         if provider != "parquet":
             raise UnsupportedOperation(f"read.table({name!r})", "tables stored as Parquet or ORC only, so far")
-        return source_frame(self._lc, df, "read.table", [name])
+        return user_frame(self._lc, source_frame(self._lc, df, "read.table", [name]))
 
     def text(self, path: str) -> Any:
         """Lines as rows of one ``value`` column; ids and positions (file, byte offset) of the lines."""
         self._line_options("read.text", {}, {})
         lines = line_source(self._lc, path, "text", lambda lines, hidden: lines)
         if lines is None:
-            return rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string")
-        return lines
+            lines = rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string")
+        return user_frame(self._lc, lines)
 
     def _line_options(self, op: str, known: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
         """The reader options of ``op`` (``known``: name -> default; ``given``: its arguments, None
@@ -311,10 +312,11 @@ class CapturedReader:
         lines = line_source(self._lc, path, "csv", None, header=header, sep=sep, quote=quote, fields=names,
                             csv_schema=read._jdf.schema())
         if lines is not None:
-            return lines
+            return user_frame(self._lc, lines)
         strings = rdd_frame(self._lc, self._lc.csv(path, header, sep, quote).map(tuple),
                             ", ".join(f"`{n}` string" for n in names))
-        return strings.select(*[F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in shape.fields])
+        typed = strings.plain().select(*[F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in shape.fields])
+        return CapturedDataFrame(self._lc, typed, source=strings)
 
     def json(self, path: str, schema: Any = None) -> Any:
         """JSON Lines parsed as Spark's reader parses them (an array's objects are rows of their
@@ -327,10 +329,11 @@ class CapturedReader:
         shape = read.schema
         lines = line_source(self._lc, path, "json", None, json_schema=read._jdf.schema())
         if lines is not None:
-            return lines
+            return user_frame(self._lc, lines)
         row = F.from_json("value", shape)  # the RDD engine's lines: an array's objects make one malformed row
         text = rdd_frame(self._lc, self._lc.textFile(path).map(one_field), "value string")
-        return text.select(*[row.getField(n).alias(n) for n in shape.fieldNames()])
+        parsed = text.plain().select(*[row.getField(n).alias(n) for n in shape.fieldNames()])
+        return CapturedDataFrame(self._lc, parsed, source=text)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -339,7 +342,7 @@ class CapturedReader:
                                    "text, csv and json")
 
 
-def rdd_frame(lc: Any, rdd: Any, schema: Any = None, samplingRatio: float | None = None) -> CapturedDataFrame:
+def rdd_frame(lc: Any, rdd: Any, schema: Any = None, samplingRatio: float | None = None) -> LineageFrame:
     """A captured RDD's records as a captured DataFrame (``createDataFrame(captured_rdd)``,
     ``captured_rdd.toDF()``): a stage point where the records leave the RDD job (record (p, i):
     the i-th record of partition p), whose ids the frame's rows carry, so traces go on through the
@@ -362,4 +365,4 @@ def rdd_frame(lc: Any, rdd: Any, schema: Any = None, samplingRatio: float | None
     rows = pairs.mapPartitionsWithIndex(with_ids(names))
     df = spark.createDataFrame(rows, StructType([*fields.fields, StructField(column, LongType(), False)]),
                                verifySchema=False)
-    return known_by_leaves(lc, CapturedDataFrame(lc, df, (Slot(point.capture_id, column, False),), "copy"))
+    return known_by_leaves(lc, LineageFrame(lc, df, (Slot(point.capture_id, column, False),), "copy"))

@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from capture_agent.record.capture.captured_frames import run_action
 from capture_agent.record.capture.implicit_guard import (
     CONTEXT,
     active_context,
@@ -144,13 +145,8 @@ def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
             return plain(self, *args, **kwargs)
 
         def run() -> Any:
-            frame = _captured(lc, self, name)
-            if frame is None:
-                return plain(self, *args, **kwargs)
             try:
-                if name == "show":
-                    return _show(self, frame, *args, **kwargs)
-                return getattr(frame, name)(*args, **kwargs)
+                return run_action(lc, self, name, *args, **kwargs)[0]
             except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
                 # plain again: if the query itself fails, the user sees plain PySpark's error
                 report_plain(lc, name, why_plain(exc))
@@ -161,17 +157,6 @@ def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
             return run()
 
     return action
-
-
-def _show(df: Any, frame: Any, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> None:
-    """``df.show()``, captured: the rows it prints (its first ``n``, and one more that tells
-    whether there are more) are collected once as an output point, then printed by Spark's own
-    formatting of those rows, as show prints them."""
-    from capture_agent.record.capture import frame_io
-
-    rows = frame_io.collected(frame.limit(n + 1), "show")
-    shown = df.sparkSession.createDataFrame(rows, frame.schema, verifySchema=False)
-    print(shown._show_string(n, truncate, vertical))
 
 
 def _read(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,4 +1,4 @@
-"""Captured DataFrames (``capture.frames``): PySpark's results, and traces both ways equal to
+"""Captured DataFrames (``capture.captured_frames``): PySpark's results, and traces both ways equal to
 oracles computed from the data itself (which input rows hold the key, the value, the match)."""
 
 from __future__ import annotations
@@ -407,23 +407,43 @@ def test_aggregates_are_capture_points_of_their_own(lc: Any, frames: dict[str, A
     assert [r.country for r in reached] == [next(c[1] for c in CUSTOMERS if c[0] == ORDERS[10][1])]
 
 
-def test_refused_before_running(lc: Any, frames: dict[str, Any], spark: Any) -> None:
+def test_any_query_is_captured_at_its_action_and_refusals_are_named_there(lc: Any, frames: dict[str, Any],
+                                                                          spark: Any, tables: dict[str, str]) -> None:
+    """A captured frame is PySpark's own: what the wrapper of each method used to refuse (a window
+    over an expression, a frame not read through the context, a pivot) is captured at the action by
+    the plan rewrite, each traced as the data says; what the rewrite refuses raises at the action,
+    named, and nothing before."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from capture_agent.record import UnsupportedOperation
 
     orders = frames["orders"]
-    with pytest.raises(UnsupportedOperation, match="window partitioned by an expression"):
-        orders.withColumn("rank", F.rank().over(Window.partitionBy(F.col("order_id") % 2).orderBy("amount")))
+    ranked = orders.withColumn("rank", F.rank().over(Window.partitionBy(F.col("order_id") % 2).orderBy("amount")))
+    assert rows(ranked.collect()) == rows(spark.read.parquet(tables["orders"]).withColumn(
+        "rank", F.rank().over(Window.partitionBy(F.col("order_id") % 2).orderBy("amount"))).collect())
+    # rank: the rows of its partition ordered up to it (of its ties, those Spark sorted before it)
+    one = next(o for o in ORDERS if o[0] == 1)
+    traced = back(ranked, where("order_id", 1))
+    assert rows([o for o in ORDERS if o[0] % 2 == 1 and o[2] < one[2]] + [one]) <= traced
+    assert traced <= rows([o for o in ORDERS if o[0] % 2 == 1 and o[2] <= one[2]])
+
+    ids = spark.range(3)  # a frame the context did not read: a source of its own
+    joined = orders.withColumnRenamed("order_id", "id").join(ids, "id")
+    assert sorted(r.id for r in joined.collect()) == [0, 1, 2]
+    assert back(joined, where("id", 2)) == rows([(2, *ORDERS[2][1:]), (2,)])
+
+    pivoted = orders.groupBy("day").pivot("customer_id").count()
+    got = {r.day: r for r in pivoted.collect()}
+    day = ORDERS[0][3]
+    assert got[day]["c0"] == sum(1 for o in ORDERS if o[3] == day and o[1] == "c0")
+    assert back(pivoted, where("day", day)) == rows([o for o in ORDERS if o[3] == day])
+
+    mapped = orders.mapInPandas(lambda it: it, orders.schema)  # nothing is refused before the action
+    with pytest.raises(UnsupportedOperation, match="MapInPandas"):
+        mapped.collect()
     with pytest.raises(UnsupportedOperation, match="read.avro"):
         lc.read.avro("x.avro")
-    with pytest.raises(UnsupportedOperation, match="GroupedData.pivot"):
-        orders.groupBy("day").pivot("customer_id")
-    with pytest.raises(UnsupportedOperation, match="not read through this LineageContext"):
-        orders.join(spark.range(3), "id")
-    with pytest.raises(UnsupportedOperation, match="DataFrame.mapInPandas"):
-        orders.mapInPandas(lambda it: it, orders.schema)
     assert orders.columns == ["order_id", "customer_id", "amount", "day"]
 
 

@@ -305,7 +305,7 @@ def test_a_parquet_read_skips_row_groups_by_the_querys_filters(lc: Any, spark: A
             got = sorted(map(tuple, frame.collect()))
             assert got == sorted(map(tuple, plain.collect()))
             assert got == sorted(Counter(n % 7 for n in range(ROWS) if passes(n)).items())
-            assert _scanned_rows(frame._df) == _scanned_rows(plain) == read
+            assert _scanned_rows(frame._last._df) == _scanned_rows(plain) == read  # the captured query as it ran
             assert sorted(r.n for r in frame.getLineage().filter(lambda r: r.g == 3).goBackAll().collect()) == \
                 [n for n in range(ROWS) if passes(n) and n % 7 == 3]
     finally:

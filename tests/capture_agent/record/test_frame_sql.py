@@ -173,5 +173,6 @@ def test_refused_sql_names_what(lc, spark, views):
     from capture_agent.record import UnsupportedOperation
 
     spark.range(3).mapInPandas(lambda batches: batches, "id long").createOrReplaceTempView("mapped")
+    query = lc.sql("SELECT * FROM mapped")  # refused at its action, named
     with pytest.raises(UnsupportedOperation, match="MapInPandas"):
-        lc.sql("SELECT * FROM mapped")
+        query.collect()

@@ -74,6 +74,14 @@ def test_a_sql_join_aggregate_is_captured_unmodified_both_ways(records: Any, spa
     first = CUSTOMERS[0]
     reached = source(records, "createDataFrame").filter(lambda r: r.customer_id == first[0]).goNextAll().collect()
     assert [r.country for r in reached] == [first[1]]
+    # a what-if pairs the aggregate's old and new rows by its group column (``frame_plan.group_keys``)
+    last = [p for p in records.store.by_seq() if p.kind == "output"][-1]
+    assert last.layout.keys == ["country"]
+    gone = [o for o in ORDERS if o[1] == "c1" and o[2] > 3][0]
+    impact = source(records, "read.parquet").filter(lambda r: tuple(r) == gone).whatIfDeleted(last.capture_id)
+    country = customer("c1")[1]
+    old, new = next(pair for pair in impact.changed() if pair[0].country == country)
+    assert (new.country, new.total, new.n) == (country, old.total - gone[2], old.n - 1)
 
 
 @pytest.mark.parametrize("query, pick, oracle", [
