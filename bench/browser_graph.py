@@ -6,7 +6,9 @@ dataset read per job and one written) is posted through the ingest API of a real
 SQLite in a temporary folder); the page is opened as the local admin, in Debian's chromium. Printed:
 
 - ``api``: the graph API's answer time, as the page's fetch saw it;
-- ``open``: from navigation start until the page is ready with its graph laid out and drawn;
+- ``open``: from navigation start until the page is ready with its graph laid out and drawn; each
+  run's line also says when the document was ready, the graph asked for (the page preloads it) and
+  answered, read (parsed) and handed to Cytoscape, whose first frame paints it;
 - ``zoom in`` / ``zoom out``: one stage opened and closed again (its operators drawn or hidden);
 - ``level``: each level button, from its click until the new level is drawn.
 
@@ -178,9 +180,11 @@ def main() -> None:
                     const api = performance.getEntriesByType('resource')
                         .find((e) => e.name.includes('/graph/'));
                     const doc = performance.getEntriesByType('navigation')[0];
+                    const mark = (name) => performance.getEntriesByName(name, 'mark')[0]?.startTime ?? NaN;
                     return {open: performance.now(), api: api ? api.duration : NaN,
                             asked: api ? api.startTime : NaN, answered: api ? api.responseEnd : NaN,
-                            ready: doc ? doc.domContentLoadedEventEnd : NaN};
+                            ready: doc ? doc.domContentLoadedEventEnd : NaN,
+                            read: mark('lineage:graph-read'), drawn: mark('lineage:graph-drawn')};
                 }"""
             )
             opened = "open (first visit)" if run == 0 else "open (laid out before)"
@@ -189,7 +193,8 @@ def main() -> None:
             split = page.evaluate("window.lineageZoom.lastDraw()")
             print(f"  {opened} {nav['open']:.0f} ms: document ready {nav['ready']:.0f}, graph asked"
                   f" {nav['asked']:.0f}, answered {nav['answered']:.0f} (api {nav['api']:.0f} ms), layout"
-                  f" {split['how']} {split['layout']:.0f} ms, whole draw {split['total']:.0f} ms", flush=True)
+                  f" {split['how']} {split['layout']:.0f} ms, whole draw {split['total']:.0f} ms; graph read"
+                  f" {nav['read']:.0f}, handed to Cytoscape {nav['drawn']:.0f}", flush=True)
         if args.screenshot:
             page.wait_for_timeout(SETTLE_MS)  # the minimap's thumbnail drawn
             page.screenshot(path=args.screenshot)

@@ -53,22 +53,27 @@ function skippedToggle(parts, graph, fromUrl) {
 export async function mountApplicationPage(root) {
   const parts = pageParts(root);
   root.dataset.state = 'loading';
+  // Made while the graph is on its way (the page preloads it): its stylesheet parsed and canvases
+  // laid out before the answer, not after.
+  const cy = cytoscape({ container: parts.container, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
   let graph;
   try {
     graph = await fetchJson(root.dataset.graphUrl);
+    performance.mark('lineage:graph-read'); // the answer parsed (bench/browser_graph.py prints when)
   } catch (error) {
     parts.status.textContent = `Could not load the graph: ${error.message}`;
     root.dataset.state = 'error';
     return null;
   }
   await showApplication(parts, graph.application, root.dataset.capturePointsUrl);
+  cy.resize(); // the header moved the graph down: taps are placed from the container's new box
   const fromUrl = urlZoom();
   const skipped = skippedToggle(parts, graph, fromUrl);
-  const cy = cytoscape({ container: parts.container, style: graphStyle(), minZoom: 0.05, maxZoom: 3 });
   const panel = new NodePanel(parts.panel, `${root.dataset.capturePointsUrl}sample/`, graph.application?.app_id);
   const view = new ApplicationView(cy, graph, { parts, panel, storage: browserStorage(), fromUrl, skipped });
   listen(view, parts);
   view.open();
+  performance.mark('lineage:graph-drawn'); // handed to Cytoscape, which paints it in the next frame
   startMinimap(cy);
   window.lineageGraph = cy;
   window.lineageZoom = {

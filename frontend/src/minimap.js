@@ -4,9 +4,10 @@
 const MINIMAP_DELAY_MS = 250;
 
 /** Makes the minimap in #minimap once the graph is painted: making it measures the whole graph (a
- * quarter of a second for a 500-stage application) and it is not what the page opens on. */
+ * quarter of a second for a 500-stage application) and it is not what the page opens on. Two
+ * frames: the page's first drawing is on screen and idle (application_view.js) before it starts. */
 export function startMinimap(cy) {
-  requestAnimationFrame(() => setTimeout(() => {
+  requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
     const minimapNav = cy.navigator({ container: '#minimap', removeCustomContainer: false, rerenderDelay: 300 });
     // cytoscape-navigator redraws its thumbnail (a full cy.png()) on the *first* render after a
     // change, inside that frame: ~150 ms on every zoom of a 5,000-operator graph. Its handler is
@@ -21,5 +22,5 @@ export function startMinimap(cy) {
         timer = setTimeout(thumbnail, MINIMAP_DELAY_MS);
       });
     }
-  }, 0));
+  }, 0)));
 }

@@ -100,13 +100,15 @@ export function columnMode(cy, { root, status, panel, toolsSlot }) {
 
   async function load(graphUrl, params) {
     const started = performance.now();
-    answer = await fetchJson(`${columnUrlOf(graphUrl)}?${params}`);
-    const fetched = performance.now();
-    collapsed.clear();
-    // the tools move the graph down: Cytoscape must measure its container again, or taps miss
+    const asked = fetchJson(`${columnUrlOf(graphUrl)}?${params}`);
+    // while the answer is on its way (the page preloads it): the tools move the graph down
+    // (Cytoscape must measure its container again, or taps miss) and the stylesheet is parsed
     toolsSlot.replaceChildren(tools);
     cy.resize();
     cy.style(columnGraphStyle());
+    answer = await asked;
+    const fetched = performance.now();
+    collapsed.clear();
     draw({ started, fetched });
     panel.replaceChildren(el('p', { class: 'hint' }, 'Click a column to highlight where it comes from and where it goes.'));
   }

@@ -517,6 +517,10 @@ def test_a_small_application_opens_whole_at_its_deepest_readable_level(live_serv
     assert _zoom_state(page)["level"] == "stage"
     assert _all_in_view(page)
     assert page.evaluate("window.lineageGraph.zoom()") >= 0.7
+    # one request for the graph: the page's preload, which its script's fetch took over
+    asked = page.evaluate("performance.getEntriesByType('resource').filter((e) => e.name.includes('/graph/'))"
+                          ".map((e) => e.initiatorType)")
+    assert asked == ["link"]
 
 
 NOT_CAPTURED_APP = "local-1763731500000"

@@ -94,6 +94,17 @@ def test_column_mode_draws_highlights_and_downloads_a_columns_impact(live_server
     assert page.evaluate("() => window.lineageGraph.nodes('.app').length") >= 2
 
 
+def test_a_column_graph_opened_from_its_url_is_fetched_once_by_the_pages_preload(live_server, column_pipeline, page):
+    page.goto(f"{live_server.url}/datasets/{column_pipeline}/?mode=columns&upstream=1&downstream=1")
+    page.wait_for_selector("#pipeline-page[data-mode='columns'][data-state='ready'][data-layout='idle']",
+                           state="attached")
+    assert _columns(page) == ["/clean.id", "/clean.total", "/daily.n", "/daily.sum", "/raw.amount", "/raw.id",
+                              "/raw.name"]
+    asked = page.evaluate("performance.getEntriesByType('resource').filter((e) => e.name.includes('/columns/'))"
+                          ".map((e) => [new URL(e.name).search, e.initiatorType])")
+    assert asked == [["?upstream=1&downstream=1", "link"]]
+
+
 def _box_edge(page: Any, node_id: str) -> dict[str, float]:
     """A point inside a dataset's box above its first column (its own, not a column's, to click)."""
     return graph_point(page, f"""(cy) => {{

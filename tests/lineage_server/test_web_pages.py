@@ -108,6 +108,30 @@ def test_application_page_points_at_the_graph_endpoint(viewer_client, word_count
     assert b"<title>wc \xc2\xb7 Spark lineage</title>" in response.content
 
 
+def _preloads(html: str) -> list[str | None]:
+    return [link["href"] for link in _tags(html)["link"] if link.get("rel") == "preload"]
+
+
+def test_graph_pages_preload_the_json_their_script_fetches_first(viewer_client, word_count):
+    from lineage_server.catalog.models import Dataset
+
+    assert _preloads(viewer_client.get("/applications/local-1/").content.decode()) == [
+        "/api/v1/applications/local-1/graph/"]
+    dataset = Dataset.objects.get(path="file:/data/in.txt").pk
+    # the mode and depths of the page's query string, read as pipeline_graph.js's depthsFromUrl does
+    for query, preload in (
+        ("", f"/api/v1/datasets/{dataset}/graph/?upstream=2&downstream=2"),
+        ("?mode=columns&upstream=0&downstream=5", f"/api/v1/datasets/{dataset}/columns/?upstream=0&downstream=5"),
+        ("?mode=datasets&upstream=3.0&downstream=11", f"/api/v1/datasets/{dataset}/graph/?upstream=3&downstream=2"),
+        ("?upstream=-1&downstream=x", f"/api/v1/datasets/{dataset}/graph/?upstream=2&downstream=2"),
+    ):
+        assert _preloads(viewer_client.get(f"/datasets/{dataset}/{query}").content.decode()) == [preload], query
+        assert viewer_client.get(preload).status_code == 200
+    html = viewer_client.get("/applications/local-1/pipeline/?mode=columns&downstream=1").content.decode()
+    assert _preloads(html) == ["/api/v1/applications/local-1/columns/?upstream=2&downstream=1"]
+    assert _preloads(viewer_client.get("/applications/").content.decode()) == []
+
+
 def test_unknown_application_page_is_404_with_a_way_back(viewer_client, word_count):
     response = viewer_client.get("/applications/no-such-app/")
     assert response.status_code == 404

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -35,20 +37,41 @@ def application(request: HttpRequest, app_id: str) -> HttpResponse:
     app = visible_applications(request.user).filter(app_id=app_id).only("app_id", "name").first()
     if app is None:
         return render(request, "web/not_found.html", {"what": "application", "key": app_id}, status=404)
+    graph_url = reverse("api:application-graph", kwargs={"app_id": app.app_id})
     return render(
         request,
         "web/application.html",
         {
             "app": app,
             "api_url": reverse("api:application-detail", kwargs={"app_id": app.app_id}),
-            "graph_url": reverse("api:application-graph", kwargs={"app_id": app.app_id}),
+            "graph_url": graph_url,
+            "preload_url": graph_url,
             "capture_points_url": reverse("api:capture-point-list", kwargs={"app_id": app.app_id}),
         },
     )
 
 
-def _pipeline_page(request: HttpRequest, title: str, graph_url: str, center: str) -> HttpResponse:
-    return render(request, "web/pipeline.html", {"title": title, "graph_url": graph_url, "center": center})
+PIPELINE_DEPTH = 2  # as frontend/src/pipeline_graph.js's depthsFromUrl, when the query string names none
+
+
+def _page_depth(request: HttpRequest, name: str) -> int:
+    """A depth of the pipeline page's query string as its script reads it (depthsFromUrl): 0 to 10, else 2."""
+    raw = request.GET.get(name, "").strip()
+    try:
+        value = float(raw)  # as JavaScript's Number(): "3", "3.0", " 3 " (but not "1_0")
+    except ValueError:
+        return PIPELINE_DEPTH
+    return int(value) if value.is_integer() and 0 <= value <= 10 and "_" not in raw else PIPELINE_DEPTH
+
+
+def _pipeline_page(request: HttpRequest, title: str, graph_url: str, columns_url: str, center: str) -> HttpResponse:
+    # The URL the page's script fetches first (pipeline.js: the mode and depths of the query string),
+    # preloaded; where the two read an odd query string apart, the script fetches its own.
+    depths = urlencode({"upstream": _page_depth(request, "upstream"), "downstream": _page_depth(request, "downstream")})
+    first = columns_url if request.GET.get("mode") == "columns" else graph_url
+    return render(request, "web/pipeline.html", {
+        "title": title, "graph_url": graph_url, "center": center, "preload_url": f"{first}?{depths}",
+    })
 
 
 @login_required
@@ -59,7 +82,8 @@ def dataset(request: HttpRequest, pk: int) -> HttpResponse:
     found = Dataset.objects.filter(pk=pk).first() if mine.exists() else None
     if found is None:
         return render(request, "web/not_found.html", {"what": "dataset", "key": pk}, status=404)
-    return _pipeline_page(request, found.path, reverse("api:dataset-graph", kwargs={"pk": pk}), f"dataset:{pk}")
+    return _pipeline_page(request, found.path, reverse("api:dataset-graph", kwargs={"pk": pk}),
+                          reverse("api:dataset-columns", kwargs={"pk": pk}), f"dataset:{pk}")
 
 
 @login_required
@@ -69,8 +93,9 @@ def pipeline(request: HttpRequest, app_id: str) -> HttpResponse:
     app = visible_applications(request.user).filter(app_id=app_id).only("app_id", "name").first()
     if app is None:
         return render(request, "web/not_found.html", {"what": "application", "key": app_id}, status=404)
-    url = reverse("api:application-pipeline", kwargs={"app_id": app.app_id})
-    return _pipeline_page(request, app.name or app.app_id, url, f"app:{app.app_id}")
+    return _pipeline_page(request, app.name or app.app_id,
+                          reverse("api:application-pipeline", kwargs={"app_id": app.app_id}),
+                          reverse("api:application-columns", kwargs={"app_id": app.app_id}), f"app:{app.app_id}")
 
 
 def _question_page(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
