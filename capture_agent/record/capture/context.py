@@ -25,7 +25,8 @@ from capture_agent.record.capture import events as _events
 from capture_agent.record.capture.actions import Actions
 from capture_agent.record.capture.captured_frames import CapturedDataFrame, user_frame
 from capture_agent.record.capture.compiler import Compiler
-from capture_agent.record.capture.frame_sources import CapturedReader, local_frame, rdd_frame
+from capture_agent.record.capture.frame_readers import CapturedReader
+from capture_agent.record.capture.frame_sources import local_frame, rdd_frame
 from capture_agent.record.capture.frames import FrameState, LineageFrame
 from capture_agent.record.capture.inputs import CsvInput, ParallelizeInput, ParquetInput, TextInput
 from capture_agent.record.capture.kept import KeptJob
