@@ -27,7 +27,7 @@ from capture_agent.record.storage.layouts.shuffled import write_sets_per_parent
 from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.worker.frames import id_sets, lineage_writer
 
-# ``frame``: a ``frames.CapturedDataFrame`` (its plain frame ``_df``, its ``_slots`` of hidden
+# ``frame``: a ``frames.LineageFrame`` (its rewritten frame ``_df``, its ``_slots`` of hidden
 # columns, its ``_layout()``); typed Any so that this module does not import that one.
 
 

@@ -21,14 +21,10 @@ and new rows by its group columns (``_keys``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from capture_agent.record.capture import frame_io
-from capture_agent.record.errors import NotCaptured
 from capture_agent.record.worker.frames import id_sets
-
-if TYPE_CHECKING:
-    from capture_agent.record.query.lineage_rdd import LineageRDD
 
 HIDDEN = "__lineage_"
 
@@ -156,11 +152,3 @@ class LineageFrame:
         node = SourceNode(self._lc.sc, "rdd", source, source.num_partitions,
                           Given(lambda: plain.rdd, "a captured DataFrame's rows (.rdd)"))
         return self._lc.rdd_type(self._lc._rt, node)
-
-    def getLineage(self) -> LineageRDD:
-        """A LineageRDD at this frame's last action's output (a source: at its records)."""
-        from capture_agent.record.query.lineage_rdd import LineageRDD
-
-        if self._point is None:
-            raise NotCaptured("run an action on this DataFrame first (collect, count, write...)")
-        return LineageRDD.at_point(self._lc.lineage_session, self._point)
