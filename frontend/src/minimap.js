@@ -16,11 +16,15 @@ export function startMinimap(cy) {
     if (minimapNav?._onRenderHandler) {
       const thumbnail = minimapNav._onRenderHandler;
       let timer = null;
-      cy.offRender(thumbnail);
-      cy.onRender(() => {
+      const later = () => {
         clearTimeout(timer);
         timer = setTimeout(thumbnail, MINIMAP_DELAY_MS);
-      });
+      };
+      cy.offRender(thumbnail);
+      cy.onRender(later);
+      // The extension draws its first thumbnail on a render; when the graph is already painted and
+      // idle there is none to come (a loaded machine finishes the first drawing before this runs).
+      later();
     }
   }, 0)));
 }
