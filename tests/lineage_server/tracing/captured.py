@@ -17,6 +17,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[3]
 
+EVENTS_FILE = "events.jsonl"  # where a run captured without a server keeps its agent's events
 VOCABULARY = ["error", "warning", "timeout", "retry", "ok", "info", "debug", "cache", "disk", "auth"]
 TOPICS = {"error": "incident", "warning": "incident", "timeout": "network", "retry": "network", "disk": "storage",
           "cache": "storage"}
@@ -79,14 +80,18 @@ def lineage_of(topic: str, lines: list[str], topic_lines: list[str]) -> Counter[
     return found
 
 
-def capture_word_topics(spark: Any, server_url: str, token: str, folder: Path, seed: int = 3) -> CapturedJob:
+def capture_word_topics(spark: Any, server_url: str | None, token: str | None, folder: Path,
+                        seed: int = 3) -> CapturedJob:
     """Word count joined with a word -> topic table, summed per topic, collected: captured with a
-    LineageContext, registered with the server at ``server_url``."""
+    LineageContext, registered with the server at ``server_url`` (none: its agent's events go to
+    ``events.jsonl`` in ``folder``, for ``register_events`` to send to a server later)."""
     import capture_agent
     from capture_agent import LineageContext
 
     lines, topic_lines, text, topics = write_inputs(folder, seed)
-    agent = capture_agent.enable(spark, server_url=server_url, token=token, spool_dir=str(folder / "spool"))
+    sink = ({"server_url": server_url, "token": token, "spool_dir": str(folder / "spool")} if server_url
+            else {"sink": "file", "file_sink_path": str(folder / EVENTS_FILE)})
+    agent = capture_agent.enable(spark, **sink)
     try:
         lc = LineageContext(spark, store=str(folder / "store"))
         counts = lc.textFile(str(text), 3).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add, 2)
@@ -106,7 +111,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from tests.lineage_server.tracing.captured import capture_word_topics
 
-server, token, runs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+server, token, runs = sys.argv[1] or None, sys.argv[2] or None, json.loads(sys.argv[3])
 for folder, seed in runs:  # each run a SparkContext of its own (its own application id), on one JVM
     spark = (SparkSession.builder.master("local[2]").appName("lineage-tests-other")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
@@ -118,17 +123,19 @@ for folder, seed in runs:  # each run a SparkContext of its own (its own applica
 """
 
 
-def capture_in_own_application(server_url: str, token: str, folder: Path, seed: int) -> CapturedJob:
+def capture_in_own_application(server_url: str | None, token: str | None, folder: Path, seed: int) -> CapturedJob:
     """The same job with other data, captured by a PySpark driver of its own (another application id:
     the test session's SparkContext has one, and an application belongs to one team)."""
     (job,) = capture_runs_in_own_driver(server_url, token, [(folder, seed)])
     return job
 
 
-def capture_runs_in_own_driver(server_url: str, token: str, runs: list[tuple[Path, int]]) -> list[CapturedJob]:
+def capture_runs_in_own_driver(server_url: str | None, token: str | None,
+                               runs: list[tuple[Path, int]]) -> list[CapturedJob]:
     """Runs of the job (one application name) with the data of each seed, one after the other by one
-    PySpark driver of their own: each run its own SparkContext, so its own application id."""
-    done = subprocess.run([sys.executable, "-c", OWN_APPLICATION, server_url, token,
+    PySpark driver of their own: each run its own SparkContext, so its own application id. Without
+    a server, each run's events are kept in its folder (``register_events``)."""
+    done = subprocess.run([sys.executable, "-c", OWN_APPLICATION, server_url or "", token or "",
                            json.dumps([(str(folder), seed) for folder, seed in runs])],
                           cwd=ROOT, capture_output=True, text=True, timeout=240 * len(runs))
     assert done.returncode == 0, done.stderr[-4000:]
@@ -140,6 +147,21 @@ def capture_runs_in_own_driver(server_url: str, token: str, runs: list[tuple[Pat
         jobs.append(CapturedJob(app_id, lines, topic_lines, folder / "events.txt", folder / "topics.csv",
                                 topic_totals(lines)))
     return jobs
+
+
+def register_events(server_url: str, token: str, job: CapturedJob) -> None:
+    """Sends the events a run's agent kept in its folder (a run captured without a server) to the
+    server's ingest API with ``token``, in order and in batches, as its agent would have: a run
+    captured once registers again with each test's server and team."""
+    from capture_agent.protocol import INGEST_PATH
+    from capture_agent.transport import post_events
+
+    lines = (job.text.parent / EVENTS_FILE).read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    assert events, f"no events kept for {job.app_id}"
+    for start in range(0, len(events), 200):
+        sent = post_events(server_url.rstrip("/") + INGEST_PATH, token, events[start:start + 200], 30)
+        assert sent.kind == "ok", (sent.status, sent.detail)
 
 
 READER = """

@@ -5,22 +5,36 @@ downloads, permissions (another team's diffs are 404) and bad fields (400 naming
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services import run_trace
-from tests.lineage_server.tracing.captured import capture_runs_in_own_driver, lineage_of, topic_totals
+from tests.lineage_server.tracing.captured import (
+    capture_runs_in_own_driver,
+    lineage_of,
+    register_events,
+    topic_totals,
+)
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 
+@pytest.fixture(scope="module")
+def captured_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
+    """The word/topic job run twice by a driver of its own (one application name), on other lines,
+    once for the module: its agent's events kept in files."""
+    folder = tmp_path_factory.mktemp("diff-runs")
+    return capture_runs_in_own_driver(None, None, [(folder / "old", 3), (folder / "new", 4)])
+
+
 @pytest.fixture
-def two_runs(live_server: Any, agent_token: str, tmp_path: Path) -> tuple[Any, Any]:
-    """The word/topic job run twice by drivers of their own (one application name), on other lines."""
-    old, new = capture_runs_in_own_driver(live_server.url, agent_token, [(tmp_path / "old", 3), (tmp_path / "new", 4)])
+def two_runs(captured_runs: list[Any], live_server: Any, agent_token: str) -> tuple[Any, Any]:
+    """The two runs registered with this test's server, as their agent would have."""
+    for run in captured_runs:
+        register_events(live_server.url, agent_token, run)
+    old, new = captured_runs
     return old, new
 
 

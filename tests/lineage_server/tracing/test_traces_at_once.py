@@ -15,10 +15,23 @@ import pytest
 from lineage_server.accounts.services import create_agent_token, create_personal_token, create_team
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace
-from tests.lineage_server.tracing.captured import TOPICS, CapturedJob, capture_in_own_application
+from tests.lineage_server.tracing.captured import (
+    TOPICS,
+    CapturedJob,
+    capture_in_own_application,
+    register_events,
+)
 from tests.lineage_server.worker import celery_worker
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
+
+@pytest.fixture(scope="module")
+def blue_job(tmp_path_factory: pytest.TempPathFactory) -> CapturedJob:
+    """The job on other data, captured once for the module by a PySpark driver of its own (another
+    application: an application belongs to one team), its agent's events kept for each test to
+    register with the blue team's token."""
+    return capture_in_own_application(None, None, tmp_path_factory.mktemp("blue") / "blue-job", seed=11)
+
 
 FORWARD_WORDS = ["error", "warning", "timeout", "retry", "disk", "cache", "auth"]
 
@@ -72,10 +85,10 @@ def values(user: Http, trace: dict[str, Any]) -> list[str]:
     return sorted(found)
 
 
-def test_twenty_traces_at_once_by_four_users_of_two_teams(captured, team, make_member, live_server, tmp_path):
+def test_twenty_traces_at_once_by_four_users_of_two_teams(captured, blue_job, team, make_member, live_server,
+                                                          tmp_path):
     blue = create_team("blue", "Blue team")
-    blue_job = capture_in_own_application(live_server.url, create_agent_token(blue, "blue agent")[1],
-                                          tmp_path / "blue-job", seed=11)
+    register_events(live_server.url, create_agent_token(blue, "blue agent")[1], blue_job)
     users = {}
     for name, in_team in (("ada", team), ("alan", team), ("bea", blue), ("bob", blue)):
         users[name] = Http(live_server.url, create_personal_token(make_member(name, "analyst", in_team), "cli")[1])
@@ -129,13 +142,12 @@ def test_twenty_traces_at_once_by_four_users_of_two_teams(captured, team, make_m
                 assert user.call("GET", body["links"]["records"])[0] == 404
 
 
-def test_one_teams_burst_of_traces_does_not_hold_back_another_teams_single_trace(captured, team, make_member,
-                                                                                 live_server, tmp_path):
+def test_one_teams_burst_of_traces_does_not_hold_back_another_teams_single_trace(captured, blue_job, team,
+                                                                                 make_member, live_server, tmp_path):
     """Red asks 30 traces, then blue one, all queued before the worker starts: blue's runs second
     (after the one red trace the worker took first), not 31st; every answer is exact."""
     blue = create_team("blue", "Blue team")
-    blue_job = capture_in_own_application(live_server.url, create_agent_token(blue, "blue agent")[1],
-                                          tmp_path / "blue-job", seed=11)
+    register_events(live_server.url, create_agent_token(blue, "blue agent")[1], blue_job)
     red_user = Http(live_server.url, create_personal_token(make_member("ada", "analyst", team), "cli")[1])
     blue_user = Http(live_server.url, create_personal_token(make_member("bea", "analyst", blue), "cli")[1])
     burst = [(question, expected) for question, expected in questions(captured) * 3]
