@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.HashMap;
 import java.util.List;
+import java.util.UUID;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.parquet.column.ParquetProperties;
 import org.apache.parquet.hadoop.ParquetFileWriter;
@@ -25,6 +27,11 @@ import org.apache.spark.deploy.SparkHadoopUtil;
  * on average, else a Roaring bitmap (portable 64-bit format, {@link IdSets#sorted}). Lists are
  * compressed with ZSTD; bitmaps are not (ZSTD took a fifth off their size for half the write's
  * time). A write replaces the table a run of the task before wrote.
+ *
+ * <p>A table is written under a hidden name beside its own and renamed when whole: a task Spark no
+ * longer waits for (a stage adaptive execution cancelled once the answer was known) can still be
+ * writing when the action returns, and what reads the point then (its row counts) must see whole
+ * tables or none. Hidden names are skipped by the store's listing and by Spark's readers.
  */
 final class TapTable {
     private static final int ROW_GROUP = 1 << 22;
@@ -61,7 +68,8 @@ final class TapTable {
             schema.append(sets ? " optional binary in_ids_" : " repeated int64 in_ids_").append(s).append(';');
         }
         MessageType type = MessageTypeParser.parseMessageType(schema.append(" }").toString());
-        Builder builder = new Builder(path, type, sources, sets);
+        Path writing = new Path(path.getParent(), "." + path.getName() + "." + UUID.randomUUID() + ".writing");
+        Builder builder = new Builder(writing, type, sources, sets);
         for (int s = 0; s < sources; s++) {  // out_id's statistics skip row groups; the ids' are not read
             builder.withStatisticsEnabled("in_ids_" + s, false);
         }
@@ -73,6 +81,21 @@ final class TapTable {
                 .withRowGroupSize(ROW_GROUP).build()) {
             for (TapRow row : rows) {
                 writer.write(row);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        publish(writing, path);
+    }
+
+    /** Renames the whole table {@code writing} to {@code path}, over a table a run before wrote (a
+     * rename replaces nothing on some file systems). */
+    private static void publish(Path writing, Path path) {
+        try {
+            FileSystem fs = path.getFileSystem(hadoop());
+            fs.delete(path, false);
+            if (!fs.rename(writing, path)) {
+                throw new IOException("cannot rename " + writing + " to " + path);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
