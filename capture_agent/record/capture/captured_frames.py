@@ -12,7 +12,9 @@ then the query is captured at its plan in the JVM, as an unmodified job's querie
 (``frame_plan.captured_query``): its sources are the ones the context read (``lc.read...``, known
 by what their plans' leaves read), or any other files, tables or local rows the query reads, read
 again with ids. So the explicit API captures whatever the rewrite captures, and refuses, at the
-action, what it refuses (``UnsupportedOperation`` naming the operator).
+action, what it refuses (``UnsupportedOperation`` naming the operator). A capture that fails while
+it runs never fails the job: the action runs plain and is recorded as not captured, as an
+unmodified job's is, and the frame's ``getLineage`` raises ``NotCaptured`` saying why.
 
 ``run_action`` is that action, shared with the implicit capture (``capture/implicit.py``):
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any
 
+from capture_agent.record.capture.implicit_guard import report_plain, why_plain
 from capture_agent.record.errors import NotCaptured, UnsupportedOperation
 
 if TYPE_CHECKING:
@@ -127,6 +130,7 @@ class CapturedDataFrame:
         self._df = df  # the plain DataFrame
         self._source = source  # the captured source, for a frame a reader made
         self._last: LineageFrame | None = None  # the frame of its last action
+        self._failed: str | None = None  # why its last action ran plain
 
     @property
     def _point(self) -> str | None:
@@ -136,7 +140,7 @@ class CapturedDataFrame:
         return self._source._point if self._source is not None else None
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_df", "_lc", "_source", "_last"):
+        if name.startswith("__") or name in ("_df", "_lc", "_source", "_last", "_failed"):
             raise AttributeError(name)
         return _wrapped(self._lc, getattr(self._df, name))
 
@@ -151,7 +155,19 @@ class CapturedDataFrame:
         return self._df
 
     def _run(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        result, self._last = run_action(self._lc, self._df, name, *args, **kwargs)
+        """Action ``name`` captured; a query the capture refuses raises ``UnsupportedOperation``
+        naming what stopped it. A capture that fails while it runs (not the query: Spark's own
+        error comes from the plain run) does not fail the job: the action runs plain, is recorded
+        as not captured, and ``getLineage`` says why."""
+        try:
+            result, self._last = run_action(self._lc, self._df, name, *args, **kwargs)
+        except UnsupportedOperation:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
+            self._last, self._failed = None, why_plain(exc)
+            report_plain(self._lc, name, self._failed)
+            return getattr(self._df, name)(*args, **kwargs)
+        self._failed = None
         return result
 
     def collect(self) -> list[Any]:
@@ -196,6 +212,8 @@ class CapturedDataFrame:
         """A LineageRDD at this frame's last action's output (a source: at its records)."""
         from capture_agent.record.query.lineage_rdd import LineageRDD
 
+        if self._failed is not None:
+            raise NotCaptured(f"its last action ran without record lineage: {self._failed}")
         point = self._point
         if point is None:
             raise NotCaptured("run an action on this DataFrame first (collect, count, write...)")

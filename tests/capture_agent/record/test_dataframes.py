@@ -447,6 +447,39 @@ def test_any_query_is_captured_at_its_action_and_refusals_are_named_there(lc: An
     assert orders.columns == ["order_id", "customer_id", "amount", "day"]
 
 
+def test_a_capture_that_fails_while_it_runs_runs_the_action_plain_and_says_why(lc: Any, frames: dict[str, Any],
+                                                                             plain: dict[str, Any]) -> None:
+    """The explicit API never fails the job for a capture that breaks (here its store's folder
+    replaced by a file, so nothing can be written there): the action gives PySpark's answer, is
+    recorded as not captured, and the frame's lineage says why; the next action that can be
+    captured is."""
+    import shutil
+
+    from pyspark.sql import functions as F
+
+    from capture_agent.record import NotCaptured
+
+    def per_customer(df: Any) -> Any:
+        return df.groupBy("customer_id").agg(F.sum("amount").alias("total"))
+
+    totals = per_customer(frames["orders"])
+    run_dir = Path(lc.run_dir)
+    kept = run_dir.with_name(run_dir.name + ".kept")
+    run_dir.rename(kept)
+    run_dir.write_text("not a folder")
+    try:
+        assert rows(totals.collect()) == rows(per_customer(plain["orders"]).collect())
+        assert totals.count() == len({o[1] for o in ORDERS})
+        with pytest.raises(NotCaptured, match="ran without record lineage: the capture failed"):
+            totals.getLineage()
+    finally:
+        run_dir.unlink()
+        shutil.move(str(kept), str(run_dir))
+    assert [e["action"] for e in lc.store.not_captured] == ["collect", "count"]
+    assert rows(totals.collect()) == rows(per_customer(plain["orders"]).collect())
+    assert back(totals, where("customer_id", "c0")) == rows([o for o in ORDERS if o[1] == "c0"])
+
+
 def test_created_rows_keep_the_slices_and_order_of_spark_create_data_frame(lc: Any, spark: Any) -> None:
     """``createDataFrame``'s rows, kept in Parquet files and read back, are in the partitions and
     order of ``spark.createDataFrame``'s slices: Spark's read of the files would read the larger
