@@ -90,8 +90,8 @@ def captured_variant(tables: dict[str, str], store: str) -> Variant:
 def explicit_variant(tables: dict[str, str], store: str) -> Variant:
     """The query through the explicit API: each table it names read with ``lc.read.parquet`` as a
     temporary view, the query run with ``lc.sql`` (the same JVM rewrite, the views read as their
-    captured sources): the answer, then refused (and why), or captured with the seconds of the
-    action and the verdict of the trace oracles."""
+    captured sources): the answer, then refused (and why), not captured (the capture failed: it ran
+    plain), or captured with the seconds of the action and the verdict of the trace oracles."""
     from capture_agent import LineageContext
     from capture_agent.record.errors import UnsupportedOperation
     from tests import tpcds
@@ -105,12 +105,15 @@ def explicit_variant(tables: dict[str, str], store: str) -> Variant:
             for name, path in tables.items():
                 if re.search(rf"\b{name}\b", text, re.IGNORECASE):
                     lc.read.parquet(path).createOrReplaceTempView(name)
+            before = len(lc.store.not_captured)
             start = time.perf_counter()
             try:
                 got = lc.sql(text).collect()
             except UnsupportedOperation as exc:
                 return [tuple(r) for r in spark.sql(text).collect()], f"refused: {str(exc)[:120]}"
             seconds = time.perf_counter() - start
+            if len(lc.store.not_captured) > before:  # the capture failed: the action ran plain
+                return [tuple(r) for r in got], f"not captured: {lc.store.not_captured[-1]['reason'][:120]}"
             problem = check_trace(lc, spark, tables, text, got) if got else None
             return [tuple(r) for r in got], f"captured {seconds:.2f}s, trace {problem or 'ok'}"
         finally:
