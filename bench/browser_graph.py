@@ -22,6 +22,7 @@ issue's goals (5,000 operators in any shape): open under 1 s, a zoom under 200 m
 
     .venv/bin/python bench/browser_graph.py                   # 5,000 operators: 10 jobs x 20 stages x 25
     .venv/bin/python bench/browser_graph.py --shape wide      # 5,000 operators: 50 jobs x 10 stages x 10
+    .venv/bin/python bench/browser_graph.py --shape long      # 1 job x 500 stages x 10 (also: many, fat, flat)
     .venv/bin/python bench/browser_graph.py --jobs 2 --stages 10 --ops 50
 """
 
@@ -119,7 +120,9 @@ def served_page(prefix: str, stream: list[dict[str, Any]]) -> Iterator[tuple[Any
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
                 page = browser.new_page(viewport={"width": 1280, "height": 800})
-                page.set_default_timeout(600_000)
+                page.set_default_timeout(120_000)
+                # a page that throws never gets ready: the waits below stop on its first error
+                page.add_init_script(CATCH_ERRORS)
                 page.goto(f"{base}/login/")
                 page.fill("input[name='username']", "admin")
                 page.fill("input[name='password']", password)
@@ -131,10 +134,28 @@ def served_page(prefix: str, stream: list[dict[str, Any]]) -> Iterator[tuple[Any
                     browser.close()
 
 
-SHAPES = {"deep": (10, 20, 25), "wide": (50, 10, 10)}  # jobs, stages a job, operators a stage: 5,000 operators
+# jobs, stages a job, operators a stage: 5,000 operators each
+SHAPES = {
+    "deep": (10, 20, 25),
+    "wide": (50, 10, 10),
+    "long": (1, 500, 10),  # one job of 500 chained stages
+    "many": (500, 1, 10),  # 500 jobs of one stage
+    "fat": (2, 5, 500),  # stages of 500 operators
+    "flat": (1, 1, 5000),  # one stage of 5,000 operators
+}
 SETTLE_MS = 800  # before each timed action
+PAGE_ERROR = "benchPageError"
+CATCH_ERRORS = (f"addEventListener('error', (e) => {{ window.{PAGE_ERROR} = String(e.message); }});"
+                f"addEventListener('unhandledrejection', (e) => {{ window.{PAGE_ERROR} = String(e.reason); }});")
 READY = "document.querySelector('#application-page')?.dataset.state === 'ready'"
 IDLE = "document.querySelector('#application-page')?.dataset.layout === 'idle'"
+
+
+def failed(page: Any) -> None:
+    """Stops the bench on the page's first uncaught error (it would never be ready or idle)."""
+    error = page.evaluate(f"window.{PAGE_ERROR} ?? null")
+    if error:
+        raise SystemExit(f"the page failed: {error}")
 
 
 def timed(page: Any, action: str) -> float:
@@ -142,8 +163,13 @@ def timed(page: Any, action: str) -> float:
     return page.evaluate(
         f"""() => new Promise((done) => {{
             const start = performance.now();
-            {action};
-            const wait = () => ({IDLE}) ? done(performance.now() - start) : requestAnimationFrame(wait);
+            const wait = () => ({IDLE}) || window.{PAGE_ERROR}
+                ? done(performance.now() - start) : requestAnimationFrame(wait);
+            try {{
+                {action};
+            }} catch (error) {{
+                window.{PAGE_ERROR} = String(error);
+            }}
             requestAnimationFrame(wait);
         }})"""
     )
@@ -165,7 +191,7 @@ def main() -> None:
 
     stream = events(args.jobs, args.stages, args.ops)
     operators = args.jobs * args.stages * args.ops
-    print(f"{operators} operators in {args.jobs * args.stages} stages of {args.jobs} jobs")
+    print(f"{operators} operators in {args.jobs * args.stages} stages of {args.jobs} jobs", flush=True)
     with served_page("bench-graph-", stream) as (page, base):
         figures: dict[str, list[float]] = {}
         page.evaluate("localStorage.clear()")  # the first open lays the graph out
@@ -174,7 +200,8 @@ def main() -> None:
             # 250 ms after the graph) held the next navigation's start for up to 2 s
             page.goto("about:blank")
             page.goto(f"{base}/applications/{APP_ID}/")  # no level in the URL: the readable one
-            page.wait_for_function(f"({READY}) && ({IDLE})", polling="raf")
+            page.wait_for_function(f"(({READY}) && ({IDLE})) || window.{PAGE_ERROR}", polling="raf")
+            failed(page)
             nav = page.evaluate(
                 """() => {
                     const api = performance.getEntriesByType('resource')
@@ -201,10 +228,14 @@ def main() -> None:
         level = page.evaluate("window.lineageZoom.level()")
         nodes = page.evaluate("window.lineageGraph.nodes().length")
         # the first stage drawn: a big application opens with the jobs around the framed one collapsed
-        stage = json.dumps(page.evaluate("window.lineageGraph.nodes('.stage.collapsed')[0].id()"))
-        print(f"opens at the {level} level, {nodes} nodes drawn")
-        steps = [("zoom in (one stage)", f"window.lineageZoom.zoomIn({stage})"),
-                 ("zoom out (one stage)", f"window.lineageZoom.zoomOut({stage})")] * args.runs
+        stage = page.evaluate("window.lineageGraph.nodes('.stage.collapsed')[0]?.id() ?? null")
+        status = page.text_content(".graph-status")
+        print(f"opens at the {level} level, {nodes} nodes drawn ({status})")
+        steps = [("zoom in (one stage)", f"window.lineageZoom.zoomIn({json.dumps(stage)})"),
+                 ("zoom out (one stage)", f"window.lineageZoom.zoomOut({json.dumps(stage)})")] * args.runs
+        if stage is None:
+            print("  no collapsed stage drawn: no zoom timed")
+            steps = []
         steps += [(f"level {name}", f"document.querySelector('#level-{name}').click()")
                   for name in ("job", "application", "stage")]
         if args.all_operators:
@@ -214,6 +245,7 @@ def main() -> None:
             # (a full cy.png()), which must not land in the next action's frames
             page.wait_for_timeout(SETTLE_MS)
             figures.setdefault(name, []).append(timed(page, action))
+            failed(page)
             split = page.evaluate("window.lineageZoom.lastDraw()")
             print(f"  {name} {figures[name][-1]:.0f} ms: elements {split['elements']:.0f},"
                   f" add {split['add']:.0f}, layout {split['layout']:.0f}"

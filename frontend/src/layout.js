@@ -9,8 +9,12 @@
 import dagre from '@dagrejs/dagre';
 
 import { layoutMinLen, layoutOptions, readableViewport } from './graph.js';
+import { connectedParts, packInRows } from './packing.js';
 
 export const FLAT_FROM = 150;
+// Fewer unconnected parts than this stay in dagre's column (a skipped stage beside its job): only
+// many of them make the column too tall to read, and packing moves nodes off their rank's column.
+export const PACK_FROM = 8;
 
 function leafOf(node) {
   let leaf = node;
@@ -53,6 +57,65 @@ function flatPositions(leaves, edges, options) {
   return out;
 }
 
+/** The box around flatPositions' nodes: {x1, y1, x2, y2, w, h}. */
+function placedBox(placed) {
+  let x1 = Infinity; let x2 = -Infinity; let y1 = Infinity; let y2 = -Infinity;
+  for (const { x, y, w, h } of placed.values()) {
+    x1 = Math.min(x1, x - w / 2); x2 = Math.max(x2, x + w / 2);
+    y1 = Math.min(y1, y - h / 2); y2 = Math.max(y2, y + h / 2);
+  }
+  return { x1, y1, x2, y2, w: x2 - x1, h: y2 - y1 };
+}
+
+// The outermost box holding `node` but the application's (its job), else itself: what a part keeps together.
+function outerBox(node) {
+  const boxes = node.ancestors().filter((box) => box.data('kind') !== 'application');
+  return boxes.length ? boxes[boxes.length - 1].id() : node.id();
+}
+
+/**
+ * flatPositions of each connected part of `leaves` (joined by an edge, or by the job holding them)
+ * on its own, the parts packed in rows in their order (packing.js). One part: flatPositions.
+ */
+function packedPositions(cy, leaves, edges, options, aspect) {
+  const index = new Map(leaves.map((node, i) => [node.id(), i]));
+  const links = [];
+  const firstIn = new Map();
+  leaves.forEach((node, i) => {
+    const box = outerBox(node);
+    if (firstIn.has(box)) links.push([firstIn.get(box), i]);
+    else firstIn.set(box, i);
+  });
+  edges.forEach((edge) => {
+    const s = index.get(leafOf(edge.source()).id());
+    const t = index.get(leafOf(edge.target()).id());
+    if (s !== undefined && t !== undefined) links.push([s, t]);
+  });
+  // the parts in the order of their jobs (a job's stages come after every job in the API's order)
+  const order = new Map(cy.nodes().map((node, i) => [node.id(), i]));
+  const rank = (i) => order.get(outerBox(leaves[i]));
+  const parts = connectedParts(leaves.length, links)
+    .map((part) => ({ part, first: Math.min(...part.map(rank)) })).sort((a, b) => a.first - b.first).map(({ part }) => part);
+  if (parts.length < PACK_FROM) return flatPositions(leaves, edges, options);
+  const partOf = new Map();
+  parts.forEach((part, p) => part.forEach((i) => partOf.set(leaves[i].id(), p)));
+  const edgesOf = parts.map(() => []);
+  edges.forEach((edge) => {
+    const p = partOf.get(leafOf(edge.source()).id());
+    if (p !== undefined && p === partOf.get(leafOf(edge.target()).id())) edgesOf[p].push(edge);
+  });
+  const laid = parts.map((part, p) => flatPositions(part.map((i) => leaves[i]), edgesOf[p], options));
+  const boxes = laid.map(placedBox);
+  const corners = packInRows(boxes, { aspect, gap: options.rankSep });
+  const out = new Map();
+  laid.forEach((placed, p) => {
+    const dx = corners[p].x - boxes[p].x1;
+    const dy = corners[p].y - boxes[p].y1;
+    for (const [id, { x, y, w, h }] of placed) out.set(id, { x: x + dx, y: y + dy, w, h });
+  });
+  return out;
+}
+
 /** Lays out `cy`'s elements (synchronously); `flat` forces (true) or forbids (false) the flat run. */
 export function runLayout(cy, { flat = cy.nodes().length > FLAT_FROM } = {}) {
   const options = layoutOptions();
@@ -61,7 +124,8 @@ export function runLayout(cy, { flat = cy.nodes().length > FLAT_FROM } = {}) {
     return 'compound';
   }
   const leaves = cy.nodes().filter((node) => !node.isParent());
-  const placed = flatPositions(leaves, cy.edges(), options);
+  const aspect = cy.container() && cy.height() > 0 ? cy.width() / cy.height() : 16 / 9; // headless: 1 x 1
+  const placed = packedPositions(cy, leaves, cy.edges(), options, aspect);
   cy.batch(() => leaves.forEach((node) => {
     const { x, y } = placed.get(node.id());
     node.position({ x, y });
@@ -107,11 +171,7 @@ export function expandInPlace(cy, before, box, { margin = 48 } = {}) {
   const ids = new Set(fresh.map((node) => node.id()));
   const inner = cy.edges().filter((edge) => ids.has(leafOf(edge.source()).id()) && ids.has(leafOf(edge.target()).id()));
   const placed = flatPositions(fresh, inner, layoutOptions());
-  let x1 = Infinity; let x2 = -Infinity; let y1 = Infinity; let y2 = -Infinity;
-  for (const { x, y, w, h } of placed.values()) {
-    x1 = Math.min(x1, x - w / 2); x2 = Math.max(x2, x + w / 2);
-    y1 = Math.min(y1, y - h / 2); y2 = Math.max(y2, y + h / 2);
-  }
+  const { x1, y1, x2, y2 } = placedBox(placed);
   const cx = (box.x1 + box.x2) / 2;
   const cy0 = (box.y1 + box.y2) / 2;
   const dx = cx - (x1 + x2) / 2;

@@ -409,12 +409,12 @@ def test_incomplete_record_level_lineage_shows_a_banner(live_server, agent_token
 WIDE_APP = "local-1763731400000"
 
 
-def _post_jobs(live_server: Any, agent_token: str, app_id: str, jobs: int, capture_job: int) -> str:
-    """`jobs` jobs of three chained stages of three operators; `capture_job` holds the capture points."""
+def _post_jobs(live_server: Any, agent_token: str, app_id: str, jobs: int, capture_job: int, stages: int = 3) -> str:
+    """`jobs` jobs of `stages` chained stages of three operators; `capture_job` holds the capture points."""
     events = [event("application_start", app_id, 0, name="etl", user="ana", spark_version="4.3.0", master="local[2]")]
     t = 1
     for job in range(jobs):
-        stage_ids = [job * 3 + s for s in range(3)]
+        stage_ids = [job * stages + s for s in range(stages)]
         call_site = f"save at etl.py:{20 + job}"
         events.append(event("job_start", app_id, t, job_id=job, stage_ids=stage_ids, call_site=call_site))
         for s, stage in enumerate(stage_ids):
@@ -432,8 +432,10 @@ def _post_jobs(live_server: Any, agent_token: str, app_id: str, jobs: int, captu
         events.append(event("job_end", app_id, t, job_id=job, status="succeeded"))
         t += 1
     events.append(event("application_end", app_id, t + 1))
-    answer = post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": events}, agent_token)
-    assert answer["accepted"] == len(events)
+    for start in range(0, len(events), 500):
+        batch = events[start:start + 500]
+        answer = post_json(f"{live_server.url}/api/v1/ingest/events/", {"events": batch}, agent_token)
+        assert answer["accepted"] == len(batch)
     return app_id
 
 
@@ -450,6 +452,16 @@ BIG_APP = "local-1763731600000"
 def app_of_twenty_jobs(live_server: Any, agent_token: str) -> str:
     """Twenty jobs of three stages: 60 stages, more than 1280x800 reads at once (54); job 12 has the capture points."""
     return _post_jobs(live_server, agent_token, BIG_APP, jobs=20, capture_job=12)
+
+
+MANY_JOBS_APP = "local-1763731700000"
+
+
+@pytest.fixture
+def app_of_300_jobs(live_server: Any, agent_token: str) -> str:
+    """300 jobs of one stage of three operators (bench/browser_graph.py's "many" shape, smaller); job
+    200 holds the capture points."""
+    return _post_jobs(live_server, agent_token, MANY_JOBS_APP, jobs=300, capture_job=200, stages=1)
 
 
 def _open_at_1280(page: Any, url: str, screenshot: str) -> None:
@@ -509,6 +521,39 @@ def test_an_application_too_big_to_read_at_its_stages_opens_on_its_job_the_other
     opened = page.evaluate("window.lineageGraph.nodes('.stage').filter((n) => n.data('parent') === 'job:3')"
                            ".map((n) => [n.id(), n.hasClass('collapsed')])")
     assert sorted(opened) == [["stage:10", True], ["stage:11", True], ["stage:9", True]], "its stages, not operators"
+
+
+def test_an_application_of_300_jobs_opens_on_the_nodes_nearest_its_capture_points_and_draws_the_rest_on_asking(
+    live_server, app_of_300_jobs, page
+):
+    """Even collapsed, its 300 jobs are more than the view reads: the page draws only the nodes
+    nearest the job holding the capture points (neighbourhood.js), readable and framed on it, and
+    says how to draw the rest; the Jobs level draws them all."""
+    _open_at_1280(page, f"{live_server.url}/applications/{app_of_300_jobs}/", "app_page_many_jobs.png")
+    assert _zoom_state(page)["level"] == "stage"
+    view = _opening_view(page)
+    assert view["stages"] == ["stage:200"], "the stage of job 200, which holds the capture points"
+    assert view["shown"] == ["stage:200"], "on screen"
+    assert view["font"] >= 8, f"labels drawn at {view['font']} px"
+    drawn = page.evaluate("""() => {
+        const cy = window.lineageGraph;
+        const onScreen = (n) => {
+            const b = n.renderedBoundingBox({includeLabels: false});
+            return b.x1 >= 0 && b.y1 >= 0 && b.x2 <= cy.width() && b.y2 <= cy.height();
+        };
+        const jobs = cy.nodes('.job.collapsed');
+        return {jobs: jobs.map((n) => n.id()), shown: jobs.filter(onScreen).map((n) => n.id())};
+    }""")
+    assert 10 < len(drawn["jobs"]) < 120, f"{len(drawn['jobs'])} jobs drawn of 299"
+    assert {"job:199", "job:201"} <= set(drawn["jobs"]), "its neighbours, collapsed"
+    assert "job:0" not in drawn["jobs"] and "job:299" not in drawn["jobs"], "not the far ends"
+    assert {"job:199", "job:201"} & set(drawn["shown"]), "a neighbour on screen beside it"
+    status = page.text_content(".graph-status")
+    assert "of 300 nodes drawn, those nearest Job 200" in status, status
+    page.click("#level-job")
+    _wait_for_animations(page)
+    assert page.evaluate("window.lineageGraph.nodes('.job').length") == 300, "the Jobs level draws every job"
+    assert "nodes drawn" not in page.text_content(".graph-status")
 
 
 def test_a_small_application_opens_whole_at_its_deepest_readable_level(live_server, seeded_app, page):
