@@ -120,6 +120,7 @@ def test_server_down_job_unchanged_then_spool_delivered_once(
     capture_agent.enable(spark, sink="http", server_url=closed_port_url(), spool_dir=str(spool_dir))
     try:
         assert job() == expected
+        sc._jsc.sc().listenerBus().waitUntilEmpty()  # the job's end reaches the agent (the bus may be behind)
     finally:
         start = time.monotonic()
         capture_agent.disable()

@@ -15,6 +15,14 @@ pytestmark = pytest.mark.spark
 HERE = os.path.abspath(__file__)
 
 
+def _jobs(sc):
+    """The ids of the jobs without a group, once the listener bus has passed every event posted so
+    far to the status tracker (which it updates asynchronously: behind a busy bus, the jobs just
+    run are not there yet)."""
+    sc._jsc.sc().listenerBus().waitUntilEmpty()
+    return set(sc.statusTracker().getJobIdsForGroup())
+
+
 def _stage_names(sc, jobs):
     tracker = sc.statusTracker()
     return {tracker.getStageInfo(stage).name for job in jobs for stage in tracker.getJobInfo(job).stageIds
@@ -23,13 +31,12 @@ def _stage_names(sc, jobs):
 
 def test_stages_are_named_by_the_line_that_made_them_and_the_action(lc, sc, write_text):
     path = write_text("words.txt", ["a b", "b c", "c a b"])
-    tracker = sc.statusTracker()
-    before = set(tracker.getJobIdsForGroup())
+    before = _jobs(sc)
     counts = lc.textFile(path, 2).flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add)
     made = _line_of("reduceByKey(add)")
     assert sorted(counts.collect()) == [("a", 2), ("b", 3), ("c", 2)]
     collected = _line_of("counts.collect()")
-    names = _stage_names(sc, set(tracker.getJobIdsForGroup()) - before)
+    names = _stage_names(sc, _jobs(sc) - before)
     assert f"reduceByKey at {HERE}:{made}" in names, names
     assert f"collect at {HERE}:{collected}" in names, names
     assert f"textFile at {HERE}:{made}" in names, names
@@ -49,11 +56,10 @@ def test_a_constructor_is_named_by_its_class(spark, tmp_path):
 
     sc = spark.sparkContext
     executors._CHECKED.discard(str(sc.applicationId))  # its executors' check runs again, as a job
-    tracker = sc.statusTracker()
-    before = set(tracker.getJobIdsForGroup())
+    before = _jobs(sc)
     LineageContext(spark, store=str(tmp_path / "lineage"))
     made = _line_of("LineageContext(spark, store=")
-    names = _stage_names(sc, set(tracker.getJobIdsForGroup()) - before)
+    names = _stage_names(sc, _jobs(sc) - before)
     assert names == {f"LineageContext at {HERE}:{made}"}, names
 
 
@@ -73,20 +79,19 @@ def test_dataframe_stages_of_an_unmodified_job_are_named_by_its_lines(spark, tmp
     (tmp_path / "names.json").write_text('{"k": 0, "name": "zero"}\n')
     implicit.enable_records(spark, str(tmp_path / "lineage"))
     try:
-        tracker = sc.statusTracker()
-        before = set(tracker.getJobIdsForGroup())
+        before = _jobs(sc)
         assert spark.read.json(str(tmp_path / "names.json")).columns == ["k", "name"]  # its schema inferred by a job
         inferred = _line_of("spark.read.json(str(tmp_path")
-        assert _stage_names(sc, set(tracker.getJobIdsForGroup()) - before) == {f"json at {HERE}:{inferred}"}
+        assert _stage_names(sc, _jobs(sc) - before) == {f"json at {HERE}:{inferred}"}
         facts = spark.read.parquet(str(tmp_path / "facts"))
         names = spark.createDataFrame([(0, "zero"), (1, "one"), (2, "two")], "k long, name string")
         totals = facts.join(names, "k").groupBy("name").agg(F.sum("x").alias("total"))
-        before = set(tracker.getJobIdsForGroup())
+        before = _jobs(sc)
         assert len(totals.collect()) == 3
         collected = _line_of("len(totals.collect()) == 3")
         totals.write.parquet(str(tmp_path / "totals"))
         wrote = _line_of("totals.write.parquet(")
-        names_seen = _stage_names(sc, set(tracker.getJobIdsForGroup()) - before)
+        names_seen = _stage_names(sc, _jobs(sc) - before)
     finally:
         implicit.disable_records(spark)
     assert f"collect at {HERE}:{collected}" in names_seen and f"parquet at {HERE}:{wrote}" in names_seen, names_seen
@@ -98,9 +103,8 @@ def test_dataframe_stages_of_a_lineage_context_are_named_by_the_users_lines(lc, 
 
     lc.spark.createDataFrame([(i, i % 3) for i in range(20)], "id long, k long").write.parquet(str(tmp_path / "f"))
     frame = lc.read.parquet(str(tmp_path / "f")).groupBy("k").agg(F.count("*").alias("n"))
-    tracker = sc.statusTracker()
-    before = set(tracker.getJobIdsForGroup())
+    before = _jobs(sc)
     assert frame.count() == 3
     counted = _line_of("assert frame.count() == 3")
-    names = _stage_names(sc, set(tracker.getJobIdsForGroup()) - before)
+    names = _stage_names(sc, _jobs(sc) - before)
     assert names == {f"count at {HERE}:{counted}"}, names
