@@ -47,6 +47,7 @@ export class ApplicationView {
     this.setBase();
     ({ level: this.level, collapsed: this.collapsed } = stateFromUrl(this.tree, fromUrl));
     this.levelChosen = fromUrl.level !== null && this.level === fromUrl.level;
+    this.zoomedByHand = fromUrl.in.length > 0 || fromUrl.out.length > 0;
     this.selectedId = null;
     this.lastDraw = {}; // how long the last draw took, by step (ms): read by bench/browser_graph.py
     // Each zoom state's layout, so that going back to a state draws it as it was, without laying it
@@ -238,6 +239,10 @@ export class ApplicationView {
   // framed job's stages, the other jobs collapsed (framing.focusedOpening).
   open() {
     if (this.levelChosen) {
+      // A level alone (a reload of the address the opening wrote) opens as the opening did, on the
+      // nodes nearest what matters when the level is too big to draw whole; nodes zoomed in or out
+      // by hand (in=/out=) are drawn as they were.
+      if (!this.zoomedByHand) this.limitOpening();
       this.draw();
       return;
     }

@@ -556,6 +556,30 @@ def test_an_application_of_300_jobs_opens_on_the_nodes_nearest_its_capture_point
     assert "nodes drawn" not in page.text_content(".graph-status")
 
 
+LONG_APP = "local-1763731800000"
+
+
+def test_a_job_of_150_stages_opens_on_the_stages_nearest_its_outputs_and_so_again_when_reloaded(
+    live_server, agent_token, page
+):
+    """One job of 150 stages: more than the view reads, so the page draws the stages nearest what
+    matters; the address it writes (?level=stage) opens the same way when reloaded, not as a
+    drawing of every stage (what the Stages button asks for)."""
+    app = _post_jobs(live_server, agent_token, LONG_APP, jobs=1, capture_job=0, stages=150)
+    _open_at_1280(page, f"{live_server.url}/applications/{app}/", "app_page_long_job.png")
+    assert "level=stage" in page.url
+    opened = sorted(page.evaluate("window.lineageGraph.nodes('.stage').map((n) => n.id())"))
+    assert 10 < len(opened) < 150, f"{len(opened)} stages drawn of 150"
+    assert "90 of 150 nodes drawn" in page.text_content(".graph-status"), page.text_content(".graph-status")
+    page.reload()
+    _wait_for_graph(page)
+    assert sorted(page.evaluate("window.lineageGraph.nodes('.stage').map((n) => n.id())")) == opened
+    assert "90 of 150 nodes drawn" in page.text_content(".graph-status")
+    page.click("#level-stage")
+    _wait_for_animations(page)
+    assert page.evaluate("window.lineageGraph.nodes('.stage').length") == 150, "the Stages level draws them all"
+
+
 def test_a_small_application_opens_whole_at_its_deepest_readable_level(live_server, seeded_app, page):
     _open_at_1280(page, f"{live_server.url}/applications/{seeded_app}/", "app_page_small_opening.png")
     # its operators are too wide for the 870 px beside the panel (at 1500 px they fit: the test above)
