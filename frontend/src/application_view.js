@@ -9,7 +9,7 @@ import { READABLE_ZOOM, summaryLine, syncElements, toElements, withoutSkipped } 
 import { drawnBox, expandInPlace, leafPositions, nodeBoxes, restorePositions, runLayout } from './layout.js';
 import { keepLayout, layoutKey, readLayout } from './layout_cache.js';
 import {
-  WINDOW_FACTOR, drawnLeafIds, nearestLeaves, restrictTo, windowSeeds, withAncestors,
+  WINDOW_FACTOR, drawnLeafIds, nearestLeaves, restrictTo, windowSeeds, withAncestors, within,
 } from './neighbourhood.js';
 import { el } from './dom.js';
 import { writeUrlZoom } from './zoom_url.js';
@@ -82,7 +82,7 @@ export class ApplicationView {
   // not) only the leaves inside it nearest its capture points or outputs, besides what is drawn.
   limitZoomIn(id) {
     const visible = visibleGraph(this.base, this.collapsed, this.tree);
-    const inside = drawnLeafIds(visible).filter((leaf) => leaf !== id && withAncestors(this.tree, [leaf]).has(id));
+    const inside = drawnLeafIds(visible).filter((leaf) => leaf !== id && within(this.tree, leaf, id));
     if (inside.length <= this.windowBudget()) {
       if (this.window) this.window = new Set([...this.window, ...withAncestors(this.tree, inside)]);
       return;

@@ -105,7 +105,7 @@ export function restrictTo(visible, window) {
 }
 
 /** Whether `id` is `ancestor` or inside it. */
-function within(tree, id, ancestor) {
+export function within(tree, id, ancestor) {
   for (let p = id; p !== undefined; p = tree.parentOf.get(p)) if (p === ancestor) return true;
   return false;
 }
