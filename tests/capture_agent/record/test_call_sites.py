@@ -16,11 +16,11 @@ HERE = os.path.abspath(__file__)
 
 
 def _jobs(sc):
-    """The ids of the jobs without a group, once the listener bus has passed every event posted so
-    far to the status tracker (which it updates asynchronously: behind a busy bus, the jobs just
-    run are not there yet)."""
+    """The ids of the jobs of this thread's job group (none, unless a test left one set), once the
+    listener bus has passed every event posted so far to the status tracker (which it updates
+    asynchronously: behind a busy bus, the jobs just run are not there yet)."""
     sc._jsc.sc().listenerBus().waitUntilEmpty()
-    return set(sc.statusTracker().getJobIdsForGroup())
+    return set(sc.statusTracker().getJobIdsForGroup(sc.getLocalProperty("spark.jobGroup.id")))
 
 
 def _stage_names(sc, jobs):

@@ -77,7 +77,11 @@ def test_capture_points_name_the_spark_stage_their_tasks_ran_in(lc, sc, write_te
     result stage: the two stages of the collect's job."""
     path = write_text("in.txt", ["a b", "b c"])
     sc.setJobGroup("stamped", "stage ids")
-    word_count(lc, path).collect()
+    try:
+        word_count(lc, path).collect()
+    finally:  # the group is the thread's: later tests' jobs (test_call_sites lists those of none) are not in it
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
     tracker = sc.statusTracker()
     last = max(tracker.getJobIdsForGroup("stamped"))  # (the capture may run a small job before it)
     stages = sorted(tracker.getJobInfo(last).stageIds)
