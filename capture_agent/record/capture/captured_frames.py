@@ -28,6 +28,7 @@ unmodified job's is, and the frame's ``getLineage`` raises ``NotCaptured`` sayin
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from capture_agent.record.capture.implicit_guard import report_plain, why_plain
@@ -68,6 +69,23 @@ def run_action(lc: Any, df: Any, name: str, *args: Any, **kwargs: Any) -> tuple[
     if name == "show":
         return _show(lc, df, *args, **kwargs)
     raise UnsupportedOperation(f"DataFrame.{name}")
+
+
+def run_or_plain(lc: Any, df: Any, name: str, plain: Callable[[], Any], /, *args: Any, refuse: bool = False,
+                 **kwargs: Any) -> tuple[Any, LineageFrame | None, str | None]:
+    """Action ``name`` of ``df`` captured: (its result, the captured frame, None). A capture that
+    fails does not fail the job: the action runs plain (``plain()``; if the query itself fails, the
+    user sees PySpark's own error) and is recorded as not captured: (its result, None, why).
+    ``refuse``: a refusal (``UnsupportedOperation``) raises instead, as the explicit API does."""
+    try:
+        result, frame = run_action(lc, df, name, *args, **kwargs)
+    except Exception as exc:  # the job runs whatever the capture does (a refusal re-raised)
+        if refuse and isinstance(exc, UnsupportedOperation):
+            raise
+        why = why_plain(exc)
+        report_plain(lc, name, why)
+        return plain(), None, why
+    return result, frame, None
 
 
 def _show(lc: Any, df: Any, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> tuple[None, Any]:
@@ -159,15 +177,8 @@ class CapturedDataFrame:
         naming what stopped it. A capture that fails while it runs (not the query: Spark's own
         error comes from the plain run) does not fail the job: the action runs plain, is recorded
         as not captured, and ``getLineage`` says why."""
-        try:
-            result, self._last = run_action(self._lc, self._df, name, *args, **kwargs)
-        except UnsupportedOperation:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
-            self._last, self._failed = None, why_plain(exc)
-            report_plain(self._lc, name, self._failed)
-            return getattr(self._df, name)(*args, **kwargs)
-        self._failed = None
+        result, self._last, self._failed = run_or_plain(
+            self._lc, self._df, name, lambda: getattr(self._df, name)(*args, **kwargs), *args, refuse=True, **kwargs)
         return result
 
     def collect(self) -> list[Any]:

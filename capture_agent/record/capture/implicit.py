@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from capture_agent.record.capture.captured_frames import run_action
+from capture_agent.record.capture.captured_frames import run_or_plain
 from capture_agent.record.capture.implicit_guard import (
     CONTEXT,
     active_context,
@@ -144,17 +144,9 @@ def _action(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
         if lc is None:
             return plain(self, *args, **kwargs)
 
-        def run() -> Any:
-            try:
-                return run_action(lc, self, name, *args, **kwargs)[0]
-            except Exception as exc:  # noqa: BLE001 - the job runs whatever the capture does
-                # plain again: if the query itself fails, the user sees plain PySpark's error
-                report_plain(lc, name, why_plain(exc))
-                return plain(self, *args, **kwargs)
-
         # the agent's own queries while it captures run plain, named after the user's line
         with uncaptured(), CallSite(lc.sc, user_call_site(name)):
-            return run()
+            return run_or_plain(lc, self, name, lambda: plain(self, *args, **kwargs), *args, **kwargs)[0]
 
     return action
 
