@@ -330,9 +330,32 @@ def spark_row(value: Any, fields: list[dict[str, Any]]) -> Any:
     return _row(names, values)
 
 
+# Spark types whose values pyarrow reads as Spark's reader gives them (arrow_value returns them as they are)
+AS_READ = frozenset({"string", "boolean", "byte", "short", "integer", "long", "float", "double", "date"})
+
+
 def typed_rows(rows: list[Any], schema: str) -> list[Any]:
-    """Rows pyarrow read, typed by a frame's schema (``spark_row``); unchanged without one."""
-    if not schema:
+    """Rows pyarrow read (pyspark Rows of one file's columns), typed by a frame's schema as
+    ``spark_row`` types each; unchanged without one. Where each field's value is in the rows is
+    found once, from the first row's columns, for every row with those columns."""
+    if not schema or not rows:
         return rows
     fields = json.loads(schema)["fields"]
-    return [spark_row(row, fields) for row in rows]
+    names = [f["name"] for f in fields]
+    columns = list(rows[0].__fields__)
+    exact = {name: i for i, name in enumerate(columns)}
+    folded = {name.lower(): i for i, name in enumerate(columns)}  # the last of a name, as spark_row's dict
+    places = [exact[n] if n in exact else folded.get(n.lower()) for n in names]
+    kinds = [None if isinstance(f["type"], str) and (f["type"] in AS_READ or f["type"].startswith("decimal"))
+             else f["type"] for f in fields]
+    if len(set(columns)) != len(columns):  # a name twice: spark_row's dict keeps its last
+        return [spark_row(row, fields) for row in rows]
+    out = []
+    for row in rows:
+        if row.__fields__ != columns:
+            out.append(spark_row(row, fields))
+            continue
+        values = tuple(row)
+        out.append(_row(names, [None if at is None else values[at] if kind is None else arrow_value(values[at], kind)
+                                for at, kind in zip(places, kinds, strict=True)]))
+    return out
