@@ -17,6 +17,15 @@ def _fast_password_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _static_files_found_per_request(settings: Any) -> None:
+    """Every test client's handler makes its own middleware, and WhiteNoise's, made so, lists every
+    static file it can serve (about 170, through the finders): a third of a permission test's time.
+    Found when asked instead (WhiteNoise's autorefresh, as under runserver); gunicorn's processes list
+    them once, as configured."""
+    settings.WHITENOISE_AUTOREFRESH = True
+
+
 @pytest.fixture
 def team(db: Any) -> Any:
     from lineage_server.accounts.services import create_team
