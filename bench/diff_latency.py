@@ -144,8 +144,8 @@ def ask_diff(api: asking.Api, app_id: str, word: str | None, poll: float) -> dic
         body["key"] = word
     diff, total = api.ask("/api/v1/diffs/", body, poll)
     t = diff["summary"]["timings"]
-    split = {"queued": t["queued_ms"] or 0, "open": t["open_ms"], "diff": t["compare_ms"] + t.get("explain_ms", 0),
-             "store": t["store_ms"]}
+    split = {"queued": t["queued_ms"] or 0, "open": t["open_ms"] + t.get("open_old_ms", 0),
+             "diff": t["compare_ms"] + t.get("explain_ms", 0), "store": t["store_ms"]}
     row = {"label": word or "all", "total": total, "rest": total - sum(split.values()),
            "explain": t.get("explain_ms", 0), "changed": diff["summary"]["counts"]["changed"], "answer": diff, **split}
     why = diff["summary"]["explained"]
