@@ -144,6 +144,34 @@ class Explanation:
     why_no_check: str = ""
 
 
+def side_by_side(first: Callable[[], T], second: Callable[[], U], spark: bool) -> tuple[T, U]:
+    """``first()`` in a thread of its own while this thread computes ``second()``: one run's walk
+    or replay beside the other's (native reads and Spark jobs overlap). With ``spark`` the thread
+    inherits this one's Spark job group and scheduler pool, so cancelling the group cancels its
+    jobs too; this thread waits in short joins, where an interrupt reaches it."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = first()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the asking thread
+            box["error"] = exc
+
+    if spark:
+        from pyspark import InheritableThread
+
+        thread: threading.Thread = InheritableThread(run, daemon=True)
+    else:
+        thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    value = second()
+    while thread.is_alive():
+        thread.join(0.05)
+    if "error" in box:
+        raise box["error"]
+    return box["value"], value
+
+
 class RunDiff:
     """The diff of ``target`` (a capture id of both runs) between an old and a new run of one job."""
 
@@ -155,6 +183,7 @@ class RunDiff:
             raise ValueError(f"{target} is not an action's output ({point.kind} of {point.op})")
         self.fields = key_fields_of(point, key_fields)
         self._outputs: dict[Any, OutputDiff] | None = None
+        self._spark = new.session.sc is not None
 
     def _records(self, run: LineageRun) -> list[tuple[int, Any]]:
         point = run.store.point(self.target)
@@ -218,8 +247,8 @@ class RunDiff:
         """The input records behind output ``key`` in one run and not the other (matched by their
         input point and content), the count common to both, and the additive check."""
         entry = self.output(key)
-        old, new = self._side_by_side(lambda: self._inputs(self.old, [i for i, _ in entry.old]),
-                                      lambda: self._inputs(self.new, [i for i, _ in entry.new]))
+        old, new = side_by_side(lambda: self._inputs(self.old, [i for i, _ in entry.old]),
+                                lambda: self._inputs(self.new, [i for i, _ in entry.new]), self._spark)
         pending: dict[tuple[str, Any], list[Found]] = {}
         for record in old:
             cid, _, value = record
@@ -243,33 +272,6 @@ class RunDiff:
                 answer.why_no_check = str(exc)
         return answer
 
-    def _side_by_side(self, first: Callable[[], T], second: Callable[[], U]) -> tuple[T, U]:
-        """``first()`` in a thread of its own while this thread computes ``second()``: one run's walk
-        or replay beside the other's (native reads and Spark jobs, which overlap). With a
-        SparkContext the thread inherits this one's job group and scheduler pool, so cancelling the
-        group cancels its jobs too; this thread waits in short joins, where an interrupt reaches it."""
-        box: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                box["value"] = first()
-            except BaseException as exc:  # noqa: BLE001 - raised again in the asking thread
-                box["error"] = exc
-
-        if self.new.session.sc is not None:
-            from pyspark import InheritableThread
-
-            thread: threading.Thread = InheritableThread(run, daemon=True)
-        else:
-            thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        value = second()
-        while thread.is_alive():
-            thread.join(0.05)
-        if "error" in box:
-            raise box["error"]
-        return box["value"], value
-
     # ------------------------------------------------------------------ the additive check
     def additive(self, entry: OutputDiff, answer: Explanation) -> AdditiveCheck | None:
         """The check for a numeric output: new - old == contribution(added) - contribution(removed)."""
@@ -280,8 +282,9 @@ class RunDiff:
         changed = {r.capture_id for r in answer.added} | {r.capture_id for r in answer.removed}
         old = self._number_at([v for _, v in entry.old], entry.key)
         new = self._number_at([v for _, v in entry.new], entry.key)
-        with_added, with_removed = self._side_by_side(lambda: self._contribution(self.new, changed, answer.added),
-                                                      lambda: self._contribution(self.old, changed, answer.removed))
+        with_added, with_removed = side_by_side(
+            lambda: self._contribution(self.new, changed, answer.added),
+            lambda: self._contribution(self.old, changed, answer.removed), self._spark)
         added, removed = self._number_at(with_added, entry.key), self._number_at(with_removed, entry.key)
         names = set(old) | set(new) | set(added) | set(removed)
         holds = all(math.isclose(new.get(n, 0) - old.get(n, 0), added.get(n, 0) - removed.get(n, 0),

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from capture_agent.record import LineageContext, LineageRun
-from capture_agent.record.query.diff import NotSameJob, RunDiff
+from capture_agent.record.query.diff import NotSameJob, RunDiff, side_by_side
 from tests.lineage_server.tracing.captured import TOPICS, input_lines, lineage_of, topic_totals
 
 pytestmark = pytest.mark.spark
@@ -156,3 +156,9 @@ def test_a_dataframe_diff_matches_groups_and_adds_up_for_sums_and_counts(spark, 
             gained = sum(a for _, _, a in (new - old).elements()) - sum(a for _, _, a in (old - new).elements())
             assert check.new.get("total", 0) - check.old.get("total", 0) == pytest.approx(gained)
             assert check.added.get("n", 0) - check.removed.get("n", 0) == sum(new.values()) - sum(old.values())
+
+
+def test_side_by_side_gives_both_answers_and_the_threads_error():
+    assert side_by_side(lambda: "first", lambda: "second", False) == ("first", "second")
+    with pytest.raises(ZeroDivisionError):
+        side_by_side(lambda: 1 / 0, lambda: "second", False)
