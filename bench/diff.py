@@ -9,7 +9,7 @@ one SparkContext), then, on the runs opened from their folders as the worker ope
 - diff, one output: that word's explanation (input lines added and removed) and additive check.
 
 Printed: each time in seconds and the diffs' ratios to the trace. The API round trip is not in
-these figures (trace_latency.py measures it for traces).
+these figures (diff_latency.py measures them through the server).
 
     .venv/bin/python bench/diff.py --size-mb 16
 """
@@ -27,6 +27,21 @@ from record_capture import zipf_text
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def changed_text(old_text: str, vocabulary: list[str], added: int) -> str:
+    """The new run's input beside ``old_text`` (generated once): every 200th line dropped, ``added``
+    lines of five frequent words appended."""
+    new_text = old_text.removesuffix(".txt") + f"-diff-{added}.txt"
+    if not os.path.exists(new_text):
+        with open(old_text) as src, open(new_text + ".tmp", "w") as dst:
+            for n, line in enumerate(src):
+                if n % 200:
+                    dst.write(line)
+            for n in range(added):
+                dst.write(" ".join(vocabulary[(n * 7 + k) % 50] for k in range(5)) + "\n")
+        os.replace(new_text + ".tmp", new_text)
+    return new_text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=float, default=16.0)
@@ -42,14 +57,8 @@ def main() -> None:
     from capture_agent.record.query.diff import RunDiff
 
     old_text, vocabulary = zipf_text(args.data_dir, args.size_mb, args.seed)
+    new_text = changed_text(old_text, vocabulary, args.added)
     work = tempfile.mkdtemp(prefix="lineage-bench-diff-")
-    new_text = os.path.join(work, "new.txt")
-    with open(old_text) as src, open(new_text, "w") as dst:
-        for n, line in enumerate(src):
-            if n % 200:
-                dst.write(line)
-        for n in range(args.added):
-            dst.write(" ".join(vocabulary[(n * 7 + k) % 50] for k in range(5)) + "\n")
     spark = (SparkSession.builder.master(args.master).appName("bench-diff").config("spark.ui.enabled", "false")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")

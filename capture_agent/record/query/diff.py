@@ -19,9 +19,11 @@ records alone, the inputs that did not change read whole.
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pyroaring import BitMap64
 
@@ -33,6 +35,9 @@ from capture_agent.record.query.stored_job import Build
 from capture_agent.record.storage.manifest import CapturePoint
 
 FATES = ("added", "removed", "changed", "unchanged")
+T = TypeVar("T")
+U = TypeVar("U")
+Found = tuple[str, int, Any]  # an input record in an output's lineage: (input capture id, record id, value)
 GIVEN_SOURCES = ("textFile", "parallelize")  # inputs whose records a replay can be given as values
 
 
@@ -85,6 +90,13 @@ def numbers_of(value: Any, fields: list[str] | None) -> dict[str, float] | None:
     return None
 
 
+def _same_records(old: list[tuple[int, Any]], new: list[tuple[int, Any]]) -> bool:
+    """Whether two runs' records at one key hold the same values, as multisets (one each: compared as they are)."""
+    if len(old) == len(new) == 1:
+        return bool(canonical(old[0][1]) == canonical(new[0][1]))
+    return Counter(canonical(v) for _, v in old) == Counter(canonical(v) for _, v in new)
+
+
 def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -132,6 +144,34 @@ class Explanation:
     why_no_check: str = ""
 
 
+def side_by_side(first: Callable[[], T], second: Callable[[], U], spark: bool) -> tuple[T, U]:
+    """``first()`` in a thread of its own while this thread computes ``second()``: one run's walk
+    or replay beside the other's (native reads and Spark jobs overlap). With ``spark`` the thread
+    inherits this one's Spark job group and scheduler pool, so cancelling the group cancels its
+    jobs too; this thread waits in short joins, where an interrupt reaches it."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = first()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the asking thread
+            box["error"] = exc
+
+    if spark:
+        from pyspark import InheritableThread
+
+        thread: threading.Thread = InheritableThread(run, daemon=True)
+    else:
+        thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    value = second()
+    while thread.is_alive():
+        thread.join(0.05)
+    if "error" in box:
+        raise box["error"]
+    return box["value"], value
+
+
 class RunDiff:
     """The diff of ``target`` (a capture id of both runs) between an old and a new run of one job."""
 
@@ -143,6 +183,7 @@ class RunDiff:
             raise ValueError(f"{target} is not an action's output ({point.kind} of {point.op})")
         self.fields = key_fields_of(point, key_fields)
         self._outputs: dict[Any, OutputDiff] | None = None
+        self._spark = new.session.sc is not None
 
     def _records(self, run: LineageRun) -> list[tuple[int, Any]]:
         point = run.store.point(self.target)
@@ -150,6 +191,10 @@ class RunDiff:
 
     def outputs(self) -> list[OutputDiff]:
         """Every output key of either run with its fate (changed ones first, then added, removed, unchanged)."""
+        order = {"changed": 0, "added": 1, "removed": 2, "unchanged": 3}
+        return sorted(self._by_key().values(), key=lambda o: (order[o.fate], repr(o.key)))
+
+    def _by_key(self) -> dict[Any, OutputDiff]:
         if self._outputs is None:
             found: dict[Any, OutputDiff] = {}
             for side, run in (("old", self.old), ("new", self.new)):
@@ -163,53 +208,63 @@ class RunDiff:
                 elif not entry.new:
                     entry.fate = "removed"
                 else:
-                    same = Counter(canonical(v) for _, v in entry.old) == Counter(canonical(v) for _, v in entry.new)
-                    entry.fate = "unchanged" if same else "changed"
+                    entry.fate = "unchanged" if _same_records(entry.old, entry.new) else "changed"
             self._outputs = found
-        order = {"changed": 0, "added": 1, "removed": 2, "unchanged": 3}
-        return sorted(self._outputs.values(), key=lambda o: (order[o.fate], repr(o.key)))
+        return self._outputs
 
     def output(self, key: Any) -> OutputDiff:
         """One output key's diff (KeyError when neither run has it)."""
-        self.outputs()
-        assert self._outputs is not None
-        return self._outputs[key]
+        return self._by_key()[key]
 
     def counts(self) -> dict[str, int]:
-        return {fate: sum(1 for o in self.outputs() if o.fate == fate) for fate in FATES}
+        found = Counter(o.fate for o in self._by_key().values())
+        return {fate: found[fate] for fate in FATES}
 
     # ------------------------------------------------------------------ explanation
-    def _inputs(self, run: LineageRun, ids: list[int]) -> list[InputRecord]:
+    def _inputs(self, run: LineageRun, ids: list[int]) -> list[Found]:
+        """(input capture id, record id, value) of the input records in the lineage of output ``ids``."""
         if not ids:
             return []
         found = run.engine.back_all({self.target: BitMap64(ids)})
-        records = []
-        for cid, point_ids in sorted(found.items()):
-            point = run.store.point(cid)
-            values = run.session.values.values(point, point_ids)
-            positions = run.session.values.positions(point, BitMap64([i for i, _ in values]))
-            for (record_id, value), position in zip(values, positions, strict=True):
-                records.append(InputRecord(cid, record_id, position.source, position.offset, value))
-        return records
+        return [(cid, record_id, value) for cid, point_ids in sorted(found.items())
+                for record_id, value in run.session.values.values(run.store.point(cid), point_ids)]
+
+    @staticmethod
+    def _located(run: LineageRun, records: list[Found]) -> list[InputRecord]:
+        """The records with their file and offset (read for these records only, not the common ones)."""
+        by_point: dict[str, dict[int, Any]] = {}
+        for cid, record_id, value in records:
+            by_point.setdefault(cid, {})[record_id] = value
+        located = []
+        for cid, values in sorted(by_point.items()):
+            ids = BitMap64(values)
+            positions = run.session.values.positions(run.store.point(cid), ids)
+            located += [InputRecord(cid, record_id, position.source, position.offset, values[record_id])
+                        for record_id, position in zip(ids, positions, strict=True)]
+        return located
 
     def explain(self, key: Any) -> Explanation:
         """The input records behind output ``key`` in one run and not the other (matched by their
         input point and content), the count common to both, and the additive check."""
         entry = self.output(key)
-        old = self._inputs(self.old, [i for i, _ in entry.old])
-        new = self._inputs(self.new, [i for i, _ in entry.new])
-        pending: dict[tuple[str, Any], list[InputRecord]] = {}
+        old, new = side_by_side(lambda: self._inputs(self.old, [i for i, _ in entry.old]),
+                                lambda: self._inputs(self.new, [i for i, _ in entry.new]), self._spark)
+        pending: dict[tuple[str, Any], list[Found]] = {}
         for record in old:
-            pending.setdefault((record.capture_id, canonical(record.value)), []).append(record)
+            cid, _, value = record
+            pending.setdefault((cid, canonical(value)), []).append(record)
         answer = Explanation()
+        added = []
         for record in new:
-            same = pending.get((record.capture_id, canonical(record.value)))
+            cid, _, value = record
+            same = pending.get((cid, canonical(value)))
             if same:
                 same.pop()
                 answer.common += 1
             else:
-                answer.added.append(record)
-        answer.removed = sorted((r for rs in pending.values() for r in rs), key=lambda r: (r.capture_id, r.record_id))
+                added.append(record)
+        answer.added = self._located(self.new, added)
+        answer.removed = self._located(self.old, [r for rs in pending.values() for r in rs])
         if entry.fate != "unchanged":
             try:
                 answer.check = self.additive(entry, answer)
@@ -227,8 +282,10 @@ class RunDiff:
         changed = {r.capture_id for r in answer.added} | {r.capture_id for r in answer.removed}
         old = self._number_at([v for _, v in entry.old], entry.key)
         new = self._number_at([v for _, v in entry.new], entry.key)
-        added = self._number_at(self._contribution(self.new, changed, answer.added), entry.key)
-        removed = self._number_at(self._contribution(self.old, changed, answer.removed), entry.key)
+        with_added, with_removed = side_by_side(
+            lambda: self._contribution(self.new, changed, answer.added),
+            lambda: self._contribution(self.old, changed, answer.removed), self._spark)
+        added, removed = self._number_at(with_added, entry.key), self._number_at(with_removed, entry.key)
         names = set(old) | set(new) | set(added) | set(removed)
         holds = all(math.isclose(new.get(n, 0) - old.get(n, 0), added.get(n, 0) - removed.get(n, 0),
                                  rel_tol=1e-9, abs_tol=1e-9) for n in names)

@@ -2,7 +2,9 @@
 
 ``<location>/part-NNNNN.parquet`` holds the rows of partition NNNNN. Integer columns are
 delta-encoded; columns of serialized Roaring bitmaps are left uncompressed (they are compact
-already) and live in small row groups, so a trace of one record reads one small row group.
+already) and live in small row groups, so a trace of one record reads one small row group. Rows
+holding lists of ids start a new row group every ``ROW_GROUP_IDS`` ids or so (``group_bounds``):
+a word count's first keys hold most of a partition's ids, and reading one row decodes its group.
 
 A task that cannot write its table does not fail the job: the failure is added to the run's
 failure accumulator (a Spark accumulator the driver reads after each action), so the run's
@@ -32,6 +34,7 @@ from capture_agent.record.storage.fs import StoreFS, file_exists, replace_file
 ROW_GROUP = 16384
 ROW_GROUP_SETS = 1024  # rows holding id sets: a trace of one record reads one small row group
 ROW_GROUP_HEADS = 4096  # rows of a first id and the rest (``layouts.heads``): a few bits a row
+ROW_GROUP_IDS = 65536  # ids in the lists of one row group, about (a row holding more is a group alone)
 _INT_ENCODING = "DELTA_BINARY_PACKED"
 
 
@@ -209,7 +212,43 @@ def write_parquet(sink: Any, columns: dict[str, Any]) -> None:
 
     table = stamped(pa.table(columns))
     options = parquet_options(table.schema)
-    pq.write_table(table, sink, row_group_size=options.pop("row_group_size"), **options)
+    size = options.pop("row_group_size")
+    with pq.ParquetWriter(sink, table.schema, **options) as writer:
+        write_groups(writer, table, size)
+
+
+def write_groups(writer: Any, table: Any, size: int) -> None:
+    """Appends ``table`` to a ParquetWriter in the row groups ``group_bounds`` cuts."""
+    if not table.num_rows:
+        writer.write_table(table, row_group_size=size)
+    for start, stop in group_bounds(table, size):
+        writer.write_table(table.slice(start, stop - start), row_group_size=size)
+
+
+def group_bounds(table: Any, size: int) -> list[tuple[int, int]]:
+    """(start, stop) rows of ``table``'s row groups: at most ``size`` rows each and, where rows hold
+    lists of ids, a new group each time about ``ROW_GROUP_IDS`` ids have gone by, and one of its own
+    for a row holding as many. Reading one row back then decodes about that many ids, where a group
+    of ``size`` rows of a word count's first (most frequent) keys held millions."""
+    import functools
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = table.num_rows
+    starts = set(range(0, rows, size))
+    lengths = [pc.cast(pc.fill_null(pc.list_value_length(column), 0), pa.int64())
+               for column, field in zip(table.columns, table.schema, strict=True) if pa.types.is_list(field.type)]
+    if lengths and rows > 1:
+        weight = functools.reduce(pc.add, lengths)
+        before = pc.subtract(pc.cumulative_sum(weight), weight)  # ids in the rows before each row
+        bucket = pc.divide(before, pa.scalar(ROW_GROUP_IDS, pa.int64()))  # integer division
+        moved = pc.not_equal(bucket.slice(1), bucket.slice(0, rows - 1))
+        starts.update(i + 1 for i in pc.indices_nonzero(moved).to_pylist())
+        for i in pc.indices_nonzero(pc.greater_equal(weight, ROW_GROUP_IDS)).to_pylist():
+            starts.update((i, i + 1))
+    bounds = sorted(s for s in starts if s < rows)
+    return list(zip(bounds, [*bounds[1:], rows], strict=True)) if rows else []
 
 
 def parquet_options(schema: Any) -> dict[str, Any]:
@@ -268,7 +307,7 @@ class TableStream:
                 options = parquet_options(table.schema)
                 self._size = options.pop("row_group_size")
                 self._writer = pq.ParquetWriter(self._tmp, table.schema, **options)
-            self._writer.write_table(table, row_group_size=self._size)
+            write_groups(self._writer, table, self._size)
             self.rows += table.num_rows
             return True
         except Exception as exc:  # noqa: BLE001 - the job must finish whatever the store does

@@ -5,7 +5,10 @@ output's records by key (``capture_agent.record.query.diff``) and, when the diff
 key, explains it: the input records in one run's lineage only, and the additive check replayed
 on the worker's Spark session. The rows go to the newer run's store as JSON lines (downloads read
 them); the row keeps the counts per fate, every output's fate and values up to ``OUTPUT_LIMIT``,
-and the explanation.
+and the explanation. Its timings: ``open_ms`` and ``open_old_ms`` (the two folders), ``compare_ms``
+(every output's fate), ``explain_ms`` (the key's input records, both runs walked side by side, and
+the check's two replays side by side; the output rows are made meanwhile) and ``store_ms`` (the
+rows made, when no key is explained, and written).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from capture_agent.record import LineageRun
-from capture_agent.record.query.diff import Explanation, NotSameJob, OutputDiff, RunDiff
+from capture_agent.record.query.diff import Explanation, NotSameJob, OutputDiff, RunDiff, side_by_side
 from capture_agent.record.query.results import json_value
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace, TraceStatus
@@ -73,24 +76,28 @@ def answer_diff(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> 
         old_dir = _old_dir(trace)
         with lineage_failures(old_dir):
             old = LineageRun(old_dir, sc=sc, trace_mode=settings.LINEAGE["TRACE_MODE"])
+            clock.lap("open_old_ms")
             try:
                 diff = RunDiff(old, opened.run, opened.local(trace.target), trace.selection.get("key_fields"))
             except NotSameJob as exc:
                 raise TraceFailure(str(exc)) from None
             outputs = diff.outputs()
             clock.lap("compare_ms")
-            rows = [output_row(o) for o in outputs]
-            explained = None
+            explained, inputs = None, []
             if trace.selection.get("key") is not None:
                 key = wanted_key(diff, trace.selection["key"])
-                why = diff.explain(key)
-                rows += list(input_rows(diff.output(key), why, (old.store.run_id, opened.run_id)))
+                # the output rows made while the explanation walks and replays (mostly native and Spark)
+                why, rows = side_by_side(lambda: diff.explain(key), lambda: [output_row(o) for o in outputs],
+                                         sc is not None)
+                inputs = list(input_rows(diff.output(key), why, (old.store.run_id, opened.run_id)))
                 explained = {**output_row(diff.output(key)), "common": why.common,
                              "added": len(why.added), "removed": len(why.removed),
                              "check": asdict(why.check) if why.check is not None else None,
-                             "why_no_check": why.why_no_check,
-                             "inputs": [r for r in rows if r["row"] == "input"][:INPUT_LIMIT]}
+                             "why_no_check": why.why_no_check, "inputs": inputs[:INPUT_LIMIT]}
                 clock.lap("explain_ms")
+            else:
+                rows = [output_row(o) for o in outputs]
+            rows += inputs
             location = opened.result_path(trace).removesuffix(".parquet") + ".jsonl"
             store = opened.run.store.fs
             store.make_dirs(location.rsplit("/", 1)[0])

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from capture_agent.record import LineageContext, LineageRun
-from capture_agent.record.query.diff import NotSameJob, RunDiff
+from capture_agent.record.query.diff import NotSameJob, RunDiff, side_by_side
 from tests.lineage_server.tracing.captured import TOPICS, input_lines, lineage_of, topic_totals
 
 pytestmark = pytest.mark.spark
@@ -71,10 +71,13 @@ def test_every_output_fate_and_explanation_equals_the_oracle(word_runs):
         assert Counter(r.value for r in why.added) == after - before
         assert Counter(r.value for r in why.removed) == before - after
         assert why.common == sum((before & after).values())
-        for record in why.added:  # positions: the line read back from its file at its offset
+        for record in why.added + why.removed:  # positions: the line read back from its file at its offset
             with open(record.source.removeprefix("file:"), "rb") as f:
                 f.seek(record.offset)
                 assert f.readline().decode().rstrip("\n") == record.value
+        for records in (why.added, why.removed):
+            where = [(r.capture_id, r.record_id) for r in records]
+            assert where == sorted(where)
         if output.fate == "changed":
             check = why.check
             assert check is not None and check.holds, (output.key, check, why.why_no_check)
@@ -83,6 +86,12 @@ def test_every_output_fate_and_explanation_equals_the_oracle(word_runs):
             assert check.added == {"value": added_words}
             change = check.added.get("value", 0) - check.removed.get("value", 0)
             assert check.new["value"] - check.old["value"] == change
+    # without a SparkContext (a shell, the local trace mode): the same explanations, the check said impossible
+    plain = RunDiff(LineageRun(old_run.run_dir), LineageRun(new_run.run_dir), target)
+    for output in diff.outputs():
+        why, alone = diff.explain(output.key), plain.explain(output.key)
+        assert (alone.added, alone.removed, alone.common) == (why.added, why.removed, why.common)
+        assert alone.check is None and (output.fate == "unchanged" or "SparkContext" in alone.why_no_check)
 
 
 def test_runs_of_other_jobs_are_not_compared(spark, sc, tmp_path, word_runs):
@@ -147,3 +156,9 @@ def test_a_dataframe_diff_matches_groups_and_adds_up_for_sums_and_counts(spark, 
             gained = sum(a for _, _, a in (new - old).elements()) - sum(a for _, _, a in (old - new).elements())
             assert check.new.get("total", 0) - check.old.get("total", 0) == pytest.approx(gained)
             assert check.added.get("n", 0) - check.removed.get("n", 0) == sum(new.values()) - sum(old.values())
+
+
+def test_side_by_side_gives_both_answers_and_the_threads_error():
+    assert side_by_side(lambda: "first", lambda: "second", False) == ("first", "second")
+    with pytest.raises(ZeroDivisionError):
+        side_by_side(lambda: 1 / 0, lambda: "second", False)

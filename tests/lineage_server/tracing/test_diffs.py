@@ -66,6 +66,8 @@ def test_a_diff_against_the_previous_run_equals_the_oracle(two_runs, client_as, 
                                                             sum((was & now).values()))
     assert why["check"]["holds"] and why["check"]["old"] == {"value": before["incident"]}
     assert why["check"]["new"] == {"value": after["incident"]}
+    assert set(one.summary["timings"]) == {"queued_ms", "open_ms", "open_old_ms", "compare_ms", "explain_ms",
+                                           "store_ms"}
     got = client.get(f"/api/v1/diffs/{one.pk}/")
     assert got.status_code == 200 and got.json()["summary"]["explained"]["key"] == "incident"
     csv = client.get(f"/api/v1/diffs/{one.pk}/download/csv/")
