@@ -149,16 +149,17 @@ def capture_runs_in_own_driver(server_url: str | None, token: str | None,
     return jobs
 
 
-def register_events(server_url: str, token: str, job: CapturedJob) -> None:
-    """Sends the events a run's agent kept in its folder (a run captured without a server) to the
-    server's ingest API with ``token``, in order and in batches, as its agent would have: a run
-    captured once registers again with each test's server and team."""
+def register_events(server_url: str, token: str, job: CapturedJob | Path) -> None:
+    """Sends the events a run's agent kept in its folder (a run captured without a server; a job's,
+    or the folder itself) to the server's ingest API with ``token``, in order and in batches, as its
+    agent would have: a run captured once registers again with each test's server and team."""
     from capture_agent.protocol import INGEST_PATH
     from capture_agent.transport import post_events
 
-    lines = (job.text.parent / EVENTS_FILE).read_text().splitlines()
+    folder = job if isinstance(job, Path) else job.text.parent
+    lines = (folder / EVENTS_FILE).read_text().splitlines()
     events = [json.loads(line) for line in lines]
-    assert events, f"no events kept for {job.app_id}"
+    assert events, f"no events kept in {folder}"
     for start in range(0, len(events), 200):
         sent = post_events(server_url.rstrip("/") + INGEST_PATH, token, events[start:start + 200], 30)
         assert sent.kind == "ok", (sent.status, sent.detail)

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace
+from tests.lineage_server.tracing.captured import EVENTS_FILE, register_events
 from tests.lineage_server.tracing.test_traces_through_worker import wait_for
 from tests.lineage_server.worker import celery_worker
 
@@ -32,26 +33,34 @@ LIMITS = {"auto": 4, "spark": 20}
 REPLACED = "ending this worker process"
 
 
-@pytest.fixture
-def long_lines(spark: Any, live_server: Any, agent_token: str, tmp_path: Path) -> tuple[str, str]:
-    """A captured job over 60 MB of long lines (``textFile(...).map(len).collect()``): its app id and
-    its text input's capture id."""
+@pytest.fixture(scope="module")
+def long_lines_run(spark: Any, tmp_path_factory: Any) -> tuple[str, Path]:
+    """A job over 60 MB of long lines (``textFile(...).map(len).collect()``) captured once for the
+    module, its agent's events kept in a file: (its app id, its folder)."""
     import capture_agent
     from capture_agent import LineageContext
 
+    folder = tmp_path_factory.mktemp("long-lines")
     rng = random.Random(5)
     line = "".join(rng.choices("abcdefghijklmnopqrstuvwxyz ", k=LINE_CHARS))
-    text = tmp_path / "long.txt"
+    text = folder / "long.txt"
     text.write_text("".join(line[i:] + line[:i] + "\n" for i in range(LINES)))
-    agent = capture_agent.enable(spark, server_url=live_server.url, token=agent_token,
-                                 spool_dir=str(tmp_path / "spool"))
+    agent = capture_agent.enable(spark, sink="file", file_sink_path=str(folder / EVENTS_FILE))
     try:
-        lc = LineageContext(spark, store=str(tmp_path / "store"))
+        lc = LineageContext(spark, store=str(folder / "store"))
         assert lc.textFile(str(text), 4).map(len).collect() == [LINE_CHARS] * LINES
         agent.flush(30)
     finally:
         capture_agent.disable()
-    app_id = spark.sparkContext.applicationId
+    return spark.sparkContext.applicationId, folder
+
+
+@pytest.fixture
+def long_lines(long_lines_run: tuple[str, Path], live_server: Any, agent_token: str) -> tuple[str, str]:
+    """The module's captured job registered with this test's server and team: its app id and its
+    text input's capture id."""
+    app_id, folder = long_lines_run
+    register_events(live_server.url, agent_token, folder)
     point = CapturePoint.objects.get(application__app_id=app_id, capture_id__endswith="-input-textFile")
     return app_id, point.capture_id
 
