@@ -3,7 +3,6 @@ package lineage.sql;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.HashMap;
-import java.util.List;
 import java.util.UUID;
 
 import org.apache.hadoop.conf.Configuration;
@@ -59,10 +58,10 @@ final class TapTable {
         return conf;
     }
 
-    /** Writes {@code rows} (in group order, of {@code sources} sources; {@code seen}: the rows the
-     * task's tap took) as the table at {@code path}, over any table there. */
-    static void write(Path path, int sources, long seen, List<TapRow> rows) {
-        boolean sets = seen >= (long) SET_IDS * rows.size();
+    /** Writes {@code rows} ({@code groups} of them, in group order, of {@code sources} sources;
+     * {@code seen}: the rows the task's tap took) as the table at {@code path}, over any table there. */
+    static void write(Path path, int sources, long seen, int groups, Iterable<TapRow> rows) {
+        boolean sets = seen >= (long) SET_IDS * groups;
         StringBuilder schema = new StringBuilder("message groups { required int64 out_id;");
         for (int s = 0; s < sources; s++) {
             schema.append(sets ? " optional binary in_ids_" : " repeated int64 in_ids_").append(s).append(';');
