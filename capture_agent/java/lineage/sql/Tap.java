@@ -28,7 +28,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * of its file's ids while they come dense, as a scan gives them ({@link TapWindow}: the groups'
  * bitmaps are built from the bytes at the end), else an append to the group's own list, folded
  * into its bitmaps {@link TapGroupIds#FOLD} ids at a time ({@link TapFew}, {@link TapGroupIds},
- * {@link TapFolded}); past that, a row costs two appends to flat arrays (no lookup, which a task
+ * {@link TapFolded}); past that, a row costs two appends to arrays (no lookup, which a task
  * of many groups would pay in cache misses), sorted by group once, at the end, in buckets of the
  * group's top bits ({@link TapPairs}, {@link TapBuckets}). When the task ends well it writes them
  * as one Parquet table, {@code <dir>/part-<partition>.parquet} ({@link TapTable}): rows ({@link

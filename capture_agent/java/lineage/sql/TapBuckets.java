@@ -3,44 +3,56 @@ package lineage.sql;
 import java.util.Arrays;
 
 /**
- * The second step of {@link TapPairs#sort}: the rows {@code [from, to)} of one bucket, copied from
- * {@code keys} and {@code rows} to {@code keysTo} and {@code rowsTo} in group order, each
- * group's rows in the order they were. A bucket's groups share their top bits (their sign too),
- * so signed order is unsigned order there.
+ * The second step of {@link TapPairs#sort}: the rows {@code [from, to)} of one bucket put in group
+ * order where they are (through a copy of the bucket's own, in cache), each group's rows in the
+ * order they were. A bucket's groups share their top bits (their sign too), so signed order is
+ * unsigned order there.
  */
 final class TapBuckets {
-    private int[] groupOf;  // a row's group: its index among the bucket's groups
+    private int[] groupOf = new int[0];  // a row's group: its index among the bucket's groups
     private long[] table = new long[64];  // open addressing: group, or EMPTY
     private int[] index = new int[64];
     private long[] found = new long[16];  // the bucket's groups, as found
     private int[] counts = new int[16];
+    /** The bucket's rows, copied: its groups, and each source's ids. */
+    private long[] keys = new long[0];
+    private final long[][] rows;
     private static final long EMPTY = Long.MIN_VALUE;  // no group of this bucket (its sign would differ)
 
-    TapBuckets(int largest) {
-        groupOf = new int[Math.max(1, largest)];
+    TapBuckets(int sources) {
+        rows = new long[sources][0];
     }
 
-    void sort(long[] keys, long[][] rows, int from, int to, long[] keysTo, long[][] rowsTo) {
+    /** Sorts the rows {@code [from, to)} of {@code keysAt} and {@code rowsAt} by group; the groups
+     * there. */
+    int sort(long[] keysAt, long[][] rowsAt, int from, int to) {
         int n = to - from;
         if (n == 0) {
-            return;
+            return 0;
         }
-        if (keys[from] == keys[to - 1] && allSame(keys, from, to)) {
-            System.arraycopy(keys, from, keysTo, from, n);
+        if (keysAt[from] == keysAt[to - 1] && allSame(keysAt, from, to)) {
+            return 1;
+        }
+        if (keys.length < n) {
+            keys = new long[n];
+            groupOf = new int[n];
             for (int s = 0; s < rows.length; s++) {
-                System.arraycopy(rows[s], from, rowsTo[s], from, n);
+                rows[s] = new long[n];
             }
-            return;
+        }
+        System.arraycopy(keysAt, from, keys, 0, n);
+        for (int s = 0; s < rows.length; s++) {
+            System.arraycopy(rowsAt[s], from, rows[s], 0, n);
         }
         int slots = Integer.highestOneBit(Math.max(16, n) * 2 - 1) * 2;
         if (table.length < slots) {
             table = new long[slots];
             index = new int[slots];
         }
-        long mark = keys[from] < 0 ? 0L : EMPTY;  // a value no group of this bucket has
+        long mark = keys[0] < 0 ? 0L : EMPTY;  // a value no group of this bucket has
         Arrays.fill(table, 0, slots, mark);
         int distinct = 0;
-        for (int i = from; i < to; i++) {
+        for (int i = 0; i < n; i++) {
             long key = keys[i];
             int slot = (int) ((key ^ (key >>> 31)) * 0x9E3779B97F4A7C15L >>> 33) & (slots - 1);
             while (table[slot] != mark && table[slot] != key) {
@@ -57,7 +69,7 @@ final class TapBuckets {
                 counts[distinct++] = 0;
             }
             int g = index[slot];
-            groupOf[i - from] = g;
+            groupOf[i] = g;
             counts[g]++;
         }
         long[] order = Arrays.copyOf(found, distinct);
@@ -73,13 +85,14 @@ final class TapBuckets {
             begin[g] = next;
             next += counts[g];
         }
-        for (int i = from; i < to; i++) {
-            int dest = begin[groupOf[i - from]]++;
-            keysTo[dest] = keys[i];
+        for (int i = 0; i < n; i++) {
+            int dest = begin[groupOf[i]]++;
+            keysAt[dest] = keys[i];
             for (int s = 0; s < rows.length; s++) {
-                rowsTo[s][dest] = rows[s][i];
+                rowsAt[s][dest] = rows[s][i];
             }
         }
+        return distinct;
     }
 
     private static boolean allSame(long[] keys, int from, int to) {

@@ -4,9 +4,19 @@ import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.io.api.RecordConsumer;
 
 /** A row of the table: the group, and each source's ids: {@code lists[s][from[s], to[s])}
- * (sorted), or a group of {@link TapFew}'s {@code folded[s]} (null: none). */
+ * (sorted), or a group of {@link TapFew}'s {@code folded[s]} (null: none). {@link TapPairs} moves
+ * one row over its groups (group, from and to). */
 final class TapRow {
-    final long group;
+    /** The ids' columns, by source, named once (not for each row a task writes). */
+    private static final String[] NAMES = new String[Tap.MAX_SOURCES];
+
+    static {
+        for (int s = 0; s < NAMES.length; s++) {
+            NAMES[s] = "in_ids_" + s;
+        }
+    }
+
+    long group;
     final long[][] lists;
     final int[] from;
     final int[] to;
@@ -34,7 +44,7 @@ final class TapRow {
             }
             TapFolded f = folded == null ? null : folded[s];
             if (k < end || f != null) {
-                String name = "in_ids_" + s;
+                String name = NAMES[s];
                 out.startField(name, s + 1);
                 if (sets) {
                     byte[] set = f == null ? IdSets.sorted(list, k, end) : f.bytes();
