@@ -27,10 +27,8 @@ AGENT_PATHS = ("/api/v1/ingest/", "/api/v1/lineage")
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def api_schema(live_server: Any) -> Any:
-    """The served schema, asked once for the module (drf-spectacular makes it anew for each request:
-    asked for each operation, it took more of the module's time than the fuzzing)."""
     return schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json", timeout=120)
 
 
