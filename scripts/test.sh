@@ -52,9 +52,8 @@ PY
 # killed, a task redelivered, a trace through the broker) run here too. Two processes, each with a
 # PostgreSQL test database and a Redis database of its own (tests/_env.py).
 SERVER_TESTS=(tests/lineage_server tests/integration/test_restarts.py)
-# pytest-xdist hands out whole modules, in the order the suite's conftest puts them: the likely
-# heaviest first (not its own order, the most tests first).
-DIST=(--dist loadfile --no-loadscope-reorder)
+# pytest-xdist hands out whole modules, the modules with the most tests first (its default).
+DIST=(--dist loadfile)
 services_pass() {
   echo "== server tests against PostgreSQL and Redis =="
   DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_REDIS_URL" timed "server tests on PostgreSQL and Redis" \

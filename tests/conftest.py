@@ -109,31 +109,6 @@ def post_events(api_client: Any, agent_token: str) -> PostEvents:
 # the embedded pass leaves them to it, keeping every test that runs Spark (the embedded SQLite
 # database and broker are theirs).
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    _leave_server_tests_elsewhere(config, items)
-    _heaviest_modules_first(items)
-
-
-# What a test is likely to cost, by its marks and the fixtures it asks for (for the order of modules, not a measure)
-COST_OF_MARK = {"processes": 20.0, "browser": 10.0, "spark": 4.0}
-COST_OF_FIXTURE = {"spark": 4.0, "live_server": 1.0}
-
-
-def _heaviest_modules_first(items: list[Any]) -> None:
-    """Orders the modules by their likely cost, the heaviest first (their tests in the order
-    written): pytest-xdist hands out whole modules in this order (scripts/test.sh gives
-    ``--no-loadscope-reorder``), so the last ones handed out are short and the two processes end
-    together. Its own order, most tests first, left the few long tests of a module starting
-    processes of its own for the end, run by one process while the other had nothing left."""
-    cost: dict[str, float] = {}
-    for item in items:
-        likely = [COST_OF_MARK.get(mark.name, 0.3) for mark in item.iter_markers()]
-        likely += [COST_OF_FIXTURE.get(name, 0.3) for name in getattr(item, "fixturenames", ())]
-        module = item.nodeid.split("::")[0]
-        cost[module] = cost.get(module, 0.0) + max(likely + [0.3])
-    items.sort(key=lambda item: -cost[item.nodeid.split("::")[0]])  # stable: a module's tests keep their order
-
-
-def _leave_server_tests_elsewhere(config: Any, items: list[Any]) -> None:
     paths = tuple(os.environ.get("LINEAGE_TESTS_SERVER_ELSEWHERE", "").split())
     if not paths:
         return
