@@ -80,8 +80,8 @@ def test_capture_points_name_the_spark_stage_their_tasks_ran_in(lc, sc, write_te
     try:
         word_count(lc, path).collect()
     finally:  # the group is the thread's: later tests' jobs (test_call_sites lists those of none) are not in it
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        sc.setLocalProperty("spark.job.description", None)
+        for name in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+            sc.setLocalProperty(name, None)
     tracker = sc.statusTracker()
     last = max(tracker.getJobIdsForGroup("stamped"))  # (the capture may run a small job before it)
     stages = sorted(tracker.getJobInfo(last).stageIds)
