@@ -91,7 +91,6 @@ final class TapPairs {
         at = 0;
     }
 
-
     /**
      * Sorts the rows by group (as unsigned longs), stably, into {@link #groups} and {@link #ids}:
      * one counting pass over the groups' top bits, then the rows copied from the chunks into
