@@ -144,9 +144,8 @@ def _known_source(lc: Any, info: dict[str, str], rows: Any, made: LineageFrame) 
     if info.get("kind") == "local":
         return made
     key = json.dumps([sorted(info.items()), str(rows._jdf.schema().json()), sorted(rows.inputFiles())])
-    known: dict[str, Slot] = lc.frames.__dict__.setdefault("read_sources", {})
     (slot,) = made._slots
-    first = known.setdefault(key, slot)
+    first = lc.frames.read_sources.setdefault(key, slot)
     if first == slot:
         return made
     lc.store.points.pop(slot.source, None)

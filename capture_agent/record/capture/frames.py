@@ -47,6 +47,10 @@ class FrameState:
         self.source_slots: list[Slot] = []  # where each source made its ids (what-if replays filter there)
         # each source by what its plan's leaves read (``LeafIdentity``): a query over its rows reads it again
         self.captured_leaves: dict[str, LineageFrame] = {}
+        # the slot of the first source made for a leaf no captured source holds, by what the leaf reads
+        # (kind, options, schema, files: ``frame_plan._known_source``): a later leaf reading the same
+        # files the same way (a view read by several actions, a table joined with itself) takes it
+        self.read_sources: dict[str, Slot] = {}
 
     def fresh_column(self) -> str:
         self._columns += 1
