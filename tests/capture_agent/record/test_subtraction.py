@@ -1,7 +1,7 @@
 """Subtracted sums in what-ifs (``query.subtraction``, ``query.delta``): a word count followed by a
-join and a regroup (the shapes of ``bench/whatif.py --then join`` and ``--then groups``) gets its
-new output from the deleted records alone, checked against plain PySpark on the lines that
-remain, for scattered deletions, a whole file and a rare word, the count made by
+join and a regroup (the shapes of ``bench/whatif.py --then join``, ``--then groups`` and ``--then
+topic-groups``) gets its new output from the deleted records alone, checked against plain PySpark
+on the lines that remain, for scattered deletions, a whole file and a rare word, the count made by
 reduceByKey, foldByKey or aggregateByKey with ``operator.add``; and a replay that read any input
 line that was not deleted would be wrong (every other line is overwritten after capture)."""
 
@@ -35,9 +35,16 @@ def then_groups(counts: Any, topics: Any) -> Any:
     return counts.map(lambda kv: (kv[1], kv[0])).groupByKey().mapValues(lambda words: tuple(sorted(words)))
 
 
-SHAPES = {"join": then_join, "groups": then_groups}
-# the path each stage takes: the count and the topic sums subtract, the join and the regroup run on keys
-PATHS = {"join": ["subtracted", "keys", "subtracted"], "groups": ["subtracted", "keys"]}
+def then_topic_groups(counts: Any, topics: Any) -> Any:
+    return counts.join(topics).map(lambda kv: (kv[1][1], kv[1][0])).groupByKey().mapValues(
+        lambda topic_counts: (len(topic_counts), max(topic_counts)))
+
+
+SHAPES = {"join": then_join, "groups": then_groups, "topic_groups": then_topic_groups}
+# the path each stage takes: the count and the topic sums subtract, the join runs on keys, the
+# groups are their kept members patched
+PATHS = {"join": ["subtracted", "keys", "subtracted"], "groups": ["subtracted", "regrouped"],
+         "topic_groups": ["subtracted", "keys", "regrouped"]}
 # the word count, as each combine that is a sum of ints makes it
 COUNTS = {"reduceByKey": lambda pairs: pairs.reduceByKey(add, 2),
           "foldByKey": lambda pairs: pairs.foldByKey(0, add, 2),
@@ -141,7 +148,7 @@ def test_a_fold_or_aggregate_from_zero_with_add_is_a_sum_subtracted(spark, sc, t
 
 
 @pytest.mark.parametrize(("shape", "count"), [*((shape, "reduceByKey") for shape in sorted(SHAPES)),
-                                              ("join", "foldByKey")])
+                                              ("topic_groups", "foldByKey")])
 def test_the_replay_reads_no_input_line_that_was_not_deleted(spark, sc, tmp_path, shape, count):
     """Every line that is not deleted, in every file (those holding deleted lines too), is
     overwritten after capture with another of the same length, the files' sizes and modification
@@ -209,7 +216,7 @@ def test_a_sum_left_at_zero_survives_when_lineage_says_records_remain(spark, sc,
                              .map(lambda kv: (kv[1], kv[0])).groupByKey().mapValues(sorted).collect())
     assert (0, ["a"]) in expected_groups
     assert sorted(impact.unchanged() + [n for _, n in impact.changed()] + impact.appeared()) == expected_groups
-    assert stage_paths(impact.replay()) == ["subtracted", "keys"]
+    assert stage_paths(impact.replay()) == ["subtracted", "regrouped"]
 
 
 @pytest.mark.parametrize("count", [
@@ -228,7 +235,7 @@ def test_a_float_sum_is_combined_again(spark, sc, tmp_path, write_text, count):
     impact = source.getLineage().filter(lambda line: line == "a").whatIfDeleted()
     assert sorted(impact.unchanged() + [n for _, n in impact.changed()] + impact.appeared()) == \
         [(0.5, ["a"]), (1.0, ["b", "c"])]
-    assert stage_paths(impact.replay()) == ["recombined", "keys"]
+    assert stage_paths(impact.replay()) == ["recombined", "regrouped"]
 
 
 def test_a_fold_from_another_zero_or_with_another_function_is_not_a_sum(spark, sc, tmp_path, write_text):
