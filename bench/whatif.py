@@ -14,6 +14,7 @@ input (files written without the deleted lines, outside the timing); the what-if
     .venv/bin/python bench/whatif.py --then histogram      # a second aggregation after the count
     .venv/bin/python bench/whatif.py --then groups         # the words grouped by their count
     .venv/bin/python bench/whatif.py --then join           # joined with a word -> topic table, summed per topic
+    .venv/bin/python bench/whatif.py --then topic-groups   # joined so, grouped per topic: words and top count
 
 The word count reduces with ``operator.add`` (a what-if subtracts what the deleted lines counted,
 ``query/selective.py``) or, ``--reduce lambda``, an opaque function (the input partitions holding
@@ -21,10 +22,12 @@ deleted lines are counted again and merged with the map-side aggregates the othe
 ``--then histogram`` adds a stage after the count (how many words occur n times: the counts
 counted again); ``--then groups`` groups the words by their count (a changed count moves a word
 to another group); ``--then join`` joins the counts with a table giving each word of the
-vocabulary one of 50 topics and sums them per topic. After the count the what-if replays each later
-stage on the keys the deletion touches only (``query/delta.py``); in the same run, the replay of
-those stages on all keys from the count's kept aggregates (what a what-if did before, and does
-where delta replay does not apply) is timed too, and its output checked equal to the re-run's.
+vocabulary one of 50 topics and sums them per topic; ``--then topic-groups`` groups the joined
+counts per topic instead (groupByKey, then how many words and the highest count: no sum). After
+the count the what-if replays each later stage on the keys the deletion touches only
+(``query/delta.py``); in the same run, the replay of those stages on all keys from the count's
+kept aggregates (what a what-if did before, and does where delta replay does not apply) is timed
+too, and its output checked equal to the re-run's.
 """
 
 from __future__ import annotations
@@ -71,6 +74,9 @@ def then(counts: Any, name: str, topics: Any) -> Any:
         return counts.map(lambda kv: (kv[1], kv[0])).groupByKey().mapValues(lambda words: tuple(sorted(words)))
     if name == "join":
         return counts.join(topics).map(lambda kv: (kv[1][1], kv[1][0])).reduceByKey(add)
+    if name == "topic-groups":
+        return counts.join(topics).map(lambda kv: (kv[1][1], kv[1][0])).groupByKey().mapValues(
+            lambda topic_counts: (len(topic_counts), max(topic_counts)))
     return counts
 
 
@@ -119,7 +125,7 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--reduce", choices=["add", "lambda"], default="add")
-    parser.add_argument("--then", choices=["none", "histogram", "groups", "join"], default="none")
+    parser.add_argument("--then", choices=["none", "histogram", "groups", "join", "topic-groups"], default="none")
     args = parser.parse_args()
     func = add if args.reduce == "add" else (lambda a, b: a + b)
 

@@ -50,7 +50,9 @@ tasks of a replay (docs/security.md, "Trust model of kept functions").
 replays only those (``query.selective``); a task with more keys, or that spilled, keeps none and
 what-ifs through it rerun the whole job. The reduce side's tasks keep their outputs likewise, which
 a what-if reads instead of merging the map side's, and subtracts the deleted records' contributions
-from for a sum of integers (``query.delta``, ``query.subtraction``). `0` keeps none.
+from for a sum of integers (``query.delta``, ``query.subtraction``). A groupByKey's reduce-side task
+of at most this many records keeps its groups, which a what-if patches with the records that left
+and came instead of replaying the stage before it (``query.regroup``). `0` keeps none.
 (8) `enable(spark, records=True)`, or `LINEAGE_RECORDS=true` alone (it enables the agent unless
 `LINEAGE_ENABLED=false`): each action of a DataFrame (collect, count, take, toPandas, writes...)
 runs its query rewritten in the JVM to carry each row's lineage (``record.capture.implicit``), and

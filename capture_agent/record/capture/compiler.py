@@ -252,6 +252,9 @@ class Compiler:
         kind, layout = self._GROUP_LAYOUT[node.mode]
         point, target = self.new_point(kind, node.op, layout(mode=node.mode), [p.point for p in pipes],
                                        node.num_partitions)
+        if node.mode == "group":  # its kept groups are groupByKey's output in what-ifs
+            target = replace(target, keep_aggregates=self.keep_aggregates)
+            node.reducer_point = point.capture_id
         rdd = shuffled.mapPartitionsWithIndex(boundary.group_reducer(target, node.mode, len(pipes),
                                                                               self.worker_memory_mb))
         return self.finish_head(Head(rdd, "pairs", point, eager=False))  # as _combine: spilled tasks stream

@@ -24,7 +24,8 @@ listed under ``not_kept`` with the reason, which a replay of it reports.
 
 A source names its capture point (``input``), a combine its map side's (``combiner``, whose kept
 aggregates a what-if reads in place of the input: ``query.selective``) and its reduce side's
-(``reducer``, whose kept outputs a what-if reads in place of merging those: ``query.delta``).
+(``reducer``, whose kept outputs a what-if reads in place of merging those: ``query.delta``), and a
+groupByKey its reduce side's (``reducer``, whose kept groups a what-if patches: ``query.regroup``).
 A recipe is ``{"on", "method", "args", "kwargs", "attr"}``, ``on`` being ``{"ref": seq}``,
 ``"sc"`` or ``"read"``. An argument is ``{"value": JSON}``, ``{"ref": seq}`` (another node's
 plain RDD), ``{"name": "module:qualname"}`` or ``{"pickled": digest}``. A parallelized
@@ -47,7 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from capture_agent.record.capture.frame_jvm import not_kept_reason
-from capture_agent.record.capture.plan import CombineNode, Node
+from capture_agent.record.capture.plan import CombineNode, GroupNode, Node
 from capture_agent.record.query.recipes import SC, Given, Recipe, Redo, Ref
 from capture_agent.record.query.stored_job import FOLDER, JOB_FILE, NAMED_MODULES, NAMED_PACKAGES, VERSION
 from capture_agent.record.storage.manifest import LineageStore
@@ -199,6 +200,8 @@ class KeptJob:
             entry["input"] = input_of(node)
         if isinstance(node, CombineNode) and node.combiner_point:
             entry["combiner"] = node.combiner_point
+            entry["reducer"] = node.reducer_point
+        if isinstance(node, GroupNode) and node.reducer_point:
             entry["reducer"] = node.reducer_point
         if recipe.on == SC and recipe.method == "parallelize":
             data, slices = recipe.args

@@ -165,6 +165,7 @@ class GroupNode(Node):
                          Partitioner(num_partitions, partition_func) if keeps_partitioner else None, recipe)
         self.mode = mode
         self.partition_func = partition_func
+        self.reducer_point = ""  # groupByKey's reduce side, once compiled (its kept groups)
 
 
 class ShuffleNode(Node):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
 
@@ -27,7 +28,13 @@ from capture_agent.record.capture.plan import (
 )
 from capture_agent.record.capture.runtime import CaptureRuntime
 from capture_agent.record.query.recipes import Recipe, Ref
-from capture_agent.record.worker.functions import identity
+from capture_agent.record.worker.functions import identity, plus_zero
+
+
+def _zero_sum(zero: Any, *funcs: Any) -> bool:
+    """Whether a fold's zero value is the int 0 and its functions ``operator.add``: a sum, kept by
+    name (``worker.functions.plus_zero``) so that a what-if subtracts from it."""
+    return type(zero) is int and zero == 0 and all(f is operator.add for f in funcs)
 
 
 def _union_shape(nodes: list[Node]) -> tuple[int, Partitioner | None]:
@@ -77,10 +84,12 @@ class ShuffleMethods:
         def create(v: Any) -> Any:
             return seqFunc(copy.deepcopy(zeroValue), v)
 
+        first = plus_zero if _zero_sum(zeroValue, seqFunc, combFunc) else create
+
         n = numPartitions if numPartitions is not None else self._node.default_reduce_partitions()
         # PySpark's aggregateByKey is this combineByKey (the zero value lives in ``create``)
-        plain = Recipe(Ref(self._node), "combineByKey", create, seqFunc, combFunc, numPartitions, partitionFunc)
-        return self._wrap(CombineNode(self._node, "aggregateByKey", create, seqFunc, combFunc, n, partitionFunc,
+        plain = Recipe(Ref(self._node), "combineByKey", first, seqFunc, combFunc, numPartitions, partitionFunc)
+        return self._wrap(CombineNode(self._node, "aggregateByKey", first, seqFunc, combFunc, n, partitionFunc,
                                       plain))
 
     def foldByKey(self, zeroValue: Any, func: Callable[[Any, Any], Any], numPartitions: int | None = None,
@@ -88,9 +97,11 @@ class ShuffleMethods:
         def create(v: Any) -> Any:
             return func(copy.deepcopy(zeroValue), v)
 
+        first = plus_zero if _zero_sum(zeroValue, func) else create
+
         n = numPartitions if numPartitions is not None else self._node.default_reduce_partitions()
-        plain = Recipe(Ref(self._node), "combineByKey", create, func, func, numPartitions, partitionFunc)
-        return self._wrap(CombineNode(self._node, "foldByKey", create, func, func, n, partitionFunc, plain))
+        plain = Recipe(Ref(self._node), "combineByKey", first, func, func, numPartitions, partitionFunc)
+        return self._wrap(CombineNode(self._node, "foldByKey", first, func, func, n, partitionFunc, plain))
 
     def distinct(self, numPartitions: int | None = None) -> Self:
         keyed = self.map(lambda x: (x, None))

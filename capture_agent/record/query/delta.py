@@ -31,6 +31,8 @@ the deleted records alone are read back, and what they contributed is subtracted
 its reduce side kept (lineage's fates say which keys lose every record); at a later one the
 changed records' old values are taken off its kept output and their new ones added, so its
 input (a join re-keyed by a map, say) is needed at the changed records only, never whole.
+A later ``groupByKey`` whose reduce side kept its groups is patched the same way (``regroup``):
+its touched groups are their kept members less the records that left, plus those that came.
 ``paths`` says which way each stage went (``stage_paths``).
 
 The target's new output is its old one, kept at capture, less the old records of the target's
@@ -52,9 +54,11 @@ from typing import Any
 from pyspark.core.rdd import RDD
 
 from capture_agent.record.query.engine import Frontier
+from capture_agent.record.query.multisets import cancelled, patched
 from capture_agent.record.query.recipes import Recipe, Ref
+from capture_agent.record.query.regroup import groups, regrouped
 from capture_agent.record.query.selective import KeptCombine, combine_functions, kept_combines, kept_pairs
-from capture_agent.record.query.stage_paths import InFull, KeysReplayed, Recombined, Subtracted
+from capture_agent.record.query.stage_paths import InFull, KeysReplayed, Recombined, Regrouped, Subtracted
 from capture_agent.record.query.subtraction import invertible, lost_sums, subtracted, sums
 from capture_agent.record.query.values import kept_results
 from capture_agent.record.storage.ids import split_by_partition
@@ -77,48 +81,6 @@ Delta = tuple[RDD, RDD] | None  # (old records out, new records in); None: nothi
 
 class NotRestrictable(Exception):
     """The job's shape between its kept combines and the target is not one delta replay covers."""
-
-
-def canonical(value: Any) -> Any:
-    """A hashable stand-in equal for equal records; a group (groupByKey's iterable) by its members,
-    in any order."""
-    if type(value).__name__ == "ResultIterable":
-        return ("group", tuple(sorted(repr(canonical(v)) for v in value)))
-    if type(value) is tuple:
-        return ("tuple", tuple(canonical(v) for v in value))
-    try:
-        hash(value)
-    except TypeError:
-        return ("repr", repr(value))
-    return ("value", value)
-
-
-def cancelled(old: list[Any], new: list[Any]) -> tuple[list[Any], list[Any]]:
-    """``old`` and ``new`` less the records they share (as multisets)."""
-    pending: dict[Any, list[Any]] = {}
-    for record in new:
-        pending.setdefault(canonical(record), []).append(record)
-    gone = []
-    for record in old:
-        same = pending.get(canonical(record))
-        if same:
-            same.pop()
-        else:
-            gone.append(record)
-    return gone, [r for records in pending.values() for r in records]
-
-
-def patched(kept: list[Any], removed: list[Any], added: list[Any]) -> list[Any] | None:
-    """``kept`` less ``removed`` plus ``added``; None when a removed record is not in ``kept``."""
-    left: dict[Any, list[Any]] = {}
-    for record in kept:
-        left.setdefault(canonical(record), []).append(record)
-    for record in removed:
-        same = left.get(canonical(record))
-        if not same:
-            return None
-        same.pop()
-    return [r for records in left.values() for r in records] + added
 
 
 def _matches(record: Any, restriction: Restriction) -> bool:
@@ -168,6 +130,7 @@ class DeltaReplay:
         self._restricted: dict[tuple[str, int, Restriction], RDD] = {}
         self._cached: list[RDD] = []
         self._sums: dict[int, tuple[frozenset[Any], dict[Any, Any], dict[Any, Any]]] = {}  # keys, old, new sums
+        self._groups: dict[int, tuple[frozenset[Any], dict[Any, Any], dict[Any, Any]]] = {}  # keys, old, new groups
         self._local: dict[int, tuple[RDD, list[Any]]] = {}  # RDDs made of this process's records (by id)
 
     def run(self, target: str) -> list[Any] | None:
@@ -251,6 +214,10 @@ class DeltaReplay:
             found = self._summed_shuffle(seq, *sides[0])
             if found is not None:
                 return self._spread_pair(*cancelled(*found))
+        if method == "groupByKey":
+            found = self._regrouped_shuffle(seq, *sides[0])
+            if found is not None:
+                return self._spread_pair(*cancelled(*found))
         records = [r for side in sides for records in side for r in records]
         keys = frozenset(r if whole else r[0] for r in records)
         if not keys:
@@ -325,6 +292,31 @@ class DeltaReplay:
             return None
         return self._summed(seq, keys, old, new)
 
+    def _regrouped_shuffle(self, seq: int, removed: list[Any], added: list[Any]
+                           ) -> tuple[list[Any], list[Any]] | None:
+        """A later groupByKey's old and new groups at the keys of the records its input lost and
+        gained: its kept groups less the ones, plus the others (``regroup``); None when its groups
+        were not kept or a record that left is not in its kept group (its stage is replayed on keys)."""
+        if not removed and not added:
+            return [], []
+        keys = frozenset(key for key, _ in (*removed, *added))
+        old = self._kept_groups(seq, keys)
+        new = regrouped(old, removed, added) if old is not None else None
+        if old is None or new is None:
+            return None
+        self.keys_replayed[self._label(seq)] = len(keys)
+        self.paths[self._label(seq)] = Regrouped.name
+        self._changed[seq] = ((False, keys), groups(new))
+        self._groups[seq] = (keys, old, new)
+        return groups(old), groups(new)
+
+    def _kept_groups(self, seq: int, keys: frozenset[Any]) -> dict[Any, list[Any]] | None:
+        """The groups a groupByKey's reduce side kept at ``keys`` (read in Spark tasks), or None."""
+        outputs = self._reducer_outputs(self.nodes[str(seq)])
+        if outputs is None:
+            return None
+        return dict(kept_pairs(self.sc, self.job.store, outputs, KeptAggregates(self.job.store.fs, keys)).collect())
+
     def _summed(self, seq: int, keys: frozenset[Any], old: dict[Any, Any], new: dict[Any, Any]
                 ) -> tuple[list[Any], list[Any]]:
         self._merge[seq] = operator.add
@@ -380,6 +372,9 @@ class DeltaReplay:
         by_key = restriction is not None and not restriction[0]
         if method in MOVES:  # the same records: where they go does not matter to a later shuffle
             return self.restricted(version, refs[0], restriction)
+        kept_groups = self._group_rows(version, seq, restriction) if method == "groupByKey" and by_key else None
+        if kept_groups is not None:
+            return kept_groups
         if method in ("filter", "union", *WHOLE) or (method in (*KEEP_KEYS, *KEYED) and by_key):
             return self._apply(seq, {r: self.restricted(version, r, restriction) for r in refs}, few=True)
         if method in PER_RECORD:  # it computes the keys: from its whole input
@@ -431,6 +426,27 @@ class DeltaReplay:
             rows = rows.cache()
             self._cached.append(rows)
         return rows if by_key else _filtered(rows, restriction)
+
+    def _group_rows(self, version: str, seq: int, restriction: Restriction) -> RDD | None:
+        """A groupByKey's groups at the keys of ``restriction``, from the groups it kept (the new
+        ones with its delta's keys replaced), else None."""
+        assert restriction is not None
+        keys = restriction[1]
+        known = self._groups.get(seq)
+        if known is not None and keys <= known[0]:  # no kept file read again
+            found = known[1] if version == "old" else known[2]
+            return self._spread(groups({key: found[key] for key in keys if key in found}))
+        old = self._kept_groups(seq, keys)
+        if old is None:
+            return None
+        records = groups(old)
+        if version == "new":
+            self._delta(seq)
+            if seq in self._changed:
+                changed, new = self._changed[seq]
+                assert changed is not None
+                records = [r for r in records if r[0] not in changed[1]] + [r for r in new if r[0] in keys]
+        return self._spread(records)
 
     def _kept_outputs(self, kept: KeptCombine) -> list[str] | None:
         return self._reducer_outputs(kept.node)

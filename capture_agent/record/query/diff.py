@@ -28,8 +28,8 @@ from typing import Any, TypeVar
 from pyroaring import BitMap64
 
 from capture_agent.record.errors import ReplayNotPossible
-from capture_agent.record.query.delta import canonical
 from capture_agent.record.query.engine import Frontier
+from capture_agent.record.query.multisets import canonical
 from capture_agent.record.query.run import LineageRun
 from capture_agent.record.query.stored_job import Build
 from capture_agent.record.storage.manifest import CapturePoint

@@ -1,5 +1,8 @@
 """Invertible combines in a what-if: an integer sum per key (``reduceByKey(operator.add)``: a
 count, a total) without some records is its kept output less what those records contributed.
+``foldByKey(0, operator.add)`` and ``aggregateByKey(0, operator.add, operator.add)`` (a zero
+value that is the int 0) are the same sum: their kept recipe is a ``combineByKey`` whose first
+aggregate is ``worker.functions.plus_zero`` (``0 + value``) and whose merges are ``operator.add``.
 
 Only ``operator.add``, named as such in the kept job, is taken as invertible: a pickled function
 (a lambda adding its arguments) cannot be told from one that is not, and a float sum is not
@@ -24,12 +27,18 @@ from pyroaring import BitMap64
 from capture_agent.record.worker.functions import LocalCombine
 
 INVERTIBLE = ("_operator:add", "operator:add")  # reduceByKey's functions a sum of ints can be inverted for
+PLUS_ZERO = "capture_agent.record.worker.functions:plus_zero"  # a fold's first aggregate from the zero 0
 
 
 def invertible(recipe: dict[str, Any]) -> bool:
-    """Whether a kept recipe is a ``reduceByKey`` with ``operator.add``."""
+    """Whether a kept recipe is a ``reduceByKey`` with ``operator.add``, or a ``combineByKey``
+    with ``plus_zero`` and ``operator.add`` twice (a fold or aggregate of ints from 0)."""
     args = recipe.get("args") or []
-    return recipe.get("method") == "reduceByKey" and bool(args) and args[0] in [{"name": n} for n in INVERTIBLE]
+    adds = [{"name": n} for n in INVERTIBLE]
+    if recipe.get("method") == "reduceByKey":
+        return bool(args) and args[0] in adds
+    return (recipe.get("method") == "combineByKey" and len(args) >= 3 and args[0] == {"name": PLUS_ZERO}
+            and args[1] in adds and args[2] in adds)
 
 
 def ints(values: Iterable[Any]) -> bool:

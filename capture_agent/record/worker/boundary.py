@@ -183,12 +183,16 @@ def _group_rows(keys: list[Any], values: list[list[list[Any]]], ids: list[Any], 
     return [(key, ResultIterable(vals[0])) for key, vals in zip(keys, values, strict=True)]
 
 
-def _group_streamed(state: Gathered, target: TableSink, split: int) -> Iterator[Any]:
-    """groupByKey's rows as ``_group_rows`` makes them, yielded before its table is written."""
+def _group_streamed(state: Gathered, target: TableTarget, split: int) -> Iterator[Any]:
+    """groupByKey's rows as ``_group_rows`` makes them, yielded before its table is written; a
+    task of at most ``keep_aggregates`` records keeps its groups too (``tails.keep_aggregates``:
+    a what-if takes what left a group off its kept members and adds what came, ``query.regroup``)."""
     from pyspark.resultiterable import ResultIterable
 
     for key, vals in zip(state.index, state.values, strict=True):
         yield key, ResultIterable(vals[0])
+    if target.keep_aggregates and len(state.slots[0]) <= target.keep_aggregates:
+        keep_aggregates(target, split, ((key, vals[0]) for key, vals in zip(state.index, state.values, strict=True)))
     write_first_rest(target, split, state.released_id_lists()[0])
 
 

@@ -48,6 +48,13 @@ def identity(x: Any) -> Any:
     return x
 
 
+def plus_zero(x: Any) -> Any:
+    """The first aggregate of ``foldByKey(0, operator.add)`` and ``aggregateByKey(0, add, add)``
+    (``0 + x``, as PySpark's ``add(deepcopy(0), x)``), by name: a what-if knows such a combine for
+    a sum (``query.subtraction``)."""
+    return 0 + x
+
+
 def dropping(gone: dict[int, Any]) -> Callable[[int, Iterable[Any]], Iterator[Any]]:
     """A mapPartitionsWithIndex function leaving out the records at ``gone`` ({partition: the
     positions to leave out, a BitMap or set}): an input without some of its records."""

@@ -1,7 +1,8 @@
 """Subtracted sums in what-ifs (``query.subtraction``, ``query.delta``): a word count followed by a
-join and a regroup (the two shapes of ``bench/whatif.py --then join`` and ``--then groups``) gets
-its new output from the deleted records alone, checked against plain PySpark on the lines that
-remain, for scattered deletions, a whole file and a rare word; and a replay that read any input
+join and a regroup (the shapes of ``bench/whatif.py --then join``, ``--then groups`` and ``--then
+topic-groups``) gets its new output from the deleted records alone, checked against plain PySpark
+on the lines that remain, for scattered deletions, a whole file and a rare word, the count made by
+reduceByKey, foldByKey or aggregateByKey with ``operator.add``; and a replay that read any input
 line that was not deleted would be wrong (every other line is overwritten after capture)."""
 
 from __future__ import annotations
@@ -34,9 +35,20 @@ def then_groups(counts: Any, topics: Any) -> Any:
     return counts.map(lambda kv: (kv[1], kv[0])).groupByKey().mapValues(lambda words: tuple(sorted(words)))
 
 
-SHAPES = {"join": then_join, "groups": then_groups}
-# the path each stage takes: the count and the topic sums subtract, the join and the regroup run on keys
-PATHS = {"join": ["subtracted", "keys", "subtracted"], "groups": ["subtracted", "keys"]}
+def then_topic_groups(counts: Any, topics: Any) -> Any:
+    return counts.join(topics).map(lambda kv: (kv[1][1], kv[1][0])).groupByKey().mapValues(
+        lambda topic_counts: (len(topic_counts), max(topic_counts)))
+
+
+SHAPES = {"join": then_join, "groups": then_groups, "topic_groups": then_topic_groups}
+# the path each stage takes: the count and the topic sums subtract, the join runs on keys, the
+# groups are their kept members patched
+PATHS = {"join": ["subtracted", "keys", "subtracted"], "groups": ["subtracted", "regrouped"],
+         "topic_groups": ["subtracted", "keys", "regrouped"]}
+# the word count, as each combine that is a sum of ints makes it
+COUNTS = {"reduceByKey": lambda pairs: pairs.reduceByKey(add, 2),
+          "foldByKey": lambda pairs: pairs.foldByKey(0, add, 2),
+          "aggregateByKey": lambda pairs: pairs.aggregateByKey(0, add, add, 2)}
 
 
 def texts(rng: random.Random, files: int = 4) -> list[list[str]]:
@@ -51,8 +63,9 @@ def texts(rng: random.Random, files: int = 4) -> list[list[str]]:
     return found
 
 
-def captured(spark: Any, tmp_path: Path, shape: str, seed: int) -> tuple[Any, Any, Any, list[list[str]], str]:
-    """The word count of a folder of files followed by ``shape``, run captured."""
+def captured(spark: Any, tmp_path: Path, shape: str, seed: int, count: str = "reduceByKey"
+             ) -> tuple[Any, Any, Any, list[list[str]], str]:
+    """The word count (made by ``count``) of a folder of files followed by ``shape``, run captured."""
     rng = random.Random(seed)
     folder = tmp_path / "text"
     folder.mkdir()
@@ -63,7 +76,7 @@ def captured(spark: Any, tmp_path: Path, shape: str, seed: int) -> tuple[Any, An
     topics.write_text("".join(f"{w},t{n % 3}\n" for n, w in enumerate(COMMON + [f"rare{n}" for n in range(4)])))
     lc = LineageContext(spark, store=str(tmp_path / "store"))
     lines = lc.textFile(str(folder))
-    counts = lines.flatMap(str.split).map(lambda w: (w, 1)).reduceByKey(add, 2)
+    counts = COUNTS[count](lines.flatMap(str.split).map(lambda w: (w, 1)))
     result = SHAPES[shape](counts, lc.textFile(str(topics), 2).map(lambda line: tuple(line.split(","))))
     result.collect()
     return lc, lines, result, files, str(topics)
@@ -124,13 +137,24 @@ def test_a_count_and_what_follows_it_are_the_deleted_records_subtracted(spark, s
     assert replay["stages_in_full"] == []
 
 
-@pytest.mark.parametrize("shape", sorted(SHAPES))
-def test_the_replay_reads_no_input_line_that_was_not_deleted(spark, sc, tmp_path, shape):
+@pytest.mark.parametrize("count", sorted(COUNTS))
+@pytest.mark.parametrize("deletion", ["scatter", "rare"])
+def test_a_fold_or_aggregate_from_zero_with_add_is_a_sum_subtracted(spark, sc, tmp_path, count, deletion):
+    lc, lines, result, files, topics = captured(spark, tmp_path, "groups", seed=5 + len(count), count=count)
+    chosen, doomed = selection(lc, lines, files, deletion)
+    impact = chosen.whatIfDeleted()
+    assert new_output(impact) == oracle(sc, "groups", remaining_lines(files, doomed), topics)
+    assert stage_paths(impact.replay()) == PATHS["groups"]
+
+
+@pytest.mark.parametrize(("shape", "count"), [*((shape, "reduceByKey") for shape in sorted(SHAPES)),
+                                              ("topic_groups", "foldByKey")])
+def test_the_replay_reads_no_input_line_that_was_not_deleted(spark, sc, tmp_path, shape, count):
     """Every line that is not deleted, in every file (those holding deleted lines too), is
     overwritten after capture with another of the same length, the files' sizes and modification
     times kept: the what-if, from the run's folder as the server's worker runs it and in the job's
     own process, still equals the job on the original remaining lines."""
-    lc, lines, result, files, topics = captured(spark, tmp_path, shape, seed=11)
+    lc, lines, result, files, topics = captured(spark, tmp_path, shape, seed=11, count=count)
     chosen, doomed = selection(lc, lines, files, "scatter")
     deleted = chosen.frontier()
     remaining = remaining_lines(files, doomed)
@@ -192,20 +216,43 @@ def test_a_sum_left_at_zero_survives_when_lineage_says_records_remain(spark, sc,
                              .map(lambda kv: (kv[1], kv[0])).groupByKey().mapValues(sorted).collect())
     assert (0, ["a"]) in expected_groups
     assert sorted(impact.unchanged() + [n for _, n in impact.changed()] + impact.appeared()) == expected_groups
-    assert stage_paths(impact.replay()) == ["subtracted", "keys"]
+    assert stage_paths(impact.replay()) == ["subtracted", "regrouped"]
 
 
-def test_a_float_sum_is_combined_again(spark, sc, tmp_path, write_text):
+@pytest.mark.parametrize("count", [
+    lambda pairs: pairs.reduceByKey(add, 2),
+    lambda pairs: pairs.foldByKey(0, add, 2),  # a zero that is an int: the floats still say no
+    lambda pairs: pairs.foldByKey(0.0, add, 2),
+    lambda pairs: pairs.aggregateByKey(0.0, add, add, 2),
+])
+def test_a_float_sum_is_combined_again(spark, sc, tmp_path, write_text, count):
     """A sum of floats is not subtracted (not exact): the touched partitions are combined again."""
     path = write_text("floats.txt", ["a b", "a", "b c", "c"])
     lc = LineageContext(spark, store=str(tmp_path / "store"))
     source = lc.textFile(path, 2)
-    source.flatMap(str.split).map(lambda w: (w, 0.5)).reduceByKey(add, 2).map(lambda kv: (kv[1], kv[0])) \
+    count(source.flatMap(str.split).map(lambda w: (w, 0.5))).map(lambda kv: (kv[1], kv[0])) \
         .groupByKey().mapValues(sorted).collect()
     impact = source.getLineage().filter(lambda line: line == "a").whatIfDeleted()
     assert sorted(impact.unchanged() + [n for _, n in impact.changed()] + impact.appeared()) == \
         [(0.5, ["a"]), (1.0, ["b", "c"])]
-    assert stage_paths(impact.replay()) == ["recombined", "keys"]
+    assert stage_paths(impact.replay()) == ["recombined", "regrouped"]
+
+
+def test_a_fold_from_another_zero_or_with_another_function_is_not_a_sum(spark, sc, tmp_path, write_text):
+    """foldByKey(1, add) counts one more per partition, aggregateByKey(0, add, max) merges by max:
+    neither is subtracted, both combined again, with the re-run's answer."""
+    lines = ["a b", "a", "b c", "c", "a a"]
+    path = write_text("folds.txt", lines)
+    jobs = [lambda pairs: pairs.foldByKey(1, add, 2), lambda pairs: pairs.aggregateByKey(0, add, max, 2)]
+    for job in jobs:
+        lc = LineageContext(spark, store=str(tmp_path / f"store-{jobs.index(job)}"))
+        source = lc.textFile(path, 2)
+        job(source.flatMap(str.split).map(lambda w: (w, 1))).collect()
+        impact = source.getLineage().filter(lambda line: line == "a").whatIfDeleted()
+        expected = sorted(job(sc.textFile(path, 2).filter(lambda line: line != "a").flatMap(str.split)
+                              .map(lambda w: (w, 1))).collect())
+        assert sorted(impact.unchanged() + [n for _, n in impact.changed()] + impact.appeared()) == expected
+        assert stage_paths(impact.replay()) == ["recombined"]
 
 
 def test_subtracted_sums_decide_a_key_left_at_zero_only_with_lineage_or_a_record_added():
