@@ -39,11 +39,9 @@ through ``lc.read`` (the default, ``explicit``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,6 +51,8 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+from _own_applications import VARIANTS, in_own_process, round_order, settle, write_result  # noqa: E402
 
 
 def generate(spark: Any, folder: str, lineitem: int) -> dict[str, str]:
@@ -154,15 +154,6 @@ def tables(reader: Any, paths: dict[str, str], names: list[str], schema: Any) ->
             else reader.orc(paths[name]) if name.endswith("_orc") else reader.parquet(paths[name]) for name in names}
 
 
-def settle(spark: Any, pause: float = 1.0) -> None:
-    """Lets the last query's after-effects pass before the next is timed: a JVM garbage collection
-    (Spark's ContextCleaner deletes the shuffle files of the queries collected), the files written
-    flushed to disk, and a pause for both."""
-    spark.sparkContext._jvm.System.gc()
-    os.sync()
-    time.sleep(pause)
-
-
 def timed(spark: Any, reader: Any, job: Callable[[dict[str, Any]], Any], paths: dict[str, str], used: list[str],
           schema: Any) -> tuple[float, list[Any], Any]:
     """The wall time of ``job`` over the tables read by ``reader`` (read, built and collected) from
@@ -234,12 +225,11 @@ def variant(args: argparse.Namespace, name: str, captured: bool) -> dict[str, An
 
 
 def spawn(args: argparse.Namespace, name: str, which: str) -> dict[str, Any]:
-    """``variant`` in a process of its own (its JSON on the last line of its output)."""
-    command = [sys.executable, os.path.abspath(__file__), "--variant", which, "--workloads", name,
-               "--lineitem", str(args.lineitem), "--runs", str(args.runs), "--data-dir", args.data_dir,
-               "--master", args.master, "--capture", args.capture]
-    done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """``variant`` in a process of its own."""
+    argv = ["--variant", which, "--workloads", name, "--lineitem", str(args.lineitem), "--runs", str(args.runs),
+            "--data-dir", args.data_dir, "--master", args.master, "--capture", args.capture]
+    result: dict[str, Any] = in_own_process(__file__, argv)[-1]
+    return result
 
 
 def main() -> None:
@@ -252,10 +242,11 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--capture", choices=("explicit", "implicit"), default="explicit",
                         help="lc.read (explicit) or an unmodified job's spark.read with records on (implicit)")
-    parser.add_argument("--variant", choices=("plain", "captured"), help=argparse.SUPPRESS)
+    parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.variant:
-        print(json.dumps(variant(args, args.workloads, args.variant == "captured"), default=str))
+        write_result(args.result, variant(args, args.workloads, args.variant == "captured"))
         return
     os.makedirs(args.data_dir, exist_ok=True)
     print(f"lineitem {args.lineitem:,} rows; {args.rounds} applications of each variant, {args.runs} runs "
@@ -264,8 +255,7 @@ def main() -> None:
         plain_times, captured_times, paired = [], [], []
         last: dict[str, Any] = {}
         for round_ in range(args.rounds):
-            order = ("captured", "plain") if round_ % 2 else ("plain", "captured")
-            got = {which: spawn(args, name, which) for which in order}
+            got = {which: spawn(args, name, which) for which in round_order(round_)}
             if not same_rows(got["captured"]["rows"], got["plain"]["rows"]):
                 raise SystemExit(f"{name}: captured rows differ from plain PySpark's")
             plain_times += got["plain"]["times"]

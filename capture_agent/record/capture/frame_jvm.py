@@ -7,6 +7,7 @@ ORC and Parquet rows (``Orc``, ``Parquet``) with their ids."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from capture_agent.record.errors import LineageError
@@ -86,6 +87,18 @@ def leaf_identities(lc: Any, df: Any) -> list[str]:
     """The identities of what the leaves of ``df``'s plan read (``provenance.LeafIdentity``)."""
     plan = df._jdf.queryExecution().analyzed()
     return [str(i) for i in static_call(lc, "lineage.sql.provenance.LeafIdentity", "inPlan", (PLAN, plan))]
+
+
+def as_python(lc: Any, value: Any) -> Any:
+    """A JVM map, list or array of strings, booleans and numbers (nested too) as Python's dict or
+    list, in one round trip: Jackson (Spark's own) writes it as JSON. Iterated through py4j it
+    costs a call an element (a source's description, a map of about twenty entries, took some
+    ninety calls)."""
+    gateway = lc.sc._gateway
+    mapper = gateway.__dict__.get("_lineage_json")
+    if mapper is None:
+        mapper = gateway.__dict__["_lineage_json"] = lc.sc._jvm.com.fasterxml.jackson.databind.ObjectMapper()
+    return json.loads(str(mapper.writeValueAsString(value)))
 
 
 def _java_class(sc: Any, name: str) -> Any:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from capture_agent.record.capture.frame_jvm import _new, functions_registered
+from capture_agent.record.capture.frame_jvm import _new, as_python, functions_registered
 from capture_agent.record.capture.frames import LineageFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
 from capture_agent.record.storage.layouts import FrameGroups
@@ -61,13 +61,13 @@ def captured_query(lc: Any, df: Any) -> LineageFrame:
     if refused is not None:
         operator, _, why = str(refused).partition(": ")
         raise UnsupportedOperation(operator, why)
-    leaves = list(provenance.leaves())
+    leaves = provenance.leaves()  # a Java list: a leaf is fetched only when read again (one call)
     sources = []
-    for i, leaf in enumerate(leaves):
-        info = dict(provenance.describe(i))
+    for i in range(leaves.size()):
+        info = as_python(lc, provenance.describe(i))
         known = lc.frames.captured_leaves.get(info.get("identity", ""))
         if known is None:
-            rows = DataFrame(_rows(lc, leaf), spark)
+            rows = DataFrame(_rows(lc, leaves.get(i)), spark)
             known = _known_source(lc, info, rows, source_of(lc, info, rows))
         sources.append(known)
     plans = gateway.new_array(gateway.jvm.org.apache.spark.sql.catalyst.plans.logical.LogicalPlan, len(sources))
@@ -81,14 +81,15 @@ def captured_query(lc: Any, df: Any) -> LineageFrame:
     try:
         tap_dirs = _strings(gateway, [lc.store.fs.uri(p.location) for p in taps])
         rewritten = provenance.rewrite(plans, columns, ids, tap_dirs, _strings(gateway, [p.capture_id for p in taps]))
-        tapped = [[str(s) for s in parents] for parents in provenance.tapped()]
+        tapped = as_python(lc, provenance.tapped())
     finally:
         for point in taps[len(tapped):]:
             lc.store.points.pop(point.capture_id, None)
     for point, parents in zip(taps, tapped, strict=False):
         point.parents = parents
     slots = tuple(Slot(str(s), str(c), bool(b)) for s, c, b in
-                  zip(provenance.slotSources(), provenance.slotColumns(), provenance.slotSets(), strict=True))
+                  zip(*(as_python(lc, a) for a in (provenance.slotSources(), provenance.slotColumns(),
+                                                    provenance.slotSets())), strict=True))
     captured = LineageFrame(lc, DataFrame(rewritten, spark), slots, str(provenance.rule()))
     analyzed = df._jdf.queryExecution().analyzed()
     captured._columns_plan = analyzed  # the query as written reads the datasets
