@@ -8,6 +8,7 @@ ORC and Parquet rows (``Orc``, ``Parquet``) with their ids."""
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any
 
 from capture_agent.record.errors import LineageError
@@ -95,10 +96,14 @@ def as_python(lc: Any, value: Any) -> Any:
     costs a call an element (a source's description, a map of about twenty entries, took some
     ninety calls)."""
     gateway = lc.sc._gateway
-    mapper = gateway.__dict__.get("_lineage_json")
+    mapper = _JSON_WRITERS.get(gateway)
     if mapper is None:
-        mapper = gateway.__dict__["_lineage_json"] = lc.sc._jvm.com.fasterxml.jackson.databind.ObjectMapper()
+        mapper = _JSON_WRITERS[gateway] = lc.sc._jvm.com.fasterxml.jackson.databind.ObjectMapper()
     return json.loads(str(mapper.writeValueAsString(value)))
+
+
+# Jackson's writer in each JVM (by its py4j gateway): made once, it is safe to share between threads
+_JSON_WRITERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 def _java_class(sc: Any, name: str) -> Any:
