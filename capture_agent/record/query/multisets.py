@@ -36,13 +36,18 @@ def cancelled(old: list[Any], new: list[Any]) -> tuple[list[Any], list[Any]]:
 
 
 def patched(kept: list[Any], removed: list[Any], added: list[Any]) -> list[Any] | None:
-    """``kept`` less ``removed`` plus ``added``; None when a removed record is not in ``kept``."""
-    left: dict[Any, list[Any]] = {}
-    for record in kept:
-        left.setdefault(canonical(record), []).append(record)
+    """``kept`` less ``removed`` plus ``added`` (``kept``'s order, then ``added``'s); None when a
+    removed record is not in ``kept`` (as often as it is removed)."""
+    leaving: dict[Any, int] = {}
     for record in removed:
-        same = left.get(canonical(record))
-        if not same:
-            return None
-        same.pop()
-    return [r for records in left.values() for r in records] + added
+        leaving[canonical(record)] = leaving.get(canonical(record), 0) + 1
+    left = []
+    for record in kept:
+        found = canonical(record)
+        if leaving.get(found):
+            leaving[found] -= 1
+        else:
+            left.append(record)
+    if any(leaving.values()):
+        return None
+    return left + added

@@ -16,7 +16,7 @@ from typing import Any
 
 from pyspark.resultiterable import ResultIterable
 
-from capture_agent.record.query.multisets import canonical
+from capture_agent.record.query.multisets import patched
 
 
 def regrouped(old: dict[Any, list[Any]], removed: list[tuple[Any, Any]], added: list[tuple[Any, Any]]
@@ -24,27 +24,20 @@ def regrouped(old: dict[Any, list[Any]], removed: list[tuple[Any, Any]], added: 
     """The new groups of the keys of ``removed`` and ``added`` ((key, value) records that left
     and came): their ``old`` groups less the ones, plus the others, without the groups left
     empty. None when a removed record is not in its key's old group."""
-    new: dict[Any, list[Any]] = {}
     leaving: dict[Any, list[Any]] = {}
+    coming: dict[Any, list[Any]] = {}
     for key, value in removed:
         leaving.setdefault(key, []).append(value)
-    for key, values in leaving.items():
-        counts: dict[Any, int] = {}
-        for value in values:
-            counts[canonical(value)] = counts.get(canonical(value), 0) + 1
-        kept = []
-        for value in old.get(key, []):
-            c = canonical(value)
-            if counts.get(c):
-                counts[c] -= 1
-            else:
-                kept.append(value)
-        if any(counts.values()):
-            return None
-        new[key] = kept
     for key, value in added:
-        new.setdefault(key, list(old.get(key, []))).append(value)
-    return {key: values for key, values in new.items() if values}
+        coming.setdefault(key, []).append(value)
+    new: dict[Any, list[Any]] = {}
+    for key in [*leaving, *(k for k in coming if k not in leaving)]:
+        values = patched(old.get(key, []), leaving.get(key, []), coming.get(key, []))
+        if values is None:
+            return None
+        if values:
+            new[key] = values
+    return new
 
 
 def groups(pairs: dict[Any, list[Any]]) -> list[tuple[Any, ResultIterable]]:
