@@ -184,17 +184,19 @@ def run_query(spark: Any, number: int | str, text: str, variants: dict[str, Vari
 
 
 def parse_queries(spec: str | None, known: list[int | str]) -> list[int | str]:
-    """``1,2,5-9`` -> [1, 2, 5, 6, 7, 8, 9] (of the known numbers); None -> all."""
+    """``1,2,5-9`` -> [1, 2, 5, 6, 7, 8, 9]; ``1-99:3`` -> every third of 1-99 (1, 4, 7...), of the
+    known numbers; None -> all."""
     if not spec:
         return known
-    wanted: list[int] = []
+    wanted: list[int | str] = []
     for part in spec.split(","):
-        low, _, high = part.strip().partition("-")
-        wanted.extend(range(int(low), int(high or low) + 1))
+        span, _, step = part.strip().partition(":")
+        low, _, high = span.partition("-")
+        wanted.extend(range(int(low), int(high or low) + 1, int(step or 1)))
     missing = [n for n in wanted if n not in known]
     if missing:
         raise SystemExit(f"no such queries: {missing}")
-    return list(wanted)
+    return wanted
 
 
 def session(shuffle_partitions: int, driver_memory: str) -> Any:
@@ -240,7 +242,7 @@ def totals(results: list[Result]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sf", type=float, default=0.5, help="TPC-DS scale factor (default 0.5)")
-    parser.add_argument("--queries", help="which, e.g. 1,2,5-9 (default all 99)")
+    parser.add_argument("--queries", help="which, e.g. 1,2,5-9 or 1-99:3 (default all 99)")
     parser.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "tpcds"), help="data cache")
     parser.add_argument("--variants", default="", help="comma-separated, run after plain: duckdb or one of VARIANTS")
     parser.add_argument("--shuffle-partitions", type=int, default=2)

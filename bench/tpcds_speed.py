@@ -50,7 +50,7 @@ from _own_applications import (  # noqa: E402
     settle,
     write_result,
 )
-from tpcds_coverage import session  # noqa: E402
+from tpcds_coverage import parse_queries, session  # noqa: E402
 
 from tests import tpcds  # noqa: E402
 from tests.tpcds_answers import diff_rows  # noqa: E402
@@ -200,21 +200,6 @@ def summary(measured: list[Measured]) -> str:
         if m.apart:
             text += f"\n  apart: query {m.query}: {m.apart}"
     return text
-
-
-def parse_queries(spec: str | None, known: list[int | str]) -> list[int | str]:
-    """``1,2,5-9`` -> [1, 2, 5, ..., 9]; ``1-99:3`` -> every third of 1-99 (1, 4, 7...); None -> all."""
-    if not spec:
-        return known
-    wanted: list[int | str] = []
-    for part in spec.split(","):
-        span, _, step = part.strip().partition(":")
-        low, _, high = span.partition("-")
-        wanted.extend(range(int(low), int(high or low) + 1, int(step or 1)))
-    missing = [n for n in wanted if n not in known]
-    if missing:
-        raise SystemExit(f"no such queries: {missing}")
-    return wanted
 
 
 def main() -> None:
