@@ -20,7 +20,7 @@ keys only where it can, ``query.delta``); ``classify`` then matches the new outp
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,19 +46,20 @@ class PointFates:
         return bool(self.deleted) or bool(self.changed)
 
 
-def _merged(tables: list[RowCounts], nslots: int) -> dict[int, tuple[list[int], list[int], bool]]:
+def _merged(tables: list[RowCounts], nslots: int) -> dict[int, tuple[Sequence[int], Sequence[int], bool]]:
     """Counts per out id over the tables read (a one-result layout's rows add up)."""
-    out: dict[int, tuple[list[int], list[int], bool]] = {}
+    out: dict[int, tuple[Sequence[int], Sequence[int], bool]] = {}
     for t in tables:
-        for row, out_id in enumerate(t.out_ids):
-            lost = [t.lost[s][row] for s in range(nslots)]
-            total = [t.total[s][row] for s in range(nslots)]
+        # per row, its counts at each slot (a tuple each, built by zip rather than a list per row)
+        rows = zip(t.out_ids, zip(*t.lost[:nslots], strict=True), zip(*t.total[:nslots], strict=True), t.changed,
+                   strict=True)
+        for out_id, lost, total, moved in rows:
             seen = out.get(out_id)
             if seen is None:
-                out[out_id] = (lost, total, t.changed[row])
+                out[out_id] = (lost, total, moved)
             else:
                 out[out_id] = ([a + b for a, b in zip(seen[0], lost, strict=True)],
-                               [a + b for a, b in zip(seen[1], total, strict=True)], seen[2] or t.changed[row])
+                               [a + b for a, b in zip(seen[1], total, strict=True)], seen[2] or moved)
     return out
 
 

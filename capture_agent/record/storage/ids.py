@@ -62,6 +62,17 @@ def split_by_partition(ids: BitMap64) -> Iterator[tuple[int, BitMap]]:
         start = end
 
 
+def in_partition(ids: BitMap64, part: int) -> BitMap64:
+    """The ids of partition ``part`` (cut, as ``split_by_partition`` cuts, from its first to its last id)."""
+    start = ids.rank((part << SHIFT) - 1) if part else 0
+    end = ids.rank(((part + 1) << SHIFT) - 1)
+    if start == end:
+        return BitMap64()
+    window = BitMap64()
+    window.add_range(ids[start], ids[end - 1] + 1)
+    return ids & window
+
+
 def partitions_of(ids: BitMap64) -> list[int]:
     """Sorted distinct partitions of the ids."""
     return [part for part, _ in split_by_partition(ids)]

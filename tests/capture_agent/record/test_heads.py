@@ -86,9 +86,21 @@ def test_first_rest_tables_trace_as_the_lists_do(tmp_path_factory, plain, heads,
         sorted(map(sorted, point.layout.row_inputs(table, part, 1)[0].to_pylist()))
         for part, table in tables(engine, point)])
     lost = [BitMap64(rng.sample(list(inputs), min(len(inputs), 2)))]
-    twin.same(lambda engine, inp, point: sorted(
-        (c.out_ids, c.lost, c.total, c.changed)
-        for c in point.layout.counts(engine, point, lost, [BitMap64()])))
+    changed = [BitMap64(rng.sample(list(inputs), min(len(inputs), 1))) - lost[0]]
+    counted = twin.same(lambda engine, inp, point: sorted(
+        (out_id, lost_n, total_n, moved)
+        for c in point.layout.counts(engine, point, lost, changed)
+        for out_id, lost_n, total_n, moved in zip(c.out_ids, c.lost[0], c.total[0], c.changed, strict=True)))
+    # the counts against the rows themselves: per row meeting the deletion, its inputs deleted,
+    # its inputs, and whether one of them changed
+    expected = []
+    for part, rows in enumerate(parts):
+        for n, row in enumerate(rows):
+            ids = [part << 32 | p if plain.local else (p % len(parts)) << 32 | p for p in row]
+            gone, other = sum(i in lost[0] for i in ids), sum(i in changed[0] for i in ids)
+            if gone or other:
+                expected.append((part << 32 | n, gone, len(ids), other > 0))
+    assert counted == sorted(expected)
 
 
 def tables(engine: Any, point: Any) -> list[tuple[int, Any]]:

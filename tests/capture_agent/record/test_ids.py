@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap64
 
-from capture_agent.record.storage.ids import LOW_MASK, SHIFT, lift, split_by_partition
+from capture_agent.record.storage.ids import LOW_MASK, SHIFT, in_partition, lift, split_by_partition
 
 positions = st.one_of(st.integers(0, 2_000), st.integers(0, LOW_MASK))
 ids = st.lists(st.tuples(st.integers(0, 6), positions), max_size=300).map(
     lambda pairs: [(part << SHIFT) | pos for part, pos in pairs])
 
 
+@settings(deadline=None)  # two cores shared with Spark tests: a deadline measures the machine's load
 @given(ids)
 def test_split_by_partition_gives_each_partitions_positions_in_order(record_ids):
     expected: dict[int, list[int]] = {}
@@ -22,6 +23,8 @@ def test_split_by_partition_gives_each_partitions_positions_in_order(record_ids)
     assert split == sorted(expected.items())
     assert BitMap64().union(*(lift(part, bm) for part, bm in split_by_partition(BitMap64(record_ids)))) == BitMap64(
         record_ids)
+    for part in range(8):
+        assert list(in_partition(BitMap64(record_ids), part)) == [(part << SHIFT) | p for p in expected.get(part, [])]
 
 
 def test_split_by_partition_of_the_extremes():

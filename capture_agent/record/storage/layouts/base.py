@@ -23,7 +23,7 @@ from pyroaring import BitMap, BitMap64
 
 from capture_agent.record.storage.deletion import Copy, DeletionRule, Product, Sum, Token
 from capture_agent.record.storage.fs import StoreFS
-from capture_agent.record.storage.ids import SHIFT, split_by_partition, union_all
+from capture_agent.record.storage.ids import SHIFT, in_partition, split_by_partition, union_all
 from capture_agent.record.storage.layouts.counts import RowCounts, row_counts
 from capture_agent.record.storage.tables import ROW_GROUP, ROW_GROUP_SETS, TableSink, read_rows
 
@@ -323,9 +323,13 @@ class Layout:
             parts = [p for p, _ in split_by_partition(union_all((*lost[:nslots], *changed[:nslots])))]
         else:
             parts = list(range(point.num_partitions))
-        lost_blobs = [bytes(b.serialize()) for b in lost[:nslots]]
-        changed_blobs = [bytes(b.serialize()) for b in changed[:nslots]]
-        units = [(ctx.fs, point.table_path(p), p, len(point.parents), lost_blobs, changed_blobs) for p in parts]
+
+        def blobs(ids: list[BitMap64], part: int) -> list[bytes]:
+            # a local table's rows have inputs of its own partition only: it is sent those ids
+            return [bytes((in_partition(b, part) if self.local else b).serialize()) for b in ids[:nslots]]
+
+        units = [(ctx.fs, point.table_path(p), p, len(point.parents), blobs(lost, p), blobs(changed, p))
+                 for p in parts]
         outputs = ctx.run_units(self.counts_table, units, sum(ctx.fs.size(u[1]) for u in units))
         return [c for c in outputs if c is not None]
 
@@ -335,9 +339,16 @@ class Layout:
         if not store.exists(path):
             return None
         table = read_rows(store, path, ["out_id", *self.id_columns(nparents)])
-        return row_counts(table.column("out_id").combine_chunks(), self.row_inputs(table, part, nparents),
+        per_slot, positions_of = self.count_inputs(table, part, nparents)
+        return row_counts(table.column("out_id").combine_chunks(), per_slot,
                           [BitMap64.deserialize(b) for b in lost], [BitMap64.deserialize(b) for b in changed],
-                          self.keep_all_rows)
+                          self.keep_all_rows, positions_of)
+
+    def count_inputs(self, table: Any, part: int, nparents: int) -> tuple[list[Any], int | None]:
+        """Each row's inputs as ``row_counts`` counts them: per slot, ListArrays of global ids
+        (``row_inputs``, and None), or of positions of partition ``part`` (and ``part``), which a
+        partition-local layout gives without lifting them to ids."""
+        return self.row_inputs(table, part, nparents), None
 
     # ------------------------------------------------------------------ export
     def associations(self, store: StoreFS, point: CapturePoint,

@@ -26,7 +26,7 @@ from pyroaring import BitMap, BitMap64
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.ids import lift
 from capture_agent.record.storage.layouts.base import dense_out_ids, list_rows_meeting, uint32_values
-from capture_agent.record.storage.layouts.counts import lifted
+from capture_agent.record.storage.layouts.counts import lifted, lists_of_one
 from capture_agent.record.storage.layouts.local import ListLocal
 from capture_agent.record.storage.layouts.shuffled import ListGlobal
 from capture_agent.record.storage.tables import TableSink, read_rows
@@ -135,6 +135,10 @@ class FirstRestLocal(ListLocal):
 
         lists = joined_lists(table.column("first"), table.column("rest"))
         return [pa.ListArray.from_arrays(lists.offsets, lifted(part, lists.values))]
+
+    def count_inputs(self, table: Any, part: int, nparents: int) -> tuple[list[Any], int | None]:
+        # a row's inputs are its first position and its rest: counted apart, never joined
+        return [[lists_of_one(table.column("first")), _array(table.column("rest"))]], part
 
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         return table_rows_meeting(store, path, BitMap.deserialize(ids).to_array(), "uint32")

@@ -111,6 +111,9 @@ class ListLocal(Layout):
         lists = table.column("in_pos").combine_chunks()
         return [pa.ListArray.from_arrays(lists.offsets, lifted(part, lists.values))]
 
+    def count_inputs(self, table: Any, part: int, nparents: int) -> tuple[list[Any], int | None]:
+        return [table.column("in_pos").combine_chunks()], part
+
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         import pyarrow as pa
 
