@@ -35,7 +35,7 @@ def id_array(ids: BitMap64) -> Any:
     return pa.array(np.frombuffer(ids.to_array(), dtype=np.uint64).view(np.int64), pa.int64())
 
 
-DENSE_POSITIONS = 1 << 28  # membership of positions below this is a lookup in a bool array
+DENSE_POSITIONS = 1 << 27  # membership of positions below this (a 128 MB split's byte offsets) is a bool array lookup
 
 
 def _members(flat: Any, ids: BitMap64, part: int | None) -> Any:
