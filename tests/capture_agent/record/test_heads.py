@@ -142,3 +142,17 @@ def test_high_cardinality_word_count_traces_both_ways(lc, tmp_path):
         outputs = [rec for rec in lc.lineage(source.points()[0], [input_id]).goNextAll().collect()
                    if isinstance(rec, tuple)]
         assert sorted(outputs) == sorted((w, result[w]) for w in set(by_offset[offset].split()))
+
+
+@pytest.mark.parametrize("far", [9, (1 << 27) + 5, (1 << 32) - 1])
+def test_counts_of_a_partitions_positions_near_and_far(far):
+    """A local table's positions are counted against its own partition's ids only, by a bool lookup
+    (positions under ``DENSE_POSITIONS``) or by ``is_in`` (past it): the same counts."""
+    from capture_agent.record.storage.layouts.counts import row_counts
+
+    lists = pa.array([[3, far], [], [far, 7, 3], None], pa.list_(pa.uint32()))
+    for part in (0, 2):
+        lost = BitMap64([part << 32 | far, (part + 1) << 32 | 3])  # the next partition's 3 is not this one's
+        changed = BitMap64([part << 32 | 7])
+        got = row_counts(pa.array([10, 11, 12, 13], pa.int64()), [[lists]], [lost], [changed], part=part)
+        assert (got.out_ids, got.lost, got.total, got.changed) == ([10, 12], [[1, 1]], [[2, 3]], [False, True])
