@@ -56,7 +56,7 @@ def _new(lc: Any, name: str, *args: tuple[Any, Any]) -> Any:
         for i, (cls, _) in enumerate(args):
             types[i] = _java_class(sc, cls)
         made[key] = jvm_class(sc, jar, name).getDeclaredConstructor(types)
-    values = gateway.new_array(sc._jvm.java.lang.Object, len(args))
+    values = gateway.new_array(jvm_type(sc, "java.lang.Object"), len(args))
     for i, (_, value) in enumerate(args):
         values[i] = value
     return made[key].newInstance(values)
@@ -78,7 +78,7 @@ def static_call(lc: Any, class_name: str, method: str, *args: tuple[str, Any]) -
         for i, (cls, _) in enumerate(args):
             types[i] = _java_class(sc, cls)
         found[key] = jvm_class(sc, jar, class_name).getMethod(method, types)
-    values = gateway.new_array(sc._jvm.java.lang.Object, len(args))
+    values = gateway.new_array(jvm_type(sc, "java.lang.Object"), len(args))
     for i, (_, value) in enumerate(args):
         values[i] = value
     return found[key].invoke(None, values)
@@ -104,6 +104,27 @@ def as_python(lc: Any, value: Any) -> Any:
 
 # Jackson's writer in each JVM (by its py4j gateway): made once, it is safe to share between threads
 _JSON_WRITERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def jvm_type(sc: Any, fqn: str) -> Any:
+    """py4j's handle of the JVM class ``fqn`` (for ``new_array``, a static call), made here: going
+    down ``sc._jvm.java.lang.Object`` asks the JVM about each name, a round trip each."""
+    from py4j.java_gateway import JavaClass  # type: ignore[import-untyped]
+
+    return JavaClass(fqn, sc._gateway._gateway_client)
+
+
+def static_method(sc: Any, fqn: str, name: str) -> Any:
+    """The static method ``name`` of the JVM class ``fqn`` (looked up once a gateway: a call of it
+    is then one round trip)."""
+    found = _STATIC_METHODS.setdefault(sc._gateway, {})
+    if (fqn, name) not in found:
+        found[(fqn, name)] = getattr(jvm_type(sc, fqn), name)
+    return found[(fqn, name)]
+
+
+# static methods looked up, by py4j gateway
+_STATIC_METHODS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Any]] = weakref.WeakKeyDictionary()
 
 
 def _java_class(sc: Any, name: str) -> Any:
@@ -215,7 +236,7 @@ def rows_frame(lc: Any, fmt: str, plain: Any, paths: list[str], id_name: str, na
 
     functions_registered(lc)  # the jar is there, and on the executors
     gateway = lc.sc._gateway
-    files = gateway.new_array(gateway.jvm.String, len(paths))
+    files = gateway.new_array(jvm_type(lc.sc, "java.lang.String"), len(paths))
     for i, path in enumerate(paths):
         files[i] = path
     reader = _new(lc, ROWS_CLASSES[fmt])

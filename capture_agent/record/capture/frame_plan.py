@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from capture_agent.record.capture.frame_jvm import _new, as_python, functions_registered
+from capture_agent.record.capture.frame_jvm import _new, as_python, functions_registered, jvm_type, static_method
 from capture_agent.record.capture.frames import LineageFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
 from capture_agent.record.storage.layouts import FrameGroups
@@ -68,19 +68,22 @@ def captured_query(lc: Any, df: Any) -> LineageFrame:
         known = lc.frames.captured_leaves.get(info.get("identity", ""))
         if known is None:
             rows = DataFrame(_rows(lc, leaves.get(i)), spark)
-            known = _known_source(lc, info, rows, source_of(lc, info, rows))
+            key = _source_key(info, rows)
+            known = _read_again(lc, key, rows)
+            if known is None:
+                known = _known_source(lc, key, source_of(lc, info, rows))
         sources.append(known)
-    plans = gateway.new_array(gateway.jvm.org.apache.spark.sql.catalyst.plans.logical.LogicalPlan, len(sources))
+    plans = gateway.new_array(jvm_type(lc.sc, PLAN_CLASS), len(sources))
     for i, source in enumerate(sources):
         plans[i] = source._df._jdf.queryExecution().analyzed()
-    columns = _strings(gateway, [source._slots[0].column for source in sources])
-    ids = _strings(gateway, [source._slots[0].source for source in sources])
+    columns = _strings(lc, [source._slots[0].column for source in sources])
+    ids = _strings(lc, [source._slots[0].source for source in sources])
     # a combiner point for each aggregate the rewrite may tap; those it did not take are dropped
     taps = [lc.store.new_point("combiner", "agg", FrameGroups(), [], 1) for _ in range(provenance.aggregates())]
     tapped: list[list[str]] = []
     try:
-        tap_dirs = _strings(gateway, [lc.store.fs.uri(p.location) for p in taps])
-        rewritten = provenance.rewrite(plans, columns, ids, tap_dirs, _strings(gateway, [p.capture_id for p in taps]))
+        tap_dirs = _strings(lc, [lc.store.fs.uri(p.location) for p in taps])
+        rewritten = provenance.rewrite(plans, columns, ids, tap_dirs, _strings(lc, [p.capture_id for p in taps]))
         tapped = as_python(lc, provenance.tapped())
     finally:
         for point in taps[len(tapped):]:
@@ -129,25 +132,35 @@ def group_keys(plan: Any) -> tuple[str, ...] | None:
     return tuple(keys)
 
 
-def _strings(gateway: Any, items: list[str]) -> Any:
+def _strings(lc: Any, items: list[str]) -> Any:
     """A Java String[] of ``items``."""
-    array = gateway.new_array(gateway.jvm.String, len(items))
+    gateway = lc.sc._gateway
+    array = gateway.new_array(jvm_type(lc.sc, "java.lang.String"), len(items))
     for i, item in enumerate(items):
         array[i] = item
     return array
 
 
-def _known_source(lc: Any, info: dict[str, str], rows: Any, made: LineageFrame) -> LineageFrame:
-    """``made`` (a captured source of files) as the source of the first leaf of this run that read
-    the same files the same way (a view read by several actions, a table joined with itself):
-    one input point, its ids in one column name wherever it is read, so that a trace finds each
-    record once and a what-if's replay deletes it from every read (``frame_replay``)."""
+def _source_key(info: dict[str, str], rows: Any) -> str | None:
+    """What a leaf reads, as a key (kind, options, schema, files); None for local rows (each
+    ``createDataFrame`` is rows of its own)."""
     if info.get("kind") == "local":
+        return None
+    return json.dumps([sorted(info.items()), str(rows._jdf.schema().json()), sorted(rows.inputFiles())])
+
+
+def _known_source(lc: Any, key: str | None, made: LineageFrame) -> LineageFrame:
+    """``made`` (a captured source of files) as the source of the first leaf of this run that read
+    the same files the same way (``key``: a view read by several actions, a table joined with
+    itself): one input point, its ids in one column name wherever it is read, so that a trace finds
+    each record once and a what-if's replay deletes it from every read (``frame_replay``)."""
+    if key is None:
         return made
-    key = json.dumps([sorted(info.items()), str(rows._jdf.schema().json()), sorted(rows.inputFiles())])
     (slot,) = made._slots
     first = lc.frames.read_sources.setdefault(key, slot)
     if first == slot:
+        if made._remake is not None:
+            lc.frames.remakes[key] = made._remake
         return made
     lc.store.points.pop(slot.source, None)
     lc.frames.source_slots.remove(slot)
@@ -155,9 +168,22 @@ def _known_source(lc: Any, info: dict[str, str], rows: Any, made: LineageFrame) 
                              point=first.source)
 
 
+def _read_again(lc: Any, key: str | None, rows: Any) -> LineageFrame | None:
+    """The source of a leaf reading what an earlier source of the run read (``key``), made again
+    by the agent's reader in the JVM over this leaf's rows (a relation of its own, its columns new
+    attributes: a table joined with itself) with the first source's point and id column, without
+    listing the files, their sizes and the point again; None when no such source was read in the
+    JVM."""
+    remake = lc.frames.remakes.get(key) if key is not None else None
+    if remake is None:
+        return None
+    first = lc.frames.read_sources[key]
+    return LineageFrame(lc, remake(rows), (first,), "copy", point=first.source)
+
+
 def _rows(lc: Any, leaf: Any) -> Any:
     """The Dataset of a leaf's rows (what a plain read of it gives)."""
-    return lc.sc._jvm.org.apache.spark.sql.classic.Dataset.ofRows(lc.spark._jsparkSession, leaf)
+    return static_method(lc.sc, "org.apache.spark.sql.classic.Dataset", "ofRows")(lc.spark._jsparkSession, leaf)
 
 
 class SourceKind:

@@ -142,8 +142,10 @@ def jvm_rows(lc: Any, fmt: str, df: Any, op: str, paths: list[str], point: Any, 
     else:
         folders = [_qualified(lc, p) or p for p in paths]
         name, location = ",".join(folders), ",".join(folders)
-    read = rows_frame(lc, fmt, df, [f["path"] for f in files], column, name, location, slices)
-    return sourced(lc, point, read, column)
+    paths_read = [f["path"] for f in files]
+    made = sourced(lc, point, rows_frame(lc, fmt, df, paths_read, column, name, location, slices), column)
+    made._remake = lambda plain: rows_frame(lc, fmt, plain, paths_read, column, name, location, slices)
+    return made
 
 
 def record_ids(lc: Any, files: list[dict[str, Any]]) -> Any:

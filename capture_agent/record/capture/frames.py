@@ -20,6 +20,7 @@ and new rows by its group columns (``_keys``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,9 @@ class FrameState:
         # (kind, options, schema, files: ``frame_plan._known_source``): a later leaf reading the same
         # files the same way (a view read by several actions, a table joined with itself) takes it
         self.read_sources: dict[str, Slot] = {}
+        # for such a first source read in the JVM: its reader over another leaf's rows of the same
+        # files (``frame_plan._read_again``)
+        self.remakes: dict[str, Callable[[Any], Any]] = {}
 
     def fresh_column(self) -> str:
         self._columns += 1
@@ -74,6 +78,9 @@ class LineageFrame:
         self._keys: tuple[str, ...] | None = None  # the group's columns of an aggregate (what-if pairing)
         # the JVM analyzed plan whose column lineage its outputs keep (None: this frame's own)
         self._columns_plan: Any = None
+        # a source read in the JVM: the same reader over another plain read of its files (a
+        # DataFrame of its rows, ids in the same column, a relation of its own)
+        self._remake: Callable[[Any], Any] | None = None
 
     def _hidden(self) -> set[str]:
         return {s.column for s in self._slots}
