@@ -91,7 +91,7 @@ def test_worker_killed_during_finalize_the_next_worker_finishes_it(post_events, 
     first_log, second_log = tmp_path / "worker-1.log", tmp_path / "worker-2.log"
 
     with _row_locked(app.pk):
-        with celery_worker(first_log) as first:
+        with celery_worker(first_log, LINEAGE_TRACE_SPARK_AT_START="false") as first:
             _wait_for(lambda: "] received" in first_log.read_text(), 30,
                       "the first worker to receive the finalize task", first_log)
             time.sleep(1.0)  # let it reach the lock and wait there
@@ -100,7 +100,7 @@ def test_worker_killed_during_finalize_the_next_worker_finishes_it(post_events, 
         app.refresh_from_db()
         assert not app.totals and app.status != "failed", "finalize must not have run while the row was locked"
 
-    with celery_worker(second_log) as second:
+    with celery_worker(second_log, LINEAGE_TRACE_SPARK_AT_START="false") as second:
         def finalized() -> bool:
             assert second.poll() is None, second_log.read_text()
             return bool(Application.objects.get(pk=app.pk).totals)

@@ -11,6 +11,8 @@ from tests.lineage_server.events import event
 from tests.lineage_server.worker import celery_worker
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
+# These workers finalize and apply batches, never trace: no Spark session (a JVM) started with them.
+NO_SPARK = {"LINEAGE_TRACE_SPARK_AT_START": "false"}
 
 
 def test_worker_settles_open_jobs_and_rolls_up_totals(post_events, tmp_path):
@@ -41,7 +43,7 @@ def test_worker_settles_open_jobs_and_rolls_up_totals(post_events, tmp_path):
         ),
         event("application_end", "local-w", 10),
     ]
-    with celery_worker(tmp_path / "worker.log") as worker:
+    with celery_worker(tmp_path / "worker.log", **NO_SPARK) as worker:
         assert post_events(events).status_code == 200
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not Application.objects.get(app_id="local-w").totals:
@@ -64,7 +66,7 @@ def test_worker_applies_the_batches_requests_left_to_it(post_events, tmp_path, m
     monkeypatch.setattr(_locks, "lock_for_applying", lambda wait=True: takes() if wait else False)
     left = [event("application_start", "local-left", 0, name="left"), event("job_start", "local-left", 1, job_id=0)]
     assert post_events(left).status_code == 202  # accepted while a round was under way (or before a crash)
-    with celery_worker(tmp_path / "worker.log") as worker:
+    with celery_worker(tmp_path / "worker.log", **NO_SPARK) as worker:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and IngestBatch.objects.exists():
             assert worker.poll() is None, (tmp_path / "worker.log").read_text()
