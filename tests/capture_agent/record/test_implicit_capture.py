@@ -124,6 +124,27 @@ def test_sql_operators_trace_to_their_oracle(records: Any, spark: Any, query: st
     assert counted(traced) == counted(oracle())
 
 
+def test_a_table_read_twice_is_one_source_read_again(records: Any, spark: Any) -> None:
+    """A self-join (two leaves reading the same files the same way), then another action reading
+    them so: one input point, the later leaves read again by its reader, each use traced."""
+    pairs = spark.sql("SELECT a.order_id AS first, b.order_id AS second FROM orders a JOIN orders b "
+                      "ON a.customer_id = b.customer_id AND a.order_id + 7 = b.order_id")
+    got = pairs.collect()
+    assert counted(got) == plain_rows(pairs) and got
+    pair = min(got)
+    traced = output(records).filter(lambda r: r.first == pair.first).goBackAll().collect()
+    assert counted(traced) == counted([ORDERS[pair.first], ORDERS[pair.second]])
+    few = spark.sql("SELECT order_id, customer_id FROM orders WHERE order_id < 10")
+    assert counted(few.collect()) == plain_rows(few)
+    reads = [p for p in records.store.by_seq() if p.kind == "input" and p.op == "read.parquet"]
+    assert len(reads) == 1 and len(records.frames.remakes) == 1  # the later leaves were read again
+    # one order reaches its rows in both actions' outputs: both sides of the pairs, and the filter's
+    reached = source(records, "read.parquet").filter(lambda r: r.order_id == pair.first).goNextAll().collect()
+    expected = [(r.first, r.second) for r in got if pair.first in (r.first, r.second)]
+    expected.append((pair.first, ORDERS[pair.first][1]))
+    assert counted(reached) == counted(expected)
+
+
 def test_dataframe_methods_count_to_pandas_and_write(records: Any, spark: Any, tables: dict[str, str],  # noqa: F811
                                                      tmp_path: Path) -> None:
     from pyspark.sql import functions as F
