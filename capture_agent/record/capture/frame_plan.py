@@ -34,7 +34,14 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from capture_agent.record.capture.frame_jvm import _new, as_python, functions_registered, jvm_type, static_method
+from capture_agent.record.capture.frame_jvm import (
+    _new,
+    as_python,
+    functions_registered,
+    java_strings,
+    jvm_type,
+    static_method,
+)
 from capture_agent.record.capture.frames import LineageFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
 from capture_agent.record.storage.layouts import FrameGroups
@@ -134,18 +141,17 @@ def group_keys(plan: Any) -> tuple[str, ...] | None:
 
 def _strings(lc: Any, items: list[str]) -> Any:
     """A Java String[] of ``items``."""
-    gateway = lc.sc._gateway
-    array = gateway.new_array(jvm_type(lc.sc, "java.lang.String"), len(items))
-    for i, item in enumerate(items):
-        array[i] = item
-    return array
+    return java_strings(lc.sc, items)
 
 
 def _source_key(info: dict[str, str], rows: Any) -> str | None:
-    """What a leaf reads, as a key (kind, options, schema, files); None for local rows (each
-    ``createDataFrame`` is rows of its own)."""
+    """What a leaf reads, as a key (kind, options, schema, files: a file relation's description
+    holds them, ``SourceLeaf.describe``); None for local rows (each ``createDataFrame`` is rows of
+    its own)."""
     if info.get("kind") == "local":
         return None
+    if "schema" in info and "files" in info:
+        return json.dumps(sorted(info.items()))
     return json.dumps([sorted(info.items()), str(rows._jdf.schema().json()), sorted(rows.inputFiles())])
 
 

@@ -48,7 +48,9 @@ final class SourceLeaf implements OperatorRewrite {
     }
 
     /** What the Python side needs to read the leaf: kind (a format, or local), its root paths (by
-     * newlines), its catalog table, and its reader options (option.NAME). */
+     * newlines), its catalog table, its reader options (option.NAME), and what it reads (schema:
+     * the leaf's schema as JSON; files: the files it lists, by newlines), which name a source read
+     * again by a later leaf. */
     static Map<String, String> describe(LogicalPlan node) {
         Map<String, String> out = new HashMap<>();
         String fmt = format(node);
@@ -66,6 +68,10 @@ final class SourceLeaf implements OperatorRewrite {
                 paths.add(p.toString());
             }
             out.put("paths", String.join("\n", paths));
+            out.put("schema", node.schema().json());
+            String[] files = fs.location().inputFiles();
+            java.util.Arrays.sort(files);
+            out.put("files", String.join("\n", files));
             if (lr.catalogTable().isDefined()) {
                 out.put("table", lr.catalogTable().get().identifier().unquotedString());
             }
