@@ -32,7 +32,6 @@ import decimal
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -241,4 +240,4 @@ def summarize(traces: list[dict[str, Any]]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
