@@ -1,7 +1,8 @@
-"""What the benches that ask a real server share (trace_latency.py, diff_latency.py): the server's
-environment on the embedded defaults in a folder of their own (or on --database-url / --broker-url),
-its tokens, REST calls with a personal token polled to their end, a word count captured and
-registered with it, and the table of request-to-finished times split by the answer's own timings."""
+"""What the benches that ask a real server share (trace_latency.py, tpcds_trace_latency.py,
+diff_latency.py): the server's environment on the embedded defaults in a folder of their own (or
+on --database-url / --broker-url), its tokens, REST calls with a personal token polled to their
+end, a word count captured and registered with it, and the table of request-to-finished times
+split by the answer's own timings."""
 
 from __future__ import annotations
 
@@ -105,11 +106,17 @@ def word_trace(api: Api, app_id: str, word: str, poll: float) -> dict[str, Any]:
     trace, total = api.ask("/api/v1/traces/", {
         "application": app_id, "direction": "backward", "recompute": True, "name": f"bench: {word}",
         "selection": {"predicate": {"field": 0, "op": "equals", "value": word}}}, poll)
+    return trace_figures(trace, total, word)
+
+
+def trace_figures(trace: dict[str, Any], total: float, label: str) -> dict[str, Any]:
+    """A finished trace's request-to-finished time ``total`` (ms) split by its own timings
+    (``TRACE_PARTS``), with its records and Spark jobs."""
     t = trace["summary"]["timings"]
     split = {"queued": t["queued_ms"] or 0, "open_select": t["open_ms"] + t["select_ms"], "walk": t["walk_ms"],
              "spark": t["spark_ms"], "store": t["store_ms"]}
     split["rest"] = total - sum(v for k, v in split.items() if k != "spark")
-    return {"label": word, "total": total, "records": trace["result_count"], "jobs": t["spark_jobs"], **split}
+    return {"label": label, "total": total, "records": trace["result_count"], "jobs": t["spark_jobs"], **split}
 
 
 def wordcount_session(app_name: str, master: str) -> Any:

@@ -17,11 +17,24 @@ def key(row: Any) -> tuple[Any, ...]:
     return tuple(round(v, 6) if isinstance(v, float) else v for v in row)
 
 
+def reexecuted(spark: Any, tables: dict[str, str], text: str, witnesses: dict[str, list[Any]]) -> list[Any]:
+    """The query run plain again with each table of ``witnesses`` replaced by its rows (values in
+    the table's column order): the re-execution oracle's answer. The tables are registered again after."""
+    from capture_agent.record.capture.implicit_guard import uncaptured
+
+    try:
+        with uncaptured():
+            for table, rows in witnesses.items():
+                schema = spark.read.parquet(tables[table]).schema
+                spark.createDataFrame(rows, schema).createOrReplaceTempView(table)
+            return list(spark.sql(text).collect())
+    finally:
+        tpcds.register(spark, tables)
+
+
 def check_trace(lc: Any, spark: Any, tables: dict[str, str], text: str, got: list[Any]) -> str | None:
     """None when the last output point's trace passes both oracles; else what failed. ``got``: the
     captured answer (the rows of that output)."""
-    from capture_agent.record.capture.implicit_guard import uncaptured
-
     output = [p for p in lc.store.by_seq() if p.kind == "output"][-1]
     position, traced = next(((i, t) for i in range(min(len(got), 5))
                              if (t := lc.lineage(output.capture_id, [i]).goBackAll().split())), (0, {}))
@@ -34,14 +47,8 @@ def check_trace(lc: Any, spark: Any, tables: dict[str, str], text: str, got: lis
         if len(names) != 1 or (table := names.pop()) not in tables:
             return f"the trace reached {capture_id}, not a table of the query"
         by_table[table] = (capture_id, rows.items())
-    try:
-        with uncaptured():
-            for table, (_, items) in by_table.items():
-                schema = spark.read.parquet(tables[table]).schema
-                spark.createDataFrame([value for _, value in items], schema).createOrReplaceTempView(table)
-            again = spark.sql(text).collect()
-    finally:
-        tpcds.register(spark, tables)
+    again = reexecuted(spark, tables, text, {table: [value for _, value in items]
+                                              for table, (_, items) in by_table.items()})
     if key(got[position]) not in set(map(key, again)):
         return f"re-execution: the traced row {position} is not made by its witnesses"
     table, (capture_id, items) = next(iter(by_table.items()))

@@ -62,6 +62,27 @@ def json_value(value: Any) -> Any:
     return repr(value)
 
 
+_PLAIN = (str, bool, int, float)
+
+
+def json_text(value: Any) -> str:
+    """``json.dumps(json_value(value))``, without ``json_value``'s walk for a Row of plain values,
+    dates and decimals (a DataFrame source's row: a trace of an aggregate reaches 200,000 of them)."""
+    if hasattr(value, "asDict") and hasattr(value, "__fields__"):
+        flat: dict[str, Any] = {}
+        for name, item in zip(value.__fields__, value, strict=False):
+            if item is None or type(item) in _PLAIN:
+                flat[name] = item
+            elif isinstance(item, (datetime.date, datetime.time)):
+                flat[name] = item.isoformat()
+            elif isinstance(item, decimal.Decimal):
+                flat[name] = str(item)
+            else:  # nested: the walk
+                return json.dumps(json_value(value))
+        return json.dumps(flat)
+    return json.dumps(json_value(value))
+
+
 @dataclass
 class ResultSummary:
     """What the database keeps of a result: counts per point and its first records."""
@@ -139,7 +160,7 @@ def _rows(session: TraceSession, cid: str, ids: BitMap64, summary: ResultSummary
     rows = []
     for record_id in ids:
         place = places.get(record_id)
-        value = json.dumps(json_value(values[record_id])) if values is not None and record_id in values else None
+        value = json_text(values[record_id]) if values is not None and record_id in values else None
         rows.append({"capture_id": cid, "record_id": record_id, "value": value,
                      "file": place.source if place else None, "offset": place.offset if place else None})
     return rows

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from capture_agent.record.query.results import CHUNK, ROW_GROUP, as_record, id_chunks, json_value, publish
+from capture_agent.record.query.results import CHUNK, ROW_GROUP, as_record, id_chunks, json_text, publish
 from capture_agent.record.query.whatif import Classes, Impact
 from capture_agent.record.storage.fs import StoreFS
 from capture_agent.record.storage.tables import parquet_file, take_rows
@@ -52,7 +52,7 @@ def _schema() -> Any:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(json_value(value))
+    return json_text(value)
 
 
 def _target_rows(impact: Impact, classes: Classes | None) -> Iterator[dict[str, Any]]:

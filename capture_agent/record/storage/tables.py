@@ -372,8 +372,17 @@ def read_rows(store: StoreFS, path: str, columns: Sequence[str], rows: Sequence[
     return take_rows(parquet_file(store, path), columns, rows)
 
 
+TAKE_BATCH = 16384  # rows decoded at a time when taking rows from a row group
+
+
 def take_rows(pf: Any, columns: Sequence[str] | None, rows: Sequence[int] | None) -> Any:
-    """Columns (None: all) of an open ParquetFile, or only ``rows`` of it, from their row groups."""
+    """Columns (None: all) of an open ParquetFile, or only ``rows`` of it (in that order; rows past
+    the end are left out). A row group is decoded a batch of ``TAKE_BATCH`` rows at a time, up to
+    the batch holding its last wanted row, each batch's wanted rows taken as it comes: a source
+    row group of 122,880 rows and 34 columns decodes to 46 MB, so a trace of a few rows read whole
+    groups of every file it reached (and every one at once) before."""
+    import pyarrow as pa
+
     names = list(columns) if columns is not None else pf.schema_arrow.names
     if rows is None:
         return pf.read(columns=names)
@@ -384,17 +393,39 @@ def take_rows(pf: Any, columns: Sequence[str] | None, rows: Sequence[int] | None
         starts.append(total)
         total += meta.row_group(g).num_rows
     wanted = [r for r in rows if r < total]
-    groups = sorted({bisect.bisect_right(starts, r) - 1 for r in wanted})
-    if not groups:
+    order = sorted(set(wanted))
+    pieces = []
+    i = 0
+    while i < len(order):
+        group = bisect.bisect_right(starts, order[i]) - 1
+        j = bisect.bisect_left(order, starts[group] + meta.row_group(group).num_rows, i)
+        pieces.extend(_taken_in_group(pf, group, names, [r - starts[group] for r in order[i:j]]))
+        i = j
+    if not pieces:
         return pf.schema_arrow.empty_table().select(names)
-    table = pf.read_row_groups(groups, columns=names)
-    base = {}
-    acc = 0
-    for g in groups:
-        base[g] = acc
-        acc += meta.row_group(g).num_rows
-    indices = [base[g] + r - starts[g] for r in wanted for g in (bisect.bisect_right(starts, r) - 1,)]
-    return table.take(indices)
+    table = pa.Table.from_batches(pieces)
+    if wanted == order:
+        return table
+    at = {r: n for n, r in enumerate(order)}
+    return table.take(pa.array([at[r] for r in wanted], type=pa.int64()))
+
+
+def _taken_in_group(pf: Any, group: int, names: list[str], local: list[int]) -> list[Any]:
+    """The record batches of the rows ``local`` (sorted, within row group ``group``)."""
+    import pyarrow as pa
+
+    out = []
+    offset = done = 0
+    for batch in pf.iter_batches(batch_size=TAKE_BATCH, row_groups=[group], columns=names):
+        stop = offset + batch.num_rows
+        upto = bisect.bisect_left(local, stop, done)
+        if upto > done:
+            out.append(batch.take(pa.array([r - offset for r in local[done:upto]], type=pa.int64())))
+            done = upto
+        offset = stop
+        if done == len(local):
+            break
+    return out
 
 
 def write_partial(target: TableTarget, part: int, columns: dict[str, Any]) -> None:
