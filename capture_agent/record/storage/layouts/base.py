@@ -324,12 +324,16 @@ class Layout:
         else:
             parts = list(range(point.num_partitions))
 
-        def blobs(ids: list[BitMap64], part: int) -> list[bytes]:
-            # a local table's rows have inputs of its own partition only: it is sent those ids
-            return [bytes((in_partition(b, part) if self.local else b).serialize()) for b in ids[:nslots]]
+        def serialized(ids: list[BitMap64], part: int | None) -> list[bytes]:
+            return [bytes((b if part is None else in_partition(b, part)).serialize()) for b in ids[:nslots]]
 
-        units = [(ctx.fs, point.table_path(p), p, len(point.parents), blobs(lost, p), blobs(changed, p))
-                 for p in parts]
+        nparents = len(point.parents)
+        if self.local:  # a local table's rows have inputs of its own partition only: it is sent those ids
+            units = [(ctx.fs, point.table_path(p), p, nparents, serialized(lost, p), serialized(changed, p))
+                     for p in parts]
+        else:  # every table is sent every id, serialized once
+            every = (serialized(lost, None), serialized(changed, None))
+            units = [(ctx.fs, point.table_path(p), p, nparents, *every) for p in parts]
         outputs = ctx.run_units(self.counts_table, units, sum(ctx.fs.size(u[1]) for u in units))
         return [c for c in outputs if c is not None]
 
