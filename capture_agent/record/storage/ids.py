@@ -55,22 +55,22 @@ def split_by_partition(ids: BitMap64) -> Iterator[tuple[int, BitMap]]:
         first = ids[start]
         part = first >> SHIFT
         end = ids.rank(((part + 1) << SHIFT) - 1)
-        window = BitMap64()
-        window.add_range(first, ids[end - 1] + 1)
-        window &= ids
-        yield part, BitMap.deserialize(window.serialize()[12:])
+        yield part, BitMap.deserialize(_cut(ids, start, end).serialize()[12:])
         start = end
+
+
+def _cut(ids: BitMap64, start: int, end: int) -> BitMap64:
+    """The ids of ranks ``start`` to ``end`` (excluded): a range from the first to the last of them."""
+    window = BitMap64()
+    window.add_range(ids[start], ids[end - 1] + 1)
+    return window & ids
 
 
 def in_partition(ids: BitMap64, part: int) -> BitMap64:
     """The ids of partition ``part`` (cut, as ``split_by_partition`` cuts, from its first to its last id)."""
     start = ids.rank((part << SHIFT) - 1) if part else 0
     end = ids.rank(((part + 1) << SHIFT) - 1)
-    if start == end:
-        return BitMap64()
-    window = BitMap64()
-    window.add_range(ids[start], ids[end - 1] + 1)
-    return ids & window
+    return _cut(ids, start, end) if start < end else BitMap64()
 
 
 def partitions_of(ids: BitMap64) -> list[int]:

@@ -2,9 +2,10 @@
 are deleted, how many it has, and whether any of them changed, per parent slot.
 
 A layout gives each row's input ids per slot as Arrow lists (``Layout.row_inputs``); the counts
-are computed per table in Arrow and numpy (membership with ``is_in``, then the members counted
-by the list their position falls in), never a Python object per input. Only the rows that meet the deletion come
-back (all rows with ``keep_all``: the one-result layouts, whose counts add up over partitions).
+are computed per table in Arrow and numpy (membership with ``is_in``, or a bool array for a
+partition's positions; then the members counted by the list their position falls in), never a
+Python object per input. Only the rows that meet the deletion come back (all rows with
+``keep_all``: the one-result layouts, whose counts add up over partitions).
 """
 
 from __future__ import annotations
