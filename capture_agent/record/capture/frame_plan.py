@@ -75,7 +75,7 @@ def captured_query(lc: Any, df: Any) -> LineageFrame:
         known = lc.frames.captured_leaves.get(info.get("identity", ""))
         if known is None:
             rows = DataFrame(_rows(lc, leaves.get(i)), spark)
-            key = _source_key(info, rows)
+            key = _source_key(info)
             known = _read_again(lc, key, rows)
             if known is None:
                 known = _known_source(lc, key, source_of(lc, info, rows))
@@ -83,14 +83,15 @@ def captured_query(lc: Any, df: Any) -> LineageFrame:
     plans = gateway.new_array(jvm_type(lc.sc, PLAN_CLASS), len(sources))
     for i, source in enumerate(sources):
         plans[i] = source._df._jdf.queryExecution().analyzed()
-    columns = _strings(lc, [source._slots[0].column for source in sources])
-    ids = _strings(lc, [source._slots[0].source for source in sources])
+    columns = java_strings(lc.sc, [source._slots[0].column for source in sources])
+    ids = java_strings(lc.sc, [source._slots[0].source for source in sources])
     # a combiner point for each aggregate the rewrite may tap; those it did not take are dropped
     taps = [lc.store.new_point("combiner", "agg", FrameGroups(), [], 1) for _ in range(provenance.aggregates())]
     tapped: list[list[str]] = []
     try:
-        tap_dirs = _strings(lc, [lc.store.fs.uri(p.location) for p in taps])
-        rewritten = provenance.rewrite(plans, columns, ids, tap_dirs, _strings(lc, [p.capture_id for p in taps]))
+        tap_dirs = java_strings(lc.sc, [lc.store.fs.uri(p.location) for p in taps])
+        rewritten = provenance.rewrite(plans, columns, ids, tap_dirs,
+                                       java_strings(lc.sc, [p.capture_id for p in taps]))
         tapped = as_python(lc, provenance.tapped())
     finally:
         for point in taps[len(tapped):]:
@@ -139,20 +140,11 @@ def group_keys(plan: Any) -> tuple[str, ...] | None:
     return tuple(keys)
 
 
-def _strings(lc: Any, items: list[str]) -> Any:
-    """A Java String[] of ``items``."""
-    return java_strings(lc.sc, items)
-
-
-def _source_key(info: dict[str, str], rows: Any) -> str | None:
-    """What a leaf reads, as a key (kind, options, schema, files: a file relation's description
-    holds them, ``SourceLeaf.describe``); None for local rows (each ``createDataFrame`` is rows of
-    its own)."""
-    if info.get("kind") == "local":
-        return None
-    if "schema" in info and "files" in info:
-        return json.dumps(sorted(info.items()))
-    return json.dumps([sorted(info.items()), str(rows._jdf.schema().json()), sorted(rows.inputFiles())])
+def _source_key(info: dict[str, str]) -> str | None:
+    """What a leaf of files reads, as a key: its description (kind, options, schema, files:
+    ``SourceLeaf.describe``). None for any other leaf: local rows (each ``createDataFrame`` is rows
+    of its own), and a table the agent does not read (``source_of`` refuses it)."""
+    return json.dumps(sorted(info.items())) if "files" in info else None
 
 
 def _known_source(lc: Any, key: str | None, made: LineageFrame) -> LineageFrame:

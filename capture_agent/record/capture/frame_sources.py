@@ -143,8 +143,12 @@ def jvm_rows(lc: Any, fmt: str, df: Any, op: str, paths: list[str], point: Any, 
         folders = [_qualified(lc, p) or p for p in paths]
         name, location = ",".join(folders), ",".join(folders)
     paths_read = [f["path"] for f in files]
-    made = sourced(lc, point, rows_frame(lc, fmt, df, paths_read, column, name, location, slices), column)
-    made._remake = lambda plain: rows_frame(lc, fmt, plain, paths_read, column, name, location, slices)
+
+    def remake(plain: Any) -> Any:  # the reader over a plain read of the files (this one, or a later leaf's)
+        return rows_frame(lc, fmt, plain, paths_read, column, name, location, slices)
+
+    made = sourced(lc, point, remake(df), column)
+    made._remake = remake
     return made
 
 
