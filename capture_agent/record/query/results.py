@@ -40,11 +40,29 @@ CHUNK = 10_000  # records whose values are fetched at once
 COLUMNS = ("capture_id", "record_id", "value", "file", "offset")
 
 
+_NOT_SCALAR = object()
+
+
+def _json_scalar(value: Any) -> Any:
+    """A value that holds no other as JSON data (itself, dates and times as ISO text, decimals their
+    digits, bytes as text); ``_NOT_SCALAR`` for any other value."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (datetime.date, datetime.time)):  # a DataFrame source's typed columns
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    return _NOT_SCALAR
+
+
 def json_value(value: Any) -> Any:
     """A record as JSON data: tuples become lists, Rows objects, dates and times ISO text,
     decimals their digits; anything else its ``repr``."""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
+    scalar = _json_scalar(value)
+    if scalar is not _NOT_SCALAR:
+        return scalar
     if isinstance(value, (list, tuple)):
         if hasattr(value, "asDict") and hasattr(value, "__fields__"):  # a pyspark Row
             return {k: json_value(v) for k, v in value.asDict().items()}
@@ -53,32 +71,19 @@ def json_value(value: Any) -> Any:
         return {str(k): json_value(v) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):
         return [json_value(v) for v in sorted(value, key=repr)]
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, (datetime.date, datetime.time)):  # a DataFrame source's typed columns
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return str(value)
     return repr(value)
 
 
-_PLAIN = (str, bool, int, float)
-
-
 def json_text(value: Any) -> str:
-    """``json.dumps(json_value(value))``, without ``json_value``'s walk for a Row of plain values,
-    dates and decimals (a DataFrame source's row: a trace of an aggregate reaches 200,000 of them)."""
+    """``json.dumps(json_value(value))``, without ``json_value``'s walk for a Row of values that
+    hold no other (a DataFrame source's row: a trace of an aggregate reaches 200,000 of them)."""
     if hasattr(value, "asDict") and hasattr(value, "__fields__"):
         flat: dict[str, Any] = {}
         for name, item in zip(value.__fields__, value, strict=False):
-            if item is None or type(item) in _PLAIN:
-                flat[name] = item
-            elif isinstance(item, (datetime.date, datetime.time)):
-                flat[name] = item.isoformat()
-            elif isinstance(item, decimal.Decimal):
-                flat[name] = str(item)
-            else:  # nested: the walk
+            scalar = _json_scalar(item)
+            if scalar is _NOT_SCALAR:  # nested: the walk
                 return json.dumps(json_value(value))
+            flat[name] = scalar
         return json.dumps(flat)
     return json.dumps(json_value(value))
 
