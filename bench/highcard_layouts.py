@@ -13,13 +13,19 @@ The tables of each candidate are written with our Parquet options (``storage.tab
 encodings named, and their bytes summed:
 
   today        first_rest_local + first_rest_global (int64 global ids)
-  hash_order   the issue's idea: each combiner's rows ordered by (reducer, key hash), so a reducer
+  hash order   the issue's idea: each combiner's rows ordered by (reducer, key hash), so a reducer
                in key-hash order keeps per map partition only a bitmap of its rows (the combiner id
                is the rank); the combiner's first positions are then in no order
-  one_level    no combiner tables: a reducer row keeps its input lines directly (first, rest)
-  part_cols    the reducer's ids per map partition: ``first`` as today, and for each map partition
-               m a nullable column of the combiner row of m (null where the key is not in m or m
-               holds its first id); combiners as today
+  per-partition columns   the reducer's ``first`` as today and, for each map partition m, a
+               nullable column of the combiner row of m (null where the key is not in m or m holds
+               its first id); combiners as today
+  ranks in blocks   combiner rows by reducer (first-seen within each block); the reducer's
+               ``first`` as today, each later id as its rank in its (map, reduce) block, and a
+               bit per map partition that holds one
+  bit-packed   the ids in no order at their range's width, the rest of the table in Parquet
+  one level    no combiner tables: a reducer row keeps its input lines directly (first, rest)
+  floor        the ids in no order (combiners' later lines, reducers' later ids) at log2 of
+               their range each, nothing else
 
     .venv/bin/python bench/highcard_layouts.py                  # 128 MB, 4 map and 4 reduce partitions
     .venv/bin/python bench/highcard_layouts.py --size-mb 16     # the docs' 16 MB case
