@@ -208,18 +208,34 @@ def test_a_cached_frame_is_captured_from_its_sources(records: Any, spark: Any) -
     big.unpersist()
 
 
-def test_exists_on_a_condition_other_than_equal_keys(records: Any, spark: Any) -> None:
-    """EXISTS comparing a right column by <> (TPC-DS 16): a left row matches several right groups,
-    and traces to every right row it matched."""
-    df = spark.sql("SELECT o.order_id FROM orders o WHERE EXISTS (SELECT 1 FROM orders p "
-                   "WHERE p.customer_id = o.customer_id AND p.amount <> o.amount AND p.order_id < 10)")
+@pytest.mark.parametrize("under_or", [False, True])
+def test_exists_on_a_condition_other_than_equal_keys(records: Any, spark: Any, under_or: bool) -> None:
+    """EXISTS comparing a right column by <> beside an equal one (TPC-DS 16 and 94): a left row
+    matches several right groups of its customer, and traces to every right row it matched; under
+    OR (an existence join) a row kept by the other side of the OR has no match and its own row
+    only."""
+    other = "o.amount > 11 OR " if under_or else ""
+    df = spark.sql(f"SELECT o.order_id FROM orders o WHERE {other}EXISTS (SELECT 1 FROM orders p "
+                   "WHERE p.customer_id = o.customer_id AND p.amount <> o.amount AND p.order_id < 40 "
+                   "AND p.customer_id <> 'c0')")
     got = df.collect()
     assert counted(got) == plain_rows(df)
+    assert not json.loads((Path(records.store.run_dir) / "run.json").read_text()).get("not_captured")
     mine = ORDERS[40]
-    matched = [p for p in ORDERS if p[1] == mine[1] and p[2] != mine[2] and p[0] < 10]
-    assert matched and any(r.order_id == mine[0] for r in got)
+    matched = [p for p in ORDERS if p[1] == mine[1] and p[2] != mine[2] and p[0] < 40]
+    assert len({p[2] for p in matched}) > 1 and any(r.order_id == mine[0] for r in got)
     traced = output(records).filter(lambda r: r.order_id == mine[0]).goBackAll().collect()
     assert counted(traced) == counted([mine, *matched])
+    # forward: one right row reaches the left rows of its customer whose amount differs
+    right = matched[0]
+    reached = source(records, "read.parquet").filter(lambda r: tuple(r) == right).goNextAll().collect()
+    kept = {r.order_id for r in got}
+    assert {r.order_id for r in reached} == {o[0] for o in ORDERS if o[0] in kept and o[1] == right[1]
+                                             and o[2] != right[2]} | {right[0]} & kept
+    if under_or:  # c0's order of amount 12, kept by the OR's other side: no right row matched it
+        alone = next(o for o in ORDERS if o[1] == "c0" and o[2] > 11)
+        traced = output(records).filter(lambda r: r.order_id == alone[0]).goBackAll().collect()
+        assert counted(traced) == counted([alone])
 
 
 def test_a_refused_query_registers_its_output_as_not_captured(records: Any, spark: Any) -> None:

@@ -44,6 +44,7 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  *   <li>lineage_union(binary) - aggregate: the union of the group's sets;</li>
  *   <li>lineage_set(bigint) - one id (null: none) as a set;</li>
  *   <li>lineage_or(binary, binary) - the union of two sets (null: none);</li>
+ *   <li>lineage_union_all(array&lt;binary&gt;) - the union of an array's sets (null or empty: none, null);</li>
  *   <li>lineage_keep(string, bigint) - whether an id is not in a deleted set (what-if replays, {@link Kept}).</li>
  * </ul>
  *
@@ -266,6 +267,17 @@ public final class IdSets {
             Ids ids = new Ids();
             ids.addSet(a);
             ids.addSet(b);
+            return ids.toSet();
+        }, DataTypes.BinaryType);
+        spark.udf().register("lineage_union_all", (UDF1<scala.collection.Seq<byte[]>, byte[]>) sets -> {
+            if (sets == null || sets.isEmpty()) {
+                return null;
+            }
+            Ids ids = new Ids();
+            scala.collection.Iterator<byte[]> each = sets.iterator();
+            while (each.hasNext()) {
+                ids.addSet(each.next());
+            }
             return ids.toSet();
         }, DataTypes.BinaryType);
         spark.udf().register("lineage_keep", (UDF2<String, Long, Boolean>) Kept::keeps, DataTypes.BooleanType);

@@ -59,6 +59,21 @@ final class Expressions {
         return out;
     }
 
+    /** {@code e} with each attribute of {@code values} (by id) replaced by its expression. */
+    static Expression replaced(Expression e, java.util.Map<org.apache.spark.sql.catalyst.expressions.ExprId, Expression> values) {
+        if (e instanceof org.apache.spark.sql.catalyst.expressions.Attribute a && values.containsKey(a.exprId())) {
+            return values.get(a.exprId());
+        }
+        List<Expression> rebuilt = new ArrayList<>();
+        boolean changed = false;
+        for (Expression child : Scala.list(e.children())) {
+            Expression r = replaced(child, values);
+            changed |= r != child;
+            rebuilt.add(r);
+        }
+        return changed ? e.withNewChildren(Scala.seq(rebuilt)) : e;
+    }
+
     static boolean isDynamicPruning(Expression e) {
         return e.getClass().getSimpleName().startsWith("DynamicPruning");
     }

@@ -35,8 +35,11 @@ import scala.Option;
  * right columns the condition reads, each group with the sets of its rows' ids, and joined to the
  * left as the condition says (inner for a semi join, left outer for an existence join, whose
  * {@code exists} is then whether a group matched): a left row matches at most one group when
- * each such column is compared equal to a value of the left row; otherwise the left rows are
- * numbered and grouped again after the join (the union of every group they matched).
+ * each such column is compared equal to a value of the left row. When the condition also reads
+ * other right columns (EXISTS with {@code a.x <> b.x}) but compares some right column equal to
+ * the left row, the groups are nested under those columns and each left row takes its one nest
+ * ({@link NestedMatch}); with no such column, the left rows are numbered and grouped again after
+ * the join (the union of every group they matched).
  */
 final class SemiJoinIds implements OperatorRewrite {
 
@@ -64,6 +67,22 @@ final class SemiJoinIds implements OperatorRewrite {
             }
         }
         return keyed.containsAll(readOnRight(join));
+    }
+
+    /** The condition's parts that compare a right column equal to a value of the left row. */
+    static List<Expression> equalKeys(Join join) {
+        AttributeSet rightSide = join.right().outputSet();
+        List<Expression> out = new ArrayList<>();
+        List<Expression> parts = join.condition().isDefined()
+                ? Expressions.conjuncts(join.condition().get()) : List.of();
+        for (Expression part : parts) {
+            if ((part instanceof EqualTo || part instanceof EqualNullSafe)
+                    && (keys(((BinaryComparison) part).left(), ((BinaryComparison) part).right(), rightSide)
+                        || keys(((BinaryComparison) part).right(), ((BinaryComparison) part).left(), rightSide))) {
+                out.add(part);
+            }
+        }
+        return out;
     }
 
     private static boolean keys(Expression side, Expression other, AttributeSet rightSide) {
@@ -98,9 +117,15 @@ final class SemiJoinIds implements OperatorRewrite {
         }
         List<Expression> grouping = new ArrayList<>(keys);
         Aggregate groups = new Aggregate(Scala.seq(grouping), Scala.seq(list), right.plan(), Option.empty());
-        LogicalPlan matched = keyed(join)
-                ? keyedMatch(join, left, groups, marker, sets, existence)
-                : regroupedMatch(join, left, groups, marker, sets, existence, rewriter);
+        List<Expression> equal = equalKeys(join);
+        LogicalPlan matched;
+        if (keyed(join)) {
+            matched = keyedMatch(join, left, groups, marker, sets, existence);
+        } else if (!equal.isEmpty()) {
+            matched = NestedMatch.matched(join, left, groups, equal, sets, existence, rewriter);
+        } else {
+            matched = regroupedMatch(join, left, groups, marker, sets, existence, rewriter);
+        }
         Carried merged = JoinIds.merged(matched, left, sets, rewriter, "sum");
         return new Carried(merged.plan(), merged.slots(), "sum");
     }
@@ -121,7 +146,8 @@ final class SemiJoinIds implements OperatorRewrite {
     }
 
     /**
-     * A condition reading other right columns (EXISTS with {@code a.x <> b.x}): a left row may match
+     * A condition reading other right columns and no right column compared equal to the left row
+     * (only then: {@link NestedMatch} takes those with such a column): a left row may match
      * several groups, so each left row is numbered, joined with the groups it matched, and grouped
      * again by its number: its columns as they were, the union of the matched groups' sets.
      */
