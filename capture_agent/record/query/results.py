@@ -6,12 +6,18 @@ One Parquet file per result, rows by capture point (in the run's order) then rec
 |---|---|---|
 | capture_id | string | the capture point the record is at |
 | record_id | int64 | its id: partition << 32 | position |
-| value | string, null | the record as JSON (inputs, kept action results, saved text lines); null where not kept |
+| value | string, null | the record as JSON (the first page's; points read later: null), null where not kept |
 | file | string, null | the file it lives in (text, CSV and Parquet inputs, saveAsTextFile outputs) |
 | offset | int64, null | its byte offset in that file (text), or its row (Parquet) |
+| value_later | bool | its value is read from its source (the file and offset above) when it is read |
 
-Values are fetched chunk by chunk while the file is written, so a result of any size is written in
-bounded memory; row groups of ``ROW_GROUP`` rows let a page read only the groups it needs.
+A trace is answered once the ids and places of the records it reached are known: their values are
+read a page at a time (``read_page``: only that page's rows of their source files) or a row group
+at a time (``iter_records``, a download), by a ``ValueFetcher`` over the run's lineage; a result
+of 200,000 rows is not decoded and encoded whole before the trace is done. The file is written a
+chunk at a time, so a result of any size is written in bounded memory; row groups of
+``ROW_GROUP`` rows let a page read only the groups it needs. Results written before
+``value_later`` existed hold every value.
 """
 
 from __future__ import annotations
@@ -32,12 +38,16 @@ from capture_agent.record.errors import ValuesNotAvailable
 from capture_agent.record.query.engine import Frontier
 from capture_agent.record.query.session import TraceSession
 from capture_agent.record.storage.fs import StoreFS
-from capture_agent.record.storage.ids import partition_of, position_of
+from capture_agent.record.storage.ids import id_array, partition_of, position_of
+from capture_agent.record.storage.layouts.inputs import check_files
+from capture_agent.record.storage.manifest import CapturePoint
 from capture_agent.record.storage.tables import parquet_file, take_rows, write_once
 
 ROW_GROUP = 1000
 CHUNK = 10_000  # records whose values are fetched at once
 COLUMNS = ("capture_id", "record_id", "value", "file", "offset")
+LATER = "value_later"  # true where the value is read from the record's source when its page is read
+ValueFetcher = Callable[[str, BitMap64], dict[int, Any]]  # (capture id, ids) -> {id: value}
 
 
 _NOT_SCALAR = object()
@@ -102,18 +112,20 @@ def _schema() -> Any:
     import pyarrow as pa
 
     return pa.schema([("capture_id", pa.string()), ("record_id", pa.int64()), ("value", pa.string()),
-                      ("file", pa.string()), ("offset", pa.int64())])
+                      ("file", pa.string()), ("offset", pa.int64()), (LATER, pa.bool_())])
 
 
 def write_result(session: TraceSession, result: Frontier, path: str, first_page: int = 50,
                  on_chunk: Callable[[int], None] | None = None) -> ResultSummary:
-    """Writes the records of ``result`` (with values and positions where kept) to ``path`` in the
-    run's store; ``on_chunk(records written)`` is called after each chunk (it may raise to stop).
+    """Writes the records of ``result`` to ``path`` in the run's store: their ids and places
+    (file and offset where known) and values; values read from the job's own input files only for
+    the first ``first_page`` records (the summary's first page), the others' when a page of them is
+    read (``read_page``, ``iter_records``). ``on_chunk(records written)`` is called after each
+    chunk (it may raise to stop).
 
     Raises:
-        InputChangedError: an input file changed since capture (its lines cannot be shown).
+        InputChangedError: an input file the records live in changed since capture.
     """
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     store = session.store
@@ -125,13 +137,13 @@ def write_result(session: TraceSession, result: Frontier, path: str, first_page:
         with pq.ParquetWriter(local, _schema(), compression="zstd") as writer:
             for cid in points:
                 summary.by_point[cid] = len(result[cid])
-                for chunk in id_chunks(result[cid]):
-                    rows = _rows(session, cid, chunk, summary)
-                    writer.write_table(pa.Table.from_pylist(rows, schema=_schema()), row_group_size=ROW_GROUP)
+                for k, chunk in enumerate(id_chunks(result[cid])):
+                    table = _chunk_table(session, cid, chunk, first_page - summary.count, k == 0, summary)
+                    writer.write_table(table, row_group_size=ROW_GROUP)
                     room = first_page - len(summary.first_page)
                     if room > 0:
-                        summary.first_page.extend(_as_record(r) for r in rows[:room])
-                    summary.count += len(rows)
+                        summary.first_page.extend(_as_record(r) for r in table.slice(0, room).to_pylist())
+                    summary.count += table.num_rows
                     if on_chunk is not None:
                         on_chunk(summary.count)
         publish(store.fs, local, path)
@@ -142,33 +154,52 @@ def write_result(session: TraceSession, result: Frontier, path: str, first_page:
 
 def id_chunks(ids: BitMap64) -> Iterator[BitMap64]:
     """``ids`` in bitmaps of at most ``CHUNK``, in order."""
-    batch: list[int] = []
-    for record_id in ids:
-        batch.append(record_id)
-        if len(batch) == CHUNK:
-            yield BitMap64(batch)
-            batch = []
-    if batch:
-        yield BitMap64(batch)
+    values = ids.to_array()
+    for start in range(0, len(values), CHUNK):
+        yield BitMap64(values[start:start + CHUNK])
 
 
-def _rows(session: TraceSession, cid: str, ids: BitMap64, summary: ResultSummary) -> list[dict[str, Any]]:
+def _chunk_table(session: TraceSession, cid: str, ids: BitMap64, eager: int, first: bool,
+                 summary: ResultSummary) -> Any:
+    """A chunk's rows: ids and places, and values. Where they are read from the job's sources
+    (``Layout.source_values``) only the first ``eager`` ids' values are written, the others marked
+    ``LATER``; other points' values (unpickled, which the web process never does) are all written.
+    A point that keeps no values (found at its ``first`` chunk) is named in ``summary.values_missing``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     point = session.store.point(cid)
-    try:
-        values: dict[int, Any] | None = dict(session.values.values(point, ids))
-    except ValuesNotAvailable:
-        values = None
-        if cid not in summary.values_missing:
+    record_ids = id_array(ids)
+    n = len(record_ids)
+    places = point.layout.places(session.values, point, ids)
+    later = point.layout.source_values
+    if places is not None and later:
+        check_sources(point, set(pc.unique(places[0]).to_pylist()))
+    now = record_ids.slice(0, max(0, eager)).to_pylist() if later else record_ids.to_pylist()
+    texts: list[str | None] = []
+    if cid not in summary.values_missing and (now or first):
+        try:
+            # the values written now; or one, for whether the point keeps them (the rest are read with their page)
+            values = dict(session.values.values(point, BitMap64(now or [ids.min()])))
+            texts = [json_text(values[i]) if i in values else None for i in now]
+        except ValuesNotAvailable:
             summary.values_missing.append(cid)
-    known = point.layout.positions(session.values, point, ids)
-    places = dict(zip(ids, known, strict=True)) if known is not None else {}
-    rows = []
-    for record_id in ids:
-        place = places.get(record_id)
-        value = json_text(values[record_id]) if values is not None and record_id in values else None
-        rows.append({"capture_id": cid, "record_id": record_id, "value": value,
-                     "file": place.source if place else None, "offset": place.offset if place else None})
-    return rows
+    later = later and cid not in summary.values_missing
+    texts += [None] * (n - len(texts))
+    files, offsets = places if places is not None else (pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()))
+    return pa.table({
+        "capture_id": pa.array([cid] * n, pa.string()), "record_id": record_ids,
+        "value": pa.array(texts, pa.string()), "file": files, "offset": offsets,
+        LATER: pa.array([False] * len(now) + [later] * (n - len(now)), pa.bool_()),
+    }, schema=_schema())
+
+
+def check_sources(point: CapturePoint, sources: set[str]) -> None:
+    """Raises InputChangedError when one of ``sources`` (paths of the point's input files) changed
+    since capture: a trace over it fails at once, not when a page of its records is read."""
+    files = getattr(point.layout, "files", None)
+    if files:
+        check_files([f for f in files if f["path"] in sources])
 
 
 def publish(fs: StoreFS, local: str, path: str) -> None:
@@ -203,13 +234,66 @@ def _table(fs: StoreFS, path: str) -> Any:
     return parquet_file(fs, path)
 
 
+def _columns(pf: Any) -> list[str]:
+    """The columns a reader takes (results written before values were read later have no ``LATER``)."""
+    return [*COLUMNS, LATER] if LATER in pf.schema_arrow.names else list(COLUMNS)
+
+
+def _records(table: Any, values: ValueFetcher | None) -> list[dict[str, Any]]:
+    """A result table's rows as records, the values of rows marked ``LATER`` fetched by point
+    with ``values`` (only those rows' ids).
+
+    Raises:
+        ValuesNotAvailable: rows need values and ``values`` is None.
+    """
+    rows = table.to_pylist()
+    wanted: dict[str, list[int]] = {}
+    for row in rows:
+        if row.get(LATER):
+            wanted.setdefault(row["capture_id"], []).append(row["record_id"])
+    if wanted and values is None:
+        raise ValuesNotAvailable("this result's values are read from the run's sources: give a value reader")
+    fetched = {cid: values(cid, BitMap64(ids)) for cid, ids in wanted.items()} if values is not None else {}
+    out = []
+    for row in rows:
+        record = _as_record(row)
+        if row.get(LATER):
+            found = fetched[row["capture_id"]]
+            record["value"] = json_value(found[row["record_id"]]) if row["record_id"] in found else None
+        out.append(record)
+    return out
+
+
+def session_values(session: TraceSession) -> ValueFetcher:
+    """A ``ValueFetcher`` over a run's lineage (its value reader, as ``write_result`` would read)."""
+    def fetch(cid: str, ids: BitMap64) -> dict[int, Any]:
+        return dict(session.values.values(session.store.point(cid), ids))
+    return fetch
+
+
 def result_rows(fs: StoreFS, path: str) -> int:
     return int(_table(fs, path).metadata.num_rows)
 
 
-def read_page(fs: StoreFS, path: str, start: int, size: int,
-              capture_id: str | None = None) -> tuple[int, list[dict[str, Any]]]:
-    """(rows in all, the records of rows ``start`` to ``start + size``), of one point when given."""
+def result_points(fs: StoreFS, path: str) -> dict[str, bool]:
+    """The capture points of a result, each with whether values of its records are read later."""
+    pf = _table(fs, path)
+    table = pf.read(columns=["capture_id", *([LATER] if LATER in pf.schema_arrow.names else [])])
+    later = table.column(LATER).to_pylist() if LATER in table.column_names else None
+    points: dict[str, bool] = {}
+    for i, cid in enumerate(table.column("capture_id").to_pylist()):
+        points[cid] = points.get(cid, False) or bool(later and later[i])
+    return points
+
+
+def read_page(fs: StoreFS, path: str, start: int, size: int, capture_id: str | None = None,
+              values: ValueFetcher | None = None) -> tuple[int, list[dict[str, Any]]]:
+    """(rows in all, the records of rows ``start`` to ``start + size``), of one point when given;
+    values not in the file are fetched with ``values`` for those rows alone.
+
+    Raises:
+        ValuesNotAvailable, InputChangedError: values are needed and cannot be read.
+    """
     pf = _table(fs, path)
     if capture_id is None:
         total = int(pf.metadata.num_rows)
@@ -223,15 +307,16 @@ def read_page(fs: StoreFS, path: str, start: int, size: int,
         rows = matching[start:start + size]
     if not rows:
         return total, []
-    return total, [_as_record(r) for r in take_rows(pf, list(COLUMNS), rows).to_pylist()]
+    return total, _records(take_rows(pf, _columns(pf), rows), values)
 
 
-def iter_records(fs: StoreFS, path: str) -> Iterator[dict[str, Any]]:
-    """Every record of a result, a row group at a time (any size, bounded memory)."""
+def iter_records(fs: StoreFS, path: str, values: ValueFetcher | None = None) -> Iterator[dict[str, Any]]:
+    """Every record of a result, a row group at a time (any size, bounded memory); values not in
+    the file fetched with ``values`` a row group at a time."""
     pf = _table(fs, path)
+    columns = _columns(pf)
     for group in range(pf.metadata.num_row_groups):
-        for row in pf.read_row_group(group, columns=list(COLUMNS)).to_pylist():
-            yield _as_record(row)
+        yield from _records(pf.read_row_group(group, columns=columns), values)
 
 
 def read_frontier(fs: StoreFS, path: str, capture_id: str | None = None) -> Frontier:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from pyroaring import BitMap, BitMap64
 
@@ -26,6 +27,14 @@ def partition_of(record_id: int) -> int:
 
 def position_of(record_id: int) -> int:
     return record_id & LOW_MASK
+
+
+def id_array(ids: BitMap64) -> Any:
+    """``ids`` as an Arrow int64 array, in order (copied from the bitmap's own array)."""
+    import pyarrow as pa
+
+    values = ids.to_array()
+    return pa.Array.from_buffers(pa.uint64(), len(values), [None, pa.py_buffer(values)]).cast(pa.int64())
 
 
 def as_bitmap(ids: Iterable[int] | BitMap64 | None) -> BitMap64:

@@ -98,5 +98,5 @@ class DiffViewSet(TraceViewSet):
         rows = diff_rows_page(result, (page - 1) * size, size)
         return Response({"count": diff.result_count, "page": page, "results": rows})
 
-    def _all_rows(self, result: ResultFile) -> Iterator[dict[str, Any]]:
+    def _all_rows(self, trace: Trace, result: ResultFile) -> Iterator[dict[str, Any]]:
         return diff_rows(result)

@@ -50,6 +50,8 @@ from lineage_server.tracing.services import (
 )
 
 CSV_COLUMNS = ["capture_id", "record_id", "partition", "position", "file", "offset", "value"]
+GONE = ("The result is no longer in the lineage store, or values it reads from the run's input files cannot be "
+        "read now (an input changed since capture); detail says which.")
 
 
 class Conflict(APIException):
@@ -195,14 +197,19 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
             OpenApiParameter("page_size", int, description="Records per page (up to 500)."),
             OpenApiParameter("capture_id", str, description="Only the records at this capture point."),
         ],
-        responses=s.TraceRecordSerializer(many=True),
+        responses={200: s.TraceRecordSerializer(many=True), 410: OpenApiResponse(description=GONE)},
     )
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
     def records(self, request: Request, pk: str) -> Response:
-        """The result's records page by page: ids, and for inputs and outputs the records with file and offset."""
+        """The result's records page by page: ids, and for inputs and outputs the records with file and offset
+        (values at inputs read from the run's input files when their page is asked; the first page's are kept)."""
         trace = self.get_object()
         result = self._result(trace)
-        return self._page(request, trace, lambda start, size, local: trace_records_page(result, start, size, local))
+        try:
+            return self._page(request, trace,
+                              lambda start, size, local: trace_records_page(trace, result, start, size, local))
+        except ResultGone as exc:
+            raise Gone(str(exc)) from None
 
     def _page(self, request: Request, trace: Trace, read: Callable[[int, int, str | None], Any],
               **filters: str) -> Response:
@@ -225,7 +232,8 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
 
     @extend_schema(
         parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=["csv", "jsonl"])],
-        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR},
+        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR,
+                   410: OpenApiResponse(description=GONE)},
     )
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None,
             url_path=r"download/(?P<fmt>csv|jsonl)", url_name="download")
@@ -233,11 +241,15 @@ class TraceViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.Dest
         """The whole result as CSV or JSON lines, streamed (any size): a trace's records, a what-if's
         records each with its fate, a diff's output rows then its input rows."""
         trace = self.get_object()
-        return self._stream(trace, self._all_rows(self._result(trace)), fmt, self.csv_columns)
+        try:
+            rows = self._all_rows(trace, self._result(trace))
+        except ResultGone as exc:
+            raise Gone(str(exc)) from None
+        return self._stream(trace, rows, fmt, self.csv_columns)
 
-    def _all_rows(self, result: ResultFile) -> Iterator[dict[str, Any]]:
+    def _all_rows(self, trace: Trace, result: ResultFile) -> Iterator[dict[str, Any]]:
         """Every row of this kind's result file, in order (a download's)."""
-        return trace_records(result)
+        return trace_records(trace, result)
 
     def _stream(self, trace: Trace, rows: Iterator[dict[str, Any]], fmt: str,
                 columns: list[str]) -> StreamingHttpResponse:

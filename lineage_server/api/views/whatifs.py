@@ -89,7 +89,7 @@ class WhatIfViewSet(TraceViewSet):
                           lambda start, size, local: whatif_records_page(result, start, size, local, fate),
                           **({"fate": fate} if fate else {}))
 
-    def _all_rows(self, result: ResultFile) -> Iterator[dict[str, Any]]:
+    def _all_rows(self, trace: Trace, result: ResultFile) -> Iterator[dict[str, Any]]:
         return whatif_records(result)
 
 

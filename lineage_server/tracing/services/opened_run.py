@@ -18,8 +18,8 @@ from capture_agent.record.query.questions import TraceCancelled, select
 from capture_agent.record.query.results import read_frontier
 from lineage_server.catalog.models import CapturePoint
 from lineage_server.tracing.models import Trace
+from lineage_server.tracing.selectors.trace_values import team_runs
 from lineage_server.tracing.services.failures import TraceFailure
-from lineage_server.tracing.services.questions import run_id_of
 from lineage_server.tracing.services.watch import Watch
 from lineage_server.tracing.spark import pool_of
 
@@ -92,20 +92,13 @@ def open_run(trace: Trace, watch: Watch, sc: Any, chain: bool = False) -> Opened
         sc.setJobGroup(watch.group, f"lineage {trace.kind} {trace.pk}", interruptOnCancel=True)
         sc.setLocalProperty("spark.scheduler.pool", pool_of(trace.application.team_id))
     try:
-        allow = _team_runs(trace).__contains__ if chain else None
+        allow = team_runs(trace.application.team_id).__contains__ if chain else None
         run = LineageRun(run_dir, sc=sc, trace_mode=settings.LINEAGE["TRACE_MODE"], chain=chain, allow=allow)
     except (OSError, ValueError) as exc:
         raise TraceFailure(f"the lineage store folder {run_dir} is missing or unreadable ({type(exc).__name__}: "
                            f"{exc}); it was deleted or moved since capture, or this worker cannot reach it") from None
     clock.lap("open_ms")
     return Opened(run, run_dir, run_id, clock)
-
-
-def _team_runs(trace: Trace) -> set[str]:
-    """Run ids (the first part of capture point ids) of the applications of the trace's team."""
-    ids = CapturePoint.objects.filter(application__team_id=trace.application.team_id).values_list(
-        "capture_id", flat=True)
-    return {run_id_of(cid) for cid in ids.iterator()}
 
 
 def close_books(trace: Trace, updated: bool, uri: str) -> None:

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from capture_agent.record import LineageRun
 from capture_agent.record.query.questions import TraceAnswer, walk
-from capture_agent.record.query.results import ResultSummary, iter_records, write_result
+from capture_agent.record.query.results import ResultSummary, iter_records, session_values, write_result
 from lineage_server.tracing.models import Trace, TraceStatus
 from lineage_server.tracing.services.failures import lineage_failures
 from lineage_server.tracing.services.opened_run import FIRST_PAGE, Opened, close_books, open_run
@@ -92,7 +92,8 @@ def _graph(answer: TraceAnswer, points: list[dict[str, Any]], server: Callable[[
     values: dict[tuple[str, int], Any] = {}
     if count <= GRAPH_RECORDS:
         path = run.store.fs.path_of(location)
-        values = {(r["capture_id"], r["record_id"]): r["value"] for r in iter_records(run.store.fs, path)}
+        records = iter_records(run.store.fs, path, session_values(run.session))
+        values = {(r["capture_id"], r["record_id"]): r["value"] for r in records}
     nodes = [{"capture_id": server(cid), "record_id": rid, "value": values.get((cid, rid))}
              for cid in answer.visited for rid in answer.crossed[cid]]
     links = [{"source": [server(p), pid], "target": [server(c), cid]} for p, pid, c, cid in answer.edges]

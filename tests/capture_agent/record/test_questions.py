@@ -10,7 +10,7 @@ import pytest
 
 from capture_agent.record import LineageRun
 from capture_agent.record.query.questions import TraceCancelled, select, walk
-from capture_agent.record.query.results import iter_records, read_frontier, read_page, write_result
+from capture_agent.record.query.results import iter_records, read_frontier, read_page, session_values, write_result
 
 pytestmark = pytest.mark.spark
 
@@ -104,12 +104,13 @@ def test_a_join_traces_to_both_inputs_and_a_result_file_seeds_the_next_trace(lc,
     path = f"{run.store.run_dir}/traces/t1.parquet"
     summary = write_result(run.session, answer.result, path, first_page=5)
     assert summary.count == answer.count == sum(summary.by_point.values())
-    records = list(iter_records(run.store.fs, path))
+    values = session_values(run.session)  # the lines' values beyond the first page are read from the files
+    records = list(iter_records(run.store.fs, path, values))
     assert len(records) == summary.count and summary.first_page == records[:5]
     assert all(r["file"] and r["offset"] is not None for r in records)
     texts = {r["value"] for r in records}
     assert texts == {line for line in orders + customers if line.split(",")[1 if line.startswith("o") else 0] in de}
-    total, page = read_page(run.store.fs, path, 3, 4)
+    total, page = read_page(run.store.fs, path, 3, 4, values=values)
     assert (total, page) == (summary.count, records[3:7])
     seed = read_frontier(run.store.fs, path)
     forward = walk(run.session, seed, "forward", "end")

@@ -27,11 +27,7 @@ def _backward(app_id: str, by: Any, word: str) -> Trace:
 
 
 def _values(trace: Trace) -> list[Any]:
-    from capture_agent.record.query.results import iter_records
-    from capture_agent.record.storage.fs import StoreFS
-
-    store = StoreFS.resolve(trace.result_location)
-    return sorted(r["value"] for r in iter_records(store, store.root))
+    return sorted(r["value"] for r in _records(trace))
 
 
 def test_a_backward_trace_goes_on_into_the_application_that_saved_its_input(spark, live_server, agent_token,
@@ -92,8 +88,7 @@ def test_a_dataframe_trace_goes_on_through_parquet_into_the_writing_application(
 
 
 def _records(trace: Trace) -> list[Any]:
-    from capture_agent.record.query.results import iter_records
-    from capture_agent.record.storage.fs import StoreFS
+    """Every record of a trace's answer as the server reads it (values left for later read now)."""
+    from lineage_server.tracing.selectors import result_file, trace_records
 
-    store = StoreFS.resolve(trace.result_location)
-    return list(iter_records(store, store.root))
+    return list(trace_records(trace, result_file(trace)))

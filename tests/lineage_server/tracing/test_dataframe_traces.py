@@ -21,10 +21,10 @@ from tests.lineage_server.tracing.captured import frame_totals
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
 def _records(trace: Trace) -> list[dict[str, Any]]:
-    from capture_agent.record.query.results import iter_records
+    """Every record of a trace's answer as the server reads it (values left for later read now)."""
+    from lineage_server.tracing.selectors import result_file, trace_records
 
-    store = StoreFS.resolve(trace.result_location)
-    return list(iter_records(store, store.root))
+    return list(trace_records(trace, result_file(trace)))
 
 
 def test_backward_and_forward_through_the_server(frame_job: tuple[str, list[Any]], make_member: Any) -> None:

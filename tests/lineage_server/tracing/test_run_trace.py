@@ -41,11 +41,10 @@ def _run(pk: int) -> Trace:
 
 
 def _records(trace: Trace) -> list[dict[str, Any]]:
-    from capture_agent.record.query.results import iter_records
-    from capture_agent.record.storage.fs import StoreFS
+    """Every record of a trace's answer as the server reads it (values left for later read now)."""
+    from lineage_server.tracing.selectors import result_file, trace_records
 
-    store = StoreFS.resolve(trace.result_location)
-    return list(iter_records(store, store.root))
+    return list(trace_records(trace, result_file(trace)))
 
 
 def _values(trace: Trace) -> list[Any]:
@@ -211,3 +210,49 @@ def test_a_catastrophic_regex_trace_finishes_at_once_and_a_non_linear_one_is_ref
             "selection": {"predicate": {"op": "regex", "value": pattern}}}, format="json")
         assert asked.status_code == 400, asked.json()
         assert "RE2" in asked.json()["selection"][0] and "predicate.value" in asked.json()["selection"][0]
+
+
+def test_pages_read_their_records_values_from_the_sources_and_say_when_they_cannot(captured, analyst, client_as):
+    """A trace's answer keeps values for its first page; each other page's records are read from
+    the input files when that page is asked (the answer's own oracle: the lines holding the words),
+    after a restart too; a changed input file or a deleted run folder is a 410 that says so."""
+    from lineage_server.tracing.selectors import trace_values
+
+    done = _run(_ask(captured, analyst, direction="backward",
+                     selection={"predicate": {"field": 0, "op": "equals", "value": "incident"}}).pk)
+    assert done.status == "succeeded", done.error
+    expected = sorted(captured.lines_with(captured.words_of("incident")) + captured.topic_lines_of("incident"))
+    assert done.result_count == len(expected) > 100
+    client = client_as("vera", "viewer")
+    url = f"/api/v1/traces/{done.pk}/records/"
+
+    def pages() -> list[dict[str, Any]]:
+        records, page = [], 1
+        while True:
+            answer = client.get(url, {"page": page, "page_size": 40})
+            assert answer.status_code == 200, answer.json()
+            records += answer.json()["results"]
+            if answer.json()["next"] is None:
+                return records
+            page += 1
+
+    records = pages()
+    assert sorted(r["value"] for r in records) == expected
+    assert records[:50] == done.summary["first_page"]
+    lines = [json.loads(line) for line in b"".join(client.get(f"{url[:-8]}download/jsonl/").streaming_content)
+             .decode().splitlines()]
+    assert lines == records
+    trace_values._opened.clear()  # a restarted server opens the run again
+    assert pages() == records
+
+    with captured.text.open("a") as out:
+        out.write("disk disk\n")
+    line = next(i for i, r in enumerate(records) if i >= 50 and r["file"].endswith("events.txt"))
+    changed = client.get(url, {"page": line // 40 + 1, "page_size": 40})
+    assert changed.status_code == 410 and "changed since lineage was captured" in changed.json()["detail"]
+    assert client.get(url, {"page": 1, "page_size": 40}).status_code == 200  # its values are in the answer
+    assert client.get(f"{url[:-8]}download/csv/").status_code == 410
+    point = CapturePoint.objects.filter(application__app_id=captured.app_id).first()
+    shutil.rmtree(point.location.rsplit("/", 1)[0])
+    gone = client.get(url, {"page": 3, "page_size": 40})
+    assert gone.status_code == 410 and "no longer in the lineage store" in gone.json()["detail"]

@@ -200,6 +200,8 @@ class Layout:
     local: ClassVar[bool] = False  # ids at the parent are positions in the same partition
     virtual: ClassVar[bool] = False  # no table: a mapping of partitions (union)
     id_sets: ClassVar[bool] = False  # rows hold sets of ids (small row groups)
+    # values are read from the files the job read, nothing unpickled: read when a trace's page is (web process)
+    source_values: ClassVar[bool] = False
 
     mode: str = ""  # the operator family the rows come from (group, join, left, subtract...)
 
@@ -386,6 +388,16 @@ class Layout:
     def positions(self, ctx: ValueContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
         """Where the records live, when this layout knows; None otherwise."""
         return None
+
+    def places(self, ctx: ValueContext, point: CapturePoint, ids: BitMap64) -> tuple[Any, Any] | None:
+        """``positions`` as two Arrow arrays, sources (string) and offsets (int64), in id order
+        (a trace's answer is written as columns); None when this layout does not know."""
+        import pyarrow as pa
+
+        known = self.positions(ctx, point, ids)
+        if known is None:
+            return None
+        return pa.array([p.source for p in known], pa.string()), pa.array([p.offset for p in known], pa.int64())
 
     def text_units(self, store: StoreFS, point: CapturePoint, ids: BitMap64,
                    predicate: Predicate) -> list[tuple[Any, ...]] | None:

@@ -28,7 +28,7 @@ from pyroaring import BitMap, BitMap64
 
 from capture_agent.record.errors import InputChangedError, ValuesNotAvailable
 from capture_agent.record.storage.fs import StoreFS, file_key
-from capture_agent.record.storage.ids import SHIFT, split_by_partition
+from capture_agent.record.storage.ids import LOW_MASK, SHIFT, id_array, split_by_partition
 from capture_agent.record.storage.layouts.base import (
     CapturePoint,
     Layout,
@@ -120,6 +120,7 @@ class Text(InputLayout):
     """textFile and csv: ids (split, line number); each line's byte offset from its split's start."""
 
     name: ClassVar[str] = "text"
+    source_values: ClassVar[bool] = True
     columns: ClassVar[tuple[str, ...]] = ("out_id", "offset")
 
     format: str = "text"  # or "csv"
@@ -271,6 +272,7 @@ class Rows(InputLayout):
     from ``_metadata``, which do not depend on how Spark packs files into partitions."""
 
     name: ClassVar[str] = "rows"
+    source_values: ClassVar[bool] = True
     columns: ClassVar[tuple[str, ...]] = ("local_start", "file", "row_start", "count")
 
     format: str = "parquet"
@@ -327,6 +329,7 @@ class FileRows(InputLayout):
     written at capture: the files are the table."""
 
     name: ClassVar[str] = "file_rows"
+    source_values: ClassVar[bool] = True
     columns: ClassVar[tuple[str, ...]] = ()
     virtual: ClassVar[bool] = False
 
@@ -369,6 +372,17 @@ class FileRows(InputLayout):
     def positions(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> list[Position] | None:
         return [Position(self.files[index]["path"], row) for index, positions in split_by_partition(ids)
                 for row in positions]
+
+    def places(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> tuple[Any, Any] | None:
+        """The files and rows of ids as columns, computed from the ids (a trace reaching 200,000
+        rows made as many ``Position`` tuples)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        record_ids = id_array(ids)
+        paths = pa.array([str(f["path"]) for f in self.files], pa.string())
+        return (paths.take(pc.shift_right(record_ids, SHIFT)),
+                pc.bit_wise_and(record_ids, pa.scalar(LOW_MASK, pa.int64())))
 
     # ------------------------------------------------------------------ chaining through written Parquet
     def backward(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> dict[str, BitMap64]:
@@ -416,6 +430,7 @@ class FileLines(InputLayout):
     line as it is, CSV string fields)."""
 
     name: ClassVar[str] = "file_lines"
+    source_values: ClassVar[bool] = True
     columns: ClassVar[tuple[str, ...]] = ()
 
     format: str = "text"  # or "csv", "json"
