@@ -219,6 +219,14 @@ TRACE_CONCURRENCY = Integer(
     minimum=1,
     maximum=64,
 )
+TRACE_KEEP_VALUES_UP_TO = Integer(
+    "LINEAGE_TRACE_KEEP_VALUES_UP_TO",
+    5000,
+    "A trace's answer of at most this many records is stored with every value, so it stays whole if its inputs "
+    "are overwritten later; a larger one keeps its first page's values and reads the others from the job's input "
+    "files when their page is asked. 0 defers every answer's values but the first page's.",
+    minimum=0,
+)
 TRACE_SWEEP_SECONDS = Integer(
     "LINEAGE_TRACE_SWEEP_SECONDS", 30, "How often each worker looks for stale and lost traces.", minimum=1
 )
@@ -299,6 +307,7 @@ SETTINGS: dict[str, Setting[Any]] = {
         TRACE_STALE_SECONDS,
         TRACE_TIME_LIMIT_SECONDS,
         TRACE_CONCURRENCY,
+        TRACE_KEEP_VALUES_UP_TO,
         TRACE_SWEEP_SECONDS,
         STORE,
         SECRET_KEY,

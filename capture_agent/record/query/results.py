@@ -45,6 +45,10 @@ from capture_agent.record.storage.tables import parquet_file, take_rows, write_o
 
 ROW_GROUP = 1000
 CHUNK = 10_000  # records whose values are fetched at once
+# An answer of at most this many records is written with every value (it stays whole if its inputs
+# are later overwritten; writing them costs a few tenths of a second); a larger one with its first
+# page's values only, the rest read from the inputs a page at a time.
+KEEP_ALL = 5_000
 COLUMNS = ("capture_id", "record_id", "value", "file", "offset")
 LATER = "value_later"  # true where the value is read from the record's source when its page is read
 ValueFetcher = Callable[[str, BitMap64], dict[int, Any]]  # (capture id, ids) -> {id: value}
@@ -116,12 +120,13 @@ def _schema() -> Any:
 
 
 def write_result(session: TraceSession, result: Frontier, path: str, first_page: int = 50,
-                 on_chunk: Callable[[int], None] | None = None) -> ResultSummary:
+                 on_chunk: Callable[[int], None] | None = None, keep_all: int = KEEP_ALL) -> ResultSummary:
     """Writes the records of ``result`` to ``path`` in the run's store: their ids and places
-    (file and offset where known) and values; values read from the job's own input files only for
-    the first ``first_page`` records (the summary's first page), the others' when a page of them is
-    read (``read_page``, ``iter_records``). ``on_chunk(records written)`` is called after each
-    chunk (it may raise to stop).
+    (file and offset where known) and values. An answer of more than ``keep_all`` records has the
+    values read from the job's own input files written for its first ``first_page`` records only
+    (the summary's first page), the others' read when a page of them is read (``read_page``,
+    ``iter_records``); a smaller one has every value written. ``on_chunk(records written)`` is
+    called after each chunk (it may raise to stop).
 
     Raises:
         InputChangedError: an input file the records live in changed since capture.
@@ -131,6 +136,8 @@ def write_result(session: TraceSession, result: Frontier, path: str, first_page:
     store = session.store
     summary = ResultSummary()
     points = sorted((cid for cid, ids in result.items() if ids), key=lambda c: store.point(c).seq)
+    total = sum(len(result[cid]) for cid in points)
+    eager = first_page if total > keep_all else total
     handle, local = tempfile.mkstemp(prefix="trace-", suffix=".parquet")
     os.close(handle)
     try:
@@ -138,7 +145,7 @@ def write_result(session: TraceSession, result: Frontier, path: str, first_page:
             for cid in points:
                 summary.by_point[cid] = len(result[cid])
                 for k, chunk in enumerate(id_chunks(result[cid])):
-                    table = _chunk_table(session, cid, chunk, first_page - summary.count, k == 0, summary)
+                    table = _chunk_table(session, cid, chunk, eager - summary.count, k == 0, summary)
                     writer.write_table(table, row_group_size=ROW_GROUP)
                     room = first_page - len(summary.first_page)
                     if room > 0:

@@ -36,7 +36,8 @@ def answer_trace(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) ->
             clock.lap("walk_ms")
             location = opened.result_path(trace)
             summary = write_result(run.session, answer.result, location, FIRST_PAGE,
-                                   on_chunk=lambda _: watch.check_flag())
+                                   on_chunk=lambda _: watch.check_flag(),
+                                   keep_all=settings.LINEAGE["TRACE_KEEP_VALUES_UP_TO"])
             clock.lap("store_ms")
     uri = run.store.fs.uri(location)
     close_books(trace, _finish(trace, opened, answer, summary, uri), uri)

@@ -63,7 +63,7 @@ def test_a_result_is_written_with_the_values_of_its_first_page_only(traced):
     run, answer, rows, path = traced
     counting = CountingReader(run.engine)
     run.session.values = counting
-    summary = write_result(run.session, answer.result, path, first_page=50)
+    summary = write_result(run.session, answer.result, path, first_page=50, keep_all=1000)
     assert summary.count == answer.count == len([n for n in range(ROWS) if n % 13 == 5]) > 1000
     # the first page's values, and one more per point (does it keep values?); not the other 1,450
     assert counting.asked <= 50 + len(summary.by_point), counting.asked
@@ -74,7 +74,7 @@ def test_a_result_is_written_with_the_values_of_its_first_page_only(traced):
 
 def test_a_page_reads_the_values_of_its_own_records_and_they_are_the_source_rows(traced):
     run, answer, rows, path = traced
-    summary = write_result(run.session, answer.result, path, first_page=50)
+    summary = write_result(run.session, answer.result, path, first_page=50, keep_all=1000)
     fetch = session_values(run.session)
     asked: list[int] = []
 
@@ -99,7 +99,24 @@ def test_a_page_reads_the_values_of_its_own_records_and_they_are_the_source_rows
 
 def test_a_page_whose_values_are_left_for_later_needs_a_value_reader(traced):
     run, answer, _, path = traced
-    write_result(run.session, answer.result, path, first_page=50)
+    write_result(run.session, answer.result, path, first_page=50, keep_all=1000)
     assert len(read_page(run.store.fs, path, 0, 50)[1]) == 50  # the first page's values are in the file
     with pytest.raises(ValuesNotAvailable):
         read_page(run.store.fs, path, 50, 10)
+
+
+def test_an_answer_within_the_bound_keeps_every_value(traced):
+    """An answer of at most ``keep_all`` records is written whole: no page reads its inputs again
+    (it stays readable if they are overwritten)."""
+    run, answer, rows, path = traced
+    counting = CountingReader(run.engine)
+    run.session.values = counting
+    summary = write_result(run.session, answer.result, path, first_page=50, keep_all=summary_size(answer))
+    assert counting.asked == summary.count
+    assert not any(pq.read_table(path, columns=[LATER]).column(LATER).to_pylist())
+    total, page = read_page(run.store.fs, path, 60, 100)  # no value reader: the file holds them
+    assert total == summary.count and all(r["value"] == _oracle(rows, r) for r in page)
+
+
+def summary_size(answer: Any) -> int:
+    return sum(len(ids) for ids in answer.result.values())

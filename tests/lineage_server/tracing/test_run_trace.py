@@ -212,12 +212,15 @@ def test_a_catastrophic_regex_trace_finishes_at_once_and_a_non_linear_one_is_ref
         assert "RE2" in asked.json()["selection"][0] and "predicate.value" in asked.json()["selection"][0]
 
 
-def test_pages_read_their_records_values_from_the_sources_and_say_when_they_cannot(captured, analyst, client_as):
-    """A trace's answer keeps values for its first page; each other page's records are read from
-    the input files when that page is asked (the answer's own oracle: the lines holding the words),
-    after a restart too; a changed input file or a deleted run folder is a 410 that says so."""
+def test_pages_read_their_records_values_from_the_sources_and_say_when_they_cannot(captured, analyst, client_as,
+                                                                                     settings):
+    """A trace's answer over LINEAGE_TRACE_KEEP_VALUES_UP_TO records keeps values for its first
+    page; each other page's records are read from the input files when that page is asked (the
+    answer's own oracle: the lines holding the words), after a restart too; a changed input file or
+    a deleted run folder is a 410 that says so."""
     from lineage_server.tracing.selectors import trace_values
 
+    settings.LINEAGE = {**settings.LINEAGE, "TRACE_KEEP_VALUES_UP_TO": 100}
     done = _run(_ask(captured, analyst, direction="backward",
                      selection={"predicate": {"field": 0, "op": "equals", "value": "incident"}}).pk)
     assert done.status == "succeeded", done.error
@@ -256,3 +259,19 @@ def test_pages_read_their_records_values_from_the_sources_and_say_when_they_cann
     shutil.rmtree(point.location.rsplit("/", 1)[0])
     gone = client.get(url, {"page": 3, "page_size": 40})
     assert gone.status_code == 410 and "no longer in the lineage store" in gone.json()["detail"]
+
+
+def test_an_answer_within_the_bound_keeps_its_values_when_the_input_changes(captured, analyst, client_as):
+    """An answer of at most LINEAGE_TRACE_KEEP_VALUES_UP_TO records (the default 5,000) holds every
+    value: its pages do not read the input files, and stay whole after one is overwritten."""
+    done = _run(_ask(captured, analyst, direction="backward",
+                     selection={"predicate": {"field": 0, "op": "equals", "value": "incident"}}).pk)
+    assert done.status == "succeeded", done.error
+    expected = sorted(captured.lines_with(captured.words_of("incident")) + captured.topic_lines_of("incident"))
+    assert done.result_count == len(expected) and 50 < len(expected) <= 5000
+    with captured.text.open("a") as out:
+        out.write("disk disk\n")
+    client = client_as("vera", "viewer")
+    answer = client.get(f"/api/v1/traces/{done.pk}/records/", {"page": 1, "page_size": 500})
+    assert answer.status_code == 200, answer.json()
+    assert sorted(r["value"] for r in answer.json()["results"]) == expected
