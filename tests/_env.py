@@ -32,4 +32,12 @@ os.environ.setdefault("LINEAGE_HTTPS", "false")
 # own, tests/spark_fixtures.py) share two cores: the client compiler only and the serial collector
 # leave their CPU to the tests (a small Spark job's process took 22-26 s instead of 29-48 s on a
 # loaded machine).
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+# Every JVM the tests start, the session's own too, maps Spark's classes from one archive
+# (tests/jvm_classes.py), made by the first process of the first session that finds none.
+if "LINEAGE_TESTS_JVM_SHARING" not in os.environ:
+    from tests.jvm_classes import archive_options
+
+    os.environ["LINEAGE_TESTS_JVM_SHARING"] = archive_options()
+os.environ.setdefault(
+    "SPARK_SUBMIT_OPTS", f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC {os.environ['LINEAGE_TESTS_JVM_SHARING']}".strip()
+)

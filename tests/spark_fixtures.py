@@ -21,6 +21,8 @@ def spark() -> Iterator[object]:
     # collector, which the short-lived JVMs go without (tests/_env.py); with theirs, the tests of
     # large groups took twice as long.
     short_lived = os.environ.pop("SPARK_SUBMIT_OPTS", None)
+    if os.environ.get("LINEAGE_TESTS_JVM_SHARING"):  # Spark's classes from the tests' archive (tests/_env.py)
+        os.environ["SPARK_SUBMIT_OPTS"] = os.environ["LINEAGE_TESTS_JVM_SHARING"]
     try:
         session = (
             SparkSession.builder.master("local[2]")
@@ -32,6 +34,7 @@ def spark() -> Iterator[object]:
             .getOrCreate()
         )
     finally:
+        os.environ.pop("SPARK_SUBMIT_OPTS", None)
         if short_lived is not None:
             os.environ["SPARK_SUBMIT_OPTS"] = short_lived
     session.sparkContext.setLogLevel("ERROR")

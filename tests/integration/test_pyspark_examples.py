@@ -1,7 +1,8 @@
 """PySpark's own shipped examples (``pyspark/examples/src/main/python/sql``) run unmodified with
 record capture switched on by configuration alone (``LINEAGE_ENABLED=true LINEAGE_RECORDS=true
 python -m capture_agent run example.py``): the same output as a plain run, and the lineage of
-their actions present in the run's folder and traceable from there."""
+their actions present in the run's folder and traceable from there. The runs share one process
+(``examples_runner.py``, one JVM): basic.py plain, then basic.py and arrow.py captured."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 pytestmark = [pytest.mark.processes, pytest.mark.spark]
 
 ROOT = Path(__file__).resolve().parents[2]
+RUNNER = Path(__file__).with_name("examples_runner.py")
 PEOPLE_JSON = ['{"name":"Michael"}', '{"name":"Andy", "age":30}', '{"name":"Justin", "age":19}']
 PEOPLE_TXT = ["Michael, 29", "Andy, 30", "Justin, 19"]
 
@@ -27,15 +29,37 @@ def example(name: str) -> Path:
     return Path(pyspark.__file__).parent / "examples" / "src" / "main" / "python" / "sql" / name
 
 
-def run(script: Path, folder: Path, captured: bool) -> subprocess.CompletedProcess[str]:
-    """The example as a user runs it from ``folder`` (where its relative resource paths point)."""
+def run_examples(folder: Path) -> dict[str, dict[str, Path]]:
+    """basic.py plain, then basic.py and arrow.py captured, each from a folder of its own under
+    ``folder`` (where its relative resource paths point), as a user runs them; returns each run's
+    folder (``out.txt``, ``lineage/``)."""
+    made: dict[str, dict[str, Path]] = {"plain": {}, "captured": {}}
+
+    def step(run: str, name: str) -> dict[str, Any]:
+        made[run][name] = folder / run / name
+        resources = made[run][name] / "examples" / "src" / "main" / "resources"
+        resources.mkdir(parents=True)
+        (resources / "people.json").write_text("\n".join(PEOPLE_JSON) + "\n")
+        (resources / "people.txt").write_text("\n".join(PEOPLE_TXT) + "\n")
+        found = {"script": str(example(f"{name}.py")), "args": [], "stdout": str(made[run][name] / "out.txt"),
+                 "cwd": str(made[run][name])}
+        return found if run == "plain" else {**found, "store": str(made[run][name] / "lineage")}
+
+    plan = folder / "plan.json"
+    plan.write_text(json.dumps({
+        "plain": [step("plain", "basic")], "captured": [step("captured", "basic"), step("captured", "arrow")],
+        "captured_env": {"LINEAGE_ENABLED": "true", "LINEAGE_RECORDS": "true", "LINEAGE_SINK": "noop"},
+    }))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
-    command = [sys.executable, str(script)]
-    if captured:
-        env.update(LINEAGE_ENABLED="true", LINEAGE_RECORDS="true", LINEAGE_SINK="noop",
-                   LINEAGE_STORE=str(folder / "lineage"))
-        command = [sys.executable, "-m", "capture_agent", "run", str(script)]
-    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, str(RUNNER), str(plan)], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return made
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Path]]:
+    return run_examples(tmp_path_factory.mktemp("sql_examples"))
 
 
 def manifest(folder: Path) -> dict[str, Any]:
@@ -43,19 +67,12 @@ def manifest(folder: Path) -> dict[str, Any]:
     return dict(json.loads(run_json.read_text()), run_dir=str(run_json.parent))
 
 
-def test_sql_basic_runs_unmodified_with_the_same_output_and_its_shows_traced(tmp_path: Path, spark: Any) -> None:
+def test_sql_basic_runs_unmodified_with_the_same_output_and_its_shows_traced(examples: Any, spark: Any) -> None:
     from capture_agent.record.query.run import LineageRun
 
-    resources = tmp_path / "examples" / "src" / "main" / "resources"
-    resources.mkdir(parents=True)
-    (resources / "people.json").write_text("\n".join(PEOPLE_JSON) + "\n")
-    (resources / "people.txt").write_text("\n".join(PEOPLE_TXT) + "\n")
-    plain = run(example("basic.py"), tmp_path, captured=False)
-    assert plain.returncode == 0, plain.stderr[-2000:]
-    captured = run(example("basic.py"), tmp_path, captured=True)
-    assert captured.returncode == 0, captured.stderr[-2000:]
-    assert captured.stdout == plain.stdout and "Justin" in plain.stdout
-    found = manifest(tmp_path)
+    plain = (examples["plain"]["basic"] / "out.txt").read_text()
+    assert (examples["captured"]["basic"] / "out.txt").read_text() == plain and "Justin" in plain
+    found = manifest(examples["captured"]["basic"])
     shows = [p for p in found["points"] if p["kind"] == "output" and p["op"] == "show"]
     assert len(shows) >= 5, [(p["kind"], p["op"]) for p in found["points"]]
     # `df.filter(df['age'] > 21).show()` shows one row: it traces back to its line of people.json
@@ -69,10 +86,8 @@ def test_sql_basic_runs_unmodified_with_the_same_output_and_its_shows_traced(tmp
     assert [r.asDict() for r in traced] == [{"age": person.get("age"), "name": person["name"]}]  # the row read
 
 
-def test_sql_arrow_runs_unmodified_and_its_to_pandas_is_captured(tmp_path: Path) -> None:
-    captured = run(example("arrow.py"), tmp_path, captured=True)
-    assert captured.returncode == 0, captured.stderr[-2000:]
-    found = manifest(tmp_path)
+def test_sql_arrow_runs_unmodified_and_its_to_pandas_is_captured(examples: Any) -> None:
+    found = manifest(examples["captured"]["arrow"])
     ops = [(p["kind"], p["op"]) for p in found["points"]]
     assert ("output", "toPandas") in ops and ("input", "createDataFrame") in ops, ops
     # pandas UDFs over whole groups run plain, and are reported so
