@@ -52,10 +52,7 @@ final class NestedMatch {
 
     static LogicalPlan matched(Join join, Carried left, Aggregate groups, List<Expression> equal, List<Slot> sets,
                                boolean existence, Rewriter rewriter) {
-        AttributeSet keyed = AttributeSet.fromAttributeSets(Scala.seq(List.<AttributeSet>of()));
-        for (Expression part : equal) {
-            keyed = keyed.$plus$plus(part.references().intersect(join.right().outputSet()));
-        }
+        AttributeSet keyed = SemiJoinIds.compared(join, equal);
         // the group's columns the rest of the condition reads, then its sets, as one struct a group
         List<Attribute> others = new ArrayList<>();
         for (Attribute a : Scala.list(groups.output())) {

@@ -1,9 +1,7 @@
 package lineage.sql.provenance;
 
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
@@ -49,26 +47,6 @@ final class SemiJoinIds implements OperatorRewrite {
                 || join.joinType() instanceof ExistenceJoin);
     }
 
-    /** Whether each right column the condition reads is compared equal to a value of the left row
-     * (then a left row matches at most one group of the right side). */
-    static boolean keyed(Join join) {
-        AttributeSet rightSide = join.right().outputSet();
-        Set<Attribute> keyed = new LinkedHashSet<>();
-        List<Expression> parts = join.condition().isDefined()
-                ? Expressions.conjuncts(join.condition().get()) : List.of();
-        for (Expression part : parts) {
-            if (part instanceof EqualTo || part instanceof EqualNullSafe) {
-                BinaryComparison eq = (BinaryComparison) part;
-                if (keys(eq.left(), eq.right(), rightSide)) {
-                    keyed.add((Attribute) eq.left());
-                } else if (keys(eq.right(), eq.left(), rightSide)) {
-                    keyed.add((Attribute) eq.right());
-                }
-            }
-        }
-        return keyed.containsAll(readOnRight(join));
-    }
-
     /** The condition's parts that compare a right column equal to a value of the left row. */
     static List<Expression> equalKeys(Join join) {
         AttributeSet rightSide = join.right().outputSet();
@@ -81,6 +59,15 @@ final class SemiJoinIds implements OperatorRewrite {
                         || keys(((BinaryComparison) part).right(), ((BinaryComparison) part).left(), rightSide))) {
                 out.add(part);
             }
+        }
+        return out;
+    }
+
+    /** The right columns {@code equal} (parts of {@link #equalKeys}) compare to the left row. */
+    static AttributeSet compared(Join join, List<Expression> equal) {
+        AttributeSet out = AttributeSet.fromAttributeSets(Scala.seq(List.<AttributeSet>of()));
+        for (Expression part : equal) {
+            out = out.$plus$plus(part.references().intersect(join.right().outputSet()));
         }
         return out;
     }
@@ -119,7 +106,10 @@ final class SemiJoinIds implements OperatorRewrite {
         Aggregate groups = new Aggregate(Scala.seq(grouping), Scala.seq(list), right.plan(), Option.empty());
         List<Expression> equal = equalKeys(join);
         LogicalPlan matched;
-        if (keyed(join)) {
+        // each right column the condition reads compared equal to a value of the left row: a left
+        // row matches at most one group of the right side
+        AttributeSet compared = compared(join, equal);
+        if (keys.stream().allMatch(compared::contains)) {
             matched = keyedMatch(join, left, groups, marker, sets, existence);
         } else if (!equal.isEmpty()) {
             matched = NestedMatch.matched(join, left, groups, equal, sets, existence, rewriter);
