@@ -32,10 +32,15 @@ _opened: OrderedDict[tuple[str, bool], TraceSession] = OrderedDict()
 _lock = threading.Lock()
 
 
+def run_id_of(capture_id: str) -> str:
+    """The run id a server capture id begins with ("<run id>/<capture id>"); "" when it has none."""
+    return capture_id.split("/", 1)[0] if "/" in capture_id else ""
+
+
 def team_runs(team_id: int) -> set[str]:
     """Run ids (the first part of capture point ids) of the applications of a team."""
     ids = CapturePoint.objects.filter(application__team_id=team_id).values_list("capture_id", flat=True)
-    return {cid.split("/", 1)[0] if "/" in cid else "" for cid in ids.iterator()}
+    return {run_id_of(cid) for cid in ids.iterator()}
 
 
 def run_folder(result: ResultFile) -> str:
@@ -99,4 +104,4 @@ def check_values(trace: Trace, result: ResultFile) -> None:
                          f"shown, and cannot be now: {exc}") from None
 
 
-__all__ = ["check_values", "run_folder", "team_runs", "trace_values"]
+__all__ = ["check_values", "run_folder", "run_id_of", "team_runs", "trace_values"]

@@ -61,10 +61,6 @@ class Question:
         return hashlib.sha256(text.encode()).hexdigest()
 
 
-def run_id_of(capture_id: str) -> str:
-    return capture_id.split("/", 1)[0] if "/" in capture_id else ""
-
-
 def last_output(app: Application) -> CapturePoint | None:
     """The output point of the application's last action (highest sequence number in its run)."""
     outputs = list(app.capture_points.filter(kind=CaptureKind.OUTPUT))

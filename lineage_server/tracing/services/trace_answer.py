@@ -14,9 +14,9 @@ from capture_agent.record import LineageRun
 from capture_agent.record.query.questions import TraceAnswer, walk
 from capture_agent.record.query.results import ResultSummary, iter_records, session_values, write_result
 from lineage_server.tracing.models import Trace, TraceStatus
+from lineage_server.tracing.selectors.trace_values import run_id_of
 from lineage_server.tracing.services.failures import lineage_failures
 from lineage_server.tracing.services.opened_run import FIRST_PAGE, Opened, close_books, open_run
-from lineage_server.tracing.services.questions import run_id_of
 from lineage_server.tracing.services.watch import Watch
 
 GRAPH_RECORDS = 300  # record-level nodes and edges are kept for traces crossing at most this many
