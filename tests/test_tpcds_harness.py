@@ -63,3 +63,14 @@ def test_a_query_answers_on_spark_as_duckdb_does(tables, spark, number):  # noqa
     want = tpcds.duckdb_over(tables).execute(tpcds.duckdb_queries()[number]).fetchall()
     assert len(got) == len(want) > 0
     assert diff_rows(want, got, rel_tol=1e-6, abs_tol=1e-6) is None
+
+
+def test_a_query_that_reads_a_table_in_two_roles_is_checked_with_them_apart():
+    from tests.tpcds_oracles import ROLES, apart_text
+
+    texts = tpcds.queries()
+    assert [n for n, text in texts.items() if apart_text(text)[1]] == [44]  # each mark still in DuckDB's text
+    text, names = apart_text(texts[44])
+    assert names == {"store_sales_role2": "store_sales"} and len(ROLES) == 1
+    # both of the scalar subquery's readings renamed; the ranked groups still read store_sales
+    assert text.count("FROM store_sales_role2") == 2 and text.count("FROM store_sales ss1") == 2
