@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -64,18 +65,17 @@ public final class Csv extends ParsedLines {
                 CollectionConverters.asScala(options)), conf.csvColumnPruning(), conf.sessionLocalTimeZone(),
                 conf.columnNameOfCorruptRecord());
             Read columns = Read.of(read, filters, idName, parsed.columnNameOfCorruptRecord(), conf.csvFilterPushDown());
-            SerializableConfiguration hadoop = new SerializableConfiguration(
-                SparkSession.active().sessionState().newHadoopConf());
-            return new Readers(hadoop, paths, data, columns, parsed);
+            return new Readers(FileRowsTable.Readers.shipped(SparkSession.active().sessionState().newHadoopConf()), paths,
+                data, columns, parsed);
         }
     }
 
     /** Makes a task's reader of its split: rows of the columns read, then the id if read. */
-    private record Readers(SerializableConfiguration conf, String[] paths, StructType data, Read read,
+    private record Readers(Broadcast<SerializableConfiguration> conf, String[] paths, StructType data, Read read,
                            CSVOptions options) implements PartitionReaderFactory {
         @Override
         public PartitionReader<InternalRow> createReader(InputPartition partition) {
-            Lines.Cursor lines = new Lines.Cursor(conf.value(), paths, ((Split) partition).pieces(), true,
+            Lines.Cursor lines = new Lines.Cursor(conf.value().value(), paths, ((Split) partition).pieces(), true,
                 options.headerFlag(), false);
             String corrupt = options.columnNameOfCorruptRecord();
             UnivocityParser univocity = new UnivocityParser(without(data, corrupt), without(read.required(), corrupt),

@@ -6,6 +6,9 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.SparkContext;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -29,8 +32,10 @@ import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.apache.spark.util.SerializableConfiguration;
 
 import scala.Option;
+import scala.reflect.ClassTag$;
 
 /**
  * Files read by one of the agent's readers of rows with their ids ({@link Orc}, {@link Parquet}),
@@ -54,6 +59,14 @@ final class FileRowsTable implements Serializable, SupportsRead, ScanBuilder, Su
         /** Whether its readers skip parts of files none of whose rows can pass the filters. */
         default boolean skips() {
             return false;
+        }
+
+        /** {@code conf} broadcast for a scan's tasks, as Spark's own file scans ship it: a factory that
+         * held the configuration itself would serialize it (gzipped, a thousand settings) into each
+         * stage's task binary. */
+        static Broadcast<SerializableConfiguration> shipped(Configuration conf) {
+            SparkContext sc = SparkSession.active().sparkContext();
+            return sc.broadcast(new SerializableConfiguration(conf), ClassTag$.MODULE$.apply(SerializableConfiguration.class));
         }
     }
 

@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.List;
 
 import org.apache.hadoop.io.Text;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -61,7 +62,7 @@ public final class Json extends ParsedLines {
             SQLConf conf = spark.sessionState().conf();
             JSONOptionsInRead options = options(conf);
             Read columns = Read.of(read, filters, idName, options.columnNameOfCorruptRecord(), conf.jsonFilterPushDown());
-            return new Readers(new SerializableConfiguration(spark.sessionState().newHadoopConf()), paths, columns,
+            return new Readers(FileRowsTable.Readers.shipped(spark.sessionState().newHadoopConf()), paths, columns,
                 options);
         }
     }
@@ -75,11 +76,12 @@ public final class Json extends ParsedLines {
 
     /** Makes a task's reader of its split ({@code options}: made where the query was planned, as
      * Spark's scan makes them): rows of the columns read, then the id if read. */
-    private record Readers(SerializableConfiguration conf, String[] paths, Read read, JSONOptionsInRead options)
+    private record Readers(Broadcast<SerializableConfiguration> conf, String[] paths, Read read,
+                           JSONOptionsInRead options)
             implements PartitionReaderFactory {
         @Override
         public PartitionReader<InternalRow> createReader(InputPartition partition) {
-            Lines.Cursor lines = new Lines.Cursor(conf.value(), paths, ((Split) partition).pieces(), true, false, false);
+            Lines.Cursor lines = new Lines.Cursor(conf.value().value(), paths, ((Split) partition).pieces(), true, false, false);
             String corrupt = options.columnNameOfCorruptRecord();
             JacksonParser jackson = new JacksonParser(without(read.required(), corrupt), options, true,
                 CollectionConverters.asScala(List.of(read.pushed())).toList());

@@ -18,6 +18,7 @@ import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 import org.apache.parquet.hadoop.util.HadoopInputFile;
 import org.apache.parquet.schema.MessageType;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -178,7 +179,7 @@ public final class Parquet {
                 sql.parquetFilterPushDownDate(), sql.parquetFilterPushDownTimestamp(), sql.parquetFilterPushDownDecimal(),
                 sql.parquetFilterPushDownStringPredicate(), sql.parquetFilterPushDownInFilterThreshold(),
                 sql.caseSensitiveAnalysis(), new ParquetOptions(given, sql).datetimeRebaseModeInRead());
-            return new Readers(reader, new SerializableConfiguration(conf), at, skip);
+            return new Readers(reader, FileRowsTable.Readers.shipped(conf), at, skip);
         }
     }
 
@@ -208,7 +209,7 @@ public final class Parquet {
     /** Makes a task's reader of its split: column batches ({@code skip}: the filters whose
      * statistics skip row groups, or null). */
     private record Readers(Function1<PartitionedFile, scala.collection.Iterator<InternalRow>> reader,
-                           SerializableConfiguration conf, int[] at, Skip skip) implements PartitionReaderFactory {
+                           Broadcast<SerializableConfiguration> conf, int[] at, Skip skip) implements PartitionReaderFactory {
         @Override
         public boolean supportColumnarReads(InputPartition partition) {
             return true;
@@ -308,7 +309,7 @@ public final class Parquet {
 
         /** The footer of {@code piece}'s file, with the row groups whose middle is in [from, to). */
         private ParquetMetadata footer(PartitionedFile piece, long from, long to) throws IOException {
-            return ParquetFooterReader.readFooter(HadoopInputFile.fromPath(piece.toPath(), readers.conf().value()),
+            return ParquetFooterReader.readFooter(HadoopInputFile.fromPath(piece.toPath(), readers.conf().value().value()),
                 ParquetMetadataConverter.range(from, to));
         }
 
