@@ -125,7 +125,7 @@ def record(frame: Any, op: str, values: list[Any], sets: list[list[bytes]], plan
     write_sets_per_parent(target, 0, sets)
     ids = list(range(len(values)))  # partition 0: ids are positions
     store_values(lc.store.fs, point, ids, values)
-    lc.outputs[point.capture_id] = OutputRun(point, values, ids, frame_redo=lambda deleted: replayed(frame, deleted))
+    lc.outputs[point.capture_id] = OutputRun(point, values, ids, frame_redo=replayed(frame))
     kept(frame, point, plan)
     frame._point = point.capture_id
     lc.after_action(point)
@@ -160,27 +160,29 @@ def written(frame: Any, write: Any, destination: Any) -> Any:
     finally:
         if not was_cached:
             full.unpersist()
-    lc.outputs[point.capture_id] = OutputRun(point, None, [], frame_redo=lambda deleted: replayed(frame, deleted))
+    lc.outputs[point.capture_id] = OutputRun(point, None, [], frame_redo=replayed(frame))
     kept(frame, point, plan)
     frame._point = point.capture_id
     lc.after_action(point)
     return result
 
 
-def replayed(frame: Any, deleted: dict[str, Any]) -> list[Any]:
-    """The frame's rows computed again without ``deleted`` ({source capture id: ids}): the frame's
-    own analyzed plan, with ``WHERE lineage_keep('<deleted ids>', id)`` put right above each
-    source where its ids are made (``query.frame_replay``), run again. Captured queries pay
-    nothing for this; a cache the frame reads is not used where the plan changed.
+def replayed(frame: Any) -> Callable[[dict[str, Any]], list[Any]]:
+    """What gives the frame's rows computed again without ``deleted`` ({source capture id: ids}):
+    the frame's own analyzed plan, with ``WHERE lineage_keep('<deleted ids>', id)`` put right
+    above each source where its ids are made (``query.frame_replay``), run again. Captured queries
+    pay nothing for this; a cache the frame reads is not used where the plan changed. It holds the
+    analyzed plan, not the frame: the frame's executed plan holds what its action built (each
+    broadcast table's hashed relation, a page of up to 64 MB however small the table), which an
+    application's later queries need the memory of.
 
-    Raises:
-        ReplayNotPossible: a deleted record is not one of a source the frame reads (Parquet, ORC,
-            text, CSV, JSON Lines, createDataFrame of local data): RDD records reach a frame
-            through the RDD engine.
+    The function raises ReplayNotPossible: a deleted record is not one of a source the frame reads
+    (Parquet, ORC, text, CSV, JSON Lines, createDataFrame of local data): RDD records reach a frame
+    through the RDD engine.
     """
-    lc = frame._lc
-    return replay_rows(lc.spark, frame._df._jdf.queryExecution().analyzed(), source_columns(lc, frame), frame.columns,
-                       deleted)
+    lc, plan, columns = frame._lc, frame._df._jdf.queryExecution().analyzed(), frame.columns
+    sources = source_columns(lc, frame)
+    return lambda deleted: replay_rows(lc.spark, plan, sources, columns, deleted)
 
 
 def source_columns(lc: Any, frame: Any) -> dict[str, str]:

@@ -84,6 +84,30 @@ def test_a_frame_s_plan_is_kept_and_replayed_from_the_folder(lc: Any, sc: Any, o
         sum(1 for o in ORDERS if o[2] > 3 and dict(CUSTOMERS)[o[1]] == "fr") + 2
 
 
+def test_an_output_s_frame_is_not_held_once_its_action_ran(lc: Any, orders: str) -> None:
+    """The context keeps what replays an output in the job's process (its analyzed plan), not its
+    frame: the frame's executed plan holds what the action built (each broadcast table's hashed
+    relation, a page of up to 64 MB), which the job's later queries need the memory of. A what-if
+    in the job's process still replays it."""
+    import gc
+
+    from capture_agent.record.capture.frames import LineageFrame
+
+    frame = per_country(lc, orders)
+    before = {r.country: (r.total, r.n) for r in frame.collect()}
+    [output] = job_of(lc)["frames"]
+    del frame
+    gc.collect()
+    sources = {id(f) for f in lc.frames.captured_leaves.values()}
+    assert [f for f in gc.get_objects() if isinstance(f, LineageFrame) and f._lc is lc and id(f) not in sources] == []
+    [source] = [p.capture_id for p in lc.store.by_seq() if p.op == "read.parquet"]
+    impact = lc.lineage(source).filter(lambda r: r.customer_id == "c1").whatIfDeleted(output)
+    after = totals([o for o in ORDERS if o[1] != "c1"], CUSTOMERS)
+    assert impact.replay()["how"] == FrameQuery.name
+    assert sorted((old.country, (old.total, old.n), (new.total, new.n)) for old, new in impact.changed()) == \
+        sorted((c, before[c], after[c]) for c in after if after[c] != before[c])
+
+
 def test_a_changed_input_file_is_not_replayed(lc: Any, sc: Any, orders: str) -> None:
     frame = per_country(lc, orders)
     frame.collect()
