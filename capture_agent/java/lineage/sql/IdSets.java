@@ -1,9 +1,7 @@
 package lineage.sql;
 
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
@@ -28,7 +26,6 @@ import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.roaringbitmap.RoaringBitmap;
 import org.roaringbitmap.RoaringBitmapWriter;
-import org.roaringbitmap.longlong.LongIterator;
 import org.roaringbitmap.longlong.Roaring64NavigableMap;
 
 /**
@@ -55,16 +52,19 @@ public final class IdSets {
 
     /**
      * The ids gathered for one group: single ids in an append-only array (most groups hold a
-     * handful of records), sets ORed into a bitmap as they come, so that a group gathering the
-     * same large set from many rows (every row of a join with a table whose rows carry a set)
-     * holds each id once; the two are made one set at the end. Kryo writes it as the array's
-     * used part and the bitmap's portable bytes.
+     * handful of records), sets ORed into 32-bit bitmaps by the ids' top halves as they come, so
+     * that a group gathering the same large set from many rows (every row of a join with a table
+     * whose rows carry a set) holds each id once; the two are made one set at the end. A group's
+     * first set is kept as its bytes until a second comes (a group of one row, a union with none,
+     * gives those bytes back unread). Kryo writes it as the array's used part and the sets' portable
+     * bytes, which it reads back as they are.
      */
     public static final class Ids implements Serializable, KryoSerializable {
         private static final long serialVersionUID = 1L;
         public long[] ids = new long[4];
         public int size;
-        Roaring64NavigableMap bits;
+        private byte[] first;  // the one set gathered, unread; or null
+        private TreeMap<Long, RoaringBitmap> parts;  // the sets gathered, by the ids' top halves; or null
 
         void add(long id) {
             if (size == ids.length) {
@@ -73,41 +73,83 @@ public final class IdSets {
             ids[size++] = id;
         }
 
+        /** Adds {@code other}'s ids and sets (its bitmaps become this one's: {@code other} is not used after). */
         void addAll(Ids other) {
             if (size + other.size > ids.length) {
                 ids = Arrays.copyOf(ids, Math.max(size + other.size, size * 2));
             }
             System.arraycopy(other.ids, 0, ids, size, other.size);
             size += other.size;
-            if (other.bits != null) {
-                or(other.bits);
+            addSet(other.first);
+            if (other.parts != null) {
+                for (Map.Entry<Long, RoaringBitmap> part : other.parts.entrySet()) {
+                    or(read(), part.getKey(), part.getValue());
+                }
             }
         }
 
         void addSet(byte[] set) {
-            if (set != null) {
-                or(IdSets.read(set));
+            if (set == null) {
+                return;
+            }
+            if (first == null && parts == null) {
+                first = set;
+                return;
+            }
+            TreeMap<Long, RoaringBitmap> into = read();
+            ByteBuffer in = ByteBuffer.wrap(set).order(ByteOrder.LITTLE_ENDIAN);
+            for (long n = in.getLong(); n > 0; n--) {
+                long high = in.getInt() & 0xFFFFFFFFL;
+                RoaringBitmap part = new RoaringBitmap();
+                int at = in.position();
+                try {
+                    part.deserialize(in);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                in.position(at + part.serializedSizeInBytes());
+                or(into, high, part);
             }
         }
 
-        private void or(Roaring64NavigableMap set) {
-            if (bits == null) {
-                bits = new Roaring64NavigableMap();
+        /** The sets gathered as bitmaps (the first one's bytes read now). */
+        private TreeMap<Long, RoaringBitmap> read() {
+            if (parts == null) {
+                parts = new TreeMap<>();
+                byte[] set = first;
+                first = null;
+                addSet(set);
             }
-            bits.or(set);
+            return parts;
+        }
+
+        private static void or(TreeMap<Long, RoaringBitmap> into, long high, RoaringBitmap part) {
+            RoaringBitmap had = into.putIfAbsent(high, part);
+            if (had != null) {
+                had.or(part);
+            }
         }
 
         byte[] toSet() {
-            if (bits == null) {
+            if (first == null && parts == null) {
                 Arrays.sort(ids, 0, size);
                 return sorted(ids, 0, size);
             }
-            Roaring64NavigableMap all = new Roaring64NavigableMap();
-            all.or(bits);
-            for (int i = 0; i < size; i++) {
-                all.addLong(ids[i]);
+            if (size == 0 && parts == null) {
+                return first;
             }
-            return IdSets.write(all);
+            TreeMap<Long, RoaringBitmap> all = read();
+            Arrays.sort(ids, 0, size);
+            RoaringBitmap part = null;
+            long high = -1;
+            for (int i = 0; i < size; i++) {
+                if ((ids[i] >>> 32) != high) {
+                    high = ids[i] >>> 32;
+                    part = all.computeIfAbsent(high, h -> new RoaringBitmap());
+                }
+                part.add((int) ids[i]);
+            }
+            return portable(all);
         }
 
         @Override
@@ -116,7 +158,7 @@ public final class IdSets {
             for (int i = 0; i < size; i++) {
                 output.writeLong(ids[i]);
             }
-            byte[] set = bits == null ? null : IdSets.write(bits);
+            byte[] set = parts != null ? portable(parts) : first;
             output.writeInt(set == null ? -1 : set.length);
             if (set != null) {
                 output.writeBytes(set);
@@ -131,7 +173,8 @@ public final class IdSets {
                 ids[i] = input.readLong();
             }
             int length = input.readInt();
-            bits = length < 0 ? null : IdSets.read(input.readBytes(length));
+            first = length < 0 ? null : input.readBytes(length);
+            parts = null;
         }
     }
 
@@ -185,17 +228,6 @@ public final class IdSets {
             throw new UncheckedIOException(e);
         }
         return bitmap;
-    }
-
-    static byte[] write(Roaring64NavigableMap bitmap) {
-        bitmap.runOptimize();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try {
-            bitmap.serializePortable(new DataOutputStream(out));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toByteArray();
     }
 
     abstract static class Gather<IN> extends Aggregator<IN, Ids, byte[]> {
