@@ -19,12 +19,13 @@ def spark() -> Iterator[object]:
 
     # This JVM runs every Spark test of the process: it keeps the JVM's default compilers, which the
     # short-lived JVMs go without (tests/_env.py); with their client compiler alone, the tests of large
-    # groups took twice as long. It takes their serial collector: on two shared cores G1's concurrent
-    # threads cost CPU the tests need (test_dataframes 168 -> 146 CPU s, test_delta 55 -> 48, the
-    # large-group tests unchanged).
+    # groups took twice as long. It takes their serial collector, with a young generation of 256 MB
+    # (the serial collector's default, a third of a small initial heap, collected too often): on two
+    # shared cores G1's concurrent threads cost CPU the tests need (CPU s, G1 -> serial: test_dataframes
+    # 168 -> 148, test_delta 55 -> 50, test_whatif_replay with test_subtraction 77 -> 78).
     short_lived = os.environ.pop("SPARK_SUBMIT_OPTS", None)
-    # Spark's classes from the tests' archive (tests/_env.py)
-    os.environ["SPARK_SUBMIT_OPTS"] = f"-XX:+UseSerialGC {os.environ.get('LINEAGE_TESTS_JVM_SHARING', '')}".strip()
+    sharing = os.environ.get("LINEAGE_TESTS_JVM_SHARING", "")  # Spark's classes from the tests' archive (tests/_env.py)
+    os.environ["SPARK_SUBMIT_OPTS"] = f"-XX:+UseSerialGC -Xmn256m {sharing}".strip()
     try:
         session = (
             SparkSession.builder.master("local[2]")
