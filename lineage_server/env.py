@@ -195,7 +195,8 @@ TRACE_SPARK_AT_START = Flag(
     "LINEAGE_TRACE_SPARK_AT_START",
     True,
     "The worker starts its Spark session when it starts, so the first trace finds it warm; false starts "
-    "it at the first trace that needs Spark.",
+    "it at the first trace step or replay that runs on Spark (traces answered in the worker's process "
+    "never start it).",
 )
 TRACE_STALE_SECONDS = Integer(
     "LINEAGE_TRACE_STALE_SECONDS",

@@ -17,12 +17,15 @@ def spark() -> Iterator[object]:
     """A local[2] SparkSession shared by every test that asks for it (Spark starts once)."""
     from pyspark.sql import SparkSession
 
-    # This JVM runs every Spark test of the process: it keeps the JVM's default compilers and
-    # collector, which the short-lived JVMs go without (tests/_env.py); with theirs, the tests of
-    # large groups took twice as long.
+    # This JVM runs every Spark test of the process: it keeps the JVM's default compilers, which the
+    # short-lived JVMs go without (tests/_env.py); with their client compiler alone, the tests of large
+    # groups took twice as long. It takes their serial collector, with a young generation of 256 MB
+    # (the serial collector's default, a third of a small initial heap, collected too often): on two
+    # shared cores G1's concurrent threads cost CPU the tests need (CPU s, G1 -> serial: test_dataframes
+    # 168 -> 148, test_delta 55 -> 50, test_whatif_replay with test_subtraction 77 -> 78).
     short_lived = os.environ.pop("SPARK_SUBMIT_OPTS", None)
-    if os.environ.get("LINEAGE_TESTS_JVM_SHARING"):  # Spark's classes from the tests' archive (tests/_env.py)
-        os.environ["SPARK_SUBMIT_OPTS"] = os.environ["LINEAGE_TESTS_JVM_SHARING"]
+    sharing = os.environ.get("LINEAGE_TESTS_JVM_SHARING", "")  # Spark's classes from the tests' archive (tests/_env.py)
+    os.environ["SPARK_SUBMIT_OPTS"] = f"-XX:+UseSerialGC -Xmn256m {sharing}".strip()
     try:
         session = (
             SparkSession.builder.master("local[2]")

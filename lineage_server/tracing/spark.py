@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -47,6 +48,37 @@ def spark_context() -> Any:
             _context.setLogLevel("ERROR")
             log.info("trace worker: Spark session started on %s", master)
         return _context
+
+
+class SparkOnDemand:
+    """The worker's SparkContext as one trace sees it, started (or joined, when warm) at its first
+    use: a trace whose steps all run in the worker's process never waits on a JVM. Every attribute
+    is the context's; the first use also calls ``on_start`` with it, in the using thread (the trace's:
+    its job group and scheduler pool are that thread's)."""
+
+    def __init__(self, context: Callable[[], Any], on_start: Callable[[Any], None]) -> None:
+        self._context = context
+        self._on_start: Callable[[Any], None] | None = on_start
+        self._started: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def started(self) -> bool:
+        return self._started is not None
+
+    def context(self) -> Any:
+        """The SparkContext, started now if it was not."""
+        with self._lock:
+            if self._started is None:
+                sc = self._context()
+                on_start, self._on_start = self._on_start, None
+                self._started = sc
+                if on_start is not None:
+                    on_start(sc)
+            return self._started
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.context(), name)
 
 
 def pool_of(team_id: int) -> str:

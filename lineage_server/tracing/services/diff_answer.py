@@ -69,10 +69,9 @@ def input_rows(output: OutputDiff, why: Explanation, runs: tuple[str, str]) -> I
 
 
 def answer_diff(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> None:
-    sc = spark() if spark is not None else None  # the additive check replays on Spark
     with watch.interruptible():
-        opened = open_run(trace, watch, sc)
-        clock = opened.clock
+        opened = open_run(trace, watch, spark)  # the additive check replays on Spark, started then
+        clock, sc = opened.clock, opened.sc
         old_dir = _old_dir(trace)
         with lineage_failures(old_dir):
             old = LineageRun(old_dir, sc=sc, trace_mode=settings.LINEAGE["TRACE_MODE"])
@@ -86,6 +85,8 @@ def answer_diff(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> 
             explained, inputs = None, []
             if trace.selection.get("key") is not None:
                 key = wanted_key(diff, trace.selection["key"])
+                if sc is not None:
+                    sc.context()  # the explanation's thread inherits this one's job group and pool
                 # the output rows made while the explanation walks and replays (mostly native and Spark)
                 why, rows = side_by_side(lambda: diff.explain(key), lambda: [output_row(o) for o in outputs],
                                          sc is not None)

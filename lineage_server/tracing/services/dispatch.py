@@ -39,7 +39,7 @@ def run_trace(trace_pk: int, *, worker: str = "", spark: Callable[[], Any] | Non
     Args:
         trace_pk: the trace.
         worker: the Celery worker's name, kept on the trace (a restarted worker recovers its own).
-        spark: gives the warm SparkContext (called only when a step may run on Spark).
+        spark: gives the warm SparkContext (called at the first step that runs on Spark, if any).
     """
     trace = claim_queued(Trace.objects.all(), trace_pk, worker, refusal=_refusal, also=_count_attempt)
     if trace is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from lineage_server.tracing.models import Trace
 from lineage_server.tracing.selectors.trace_values import team_runs
 from lineage_server.tracing.services.failures import TraceFailure
 from lineage_server.tracing.services.watch import Watch
-from lineage_server.tracing.spark import pool_of
+from lineage_server.tracing.spark import SparkOnDemand, pool_of
 
 FIRST_PAGE = 50
 
@@ -48,6 +49,7 @@ class Opened:
     run_dir: str
     run_id: str
     clock: Clock
+    sc: SparkOnDemand | None  # the worker's SparkContext, started at the trace's first Spark step
 
     def local(self, server_id: str) -> str:
         return server_id.split("/", 1)[1] if server_id.startswith(f"{self.run_id}/") else server_id
@@ -81,16 +83,14 @@ class Opened:
         return select(self.run.session, start, ids=selection.get("ids"))
 
 
-def open_run(trace: Trace, watch: Watch, sc: Any, chain: bool = False) -> Opened:
-    """Opens the trace's run folder (with ``sc`` for Spark steps and replays, or None); with
-    ``chain``, linked to the runs of the team's other applications that its text inputs read or
-    that read its saved text (``capture_agent.record.storage.chains``): a trace goes on into them."""
+def open_run(trace: Trace, watch: Watch, spark: Callable[[], Any] | None, chain: bool = False) -> Opened:
+    """Opens the trace's run folder (with ``spark`` giving the SparkContext of Spark steps and replays,
+    called at the first of them, or None); with ``chain``, linked to the runs of the team's other
+    applications that its text inputs read or that read its saved text
+    (``capture_agent.record.storage.chains``): a trace goes on into them."""
     clock = Clock()
     run_dir, run_id = _run_folder(trace)
-    watch.sc = sc
-    if sc is not None:
-        sc.setJobGroup(watch.group, f"lineage {trace.kind} {trace.pk}", interruptOnCancel=True)
-        sc.setLocalProperty("spark.scheduler.pool", pool_of(trace.application.team_id))
+    sc = None if spark is None else _on_demand(trace, watch, spark)
     try:
         allow = team_runs(trace.application.team_id).__contains__ if chain else None
         run = LineageRun(run_dir, sc=sc, trace_mode=settings.LINEAGE["TRACE_MODE"], chain=chain, allow=allow)
@@ -98,7 +98,23 @@ def open_run(trace: Trace, watch: Watch, sc: Any, chain: bool = False) -> Opened
         raise TraceFailure(f"the lineage store folder {run_dir} is missing or unreadable ({type(exc).__name__}: "
                            f"{exc}); it was deleted or moved since capture, or this worker cannot reach it") from None
     clock.lap("open_ms")
-    return Opened(run, run_dir, run_id, clock)
+    return Opened(run, run_dir, run_id, clock, sc)
+
+
+def _on_demand(trace: Trace, watch: Watch, spark: Callable[[], Any]) -> SparkOnDemand:
+    """The worker's SparkContext for ``trace``, started (or joined) at its first Spark step."""
+    pool = pool_of(trace.application.team_id)
+
+    def start() -> Any:
+        with watch.uninterruptible():  # not in the middle of starting the worker's Spark
+            return spark()
+
+    def join(sc: Any) -> None:  # the trace's Spark jobs: in its group (which the watcher cancels) and pool
+        sc.setJobGroup(watch.group, f"lineage {trace.kind} {trace.pk}", interruptOnCancel=True)
+        sc.setLocalProperty("spark.scheduler.pool", pool)
+        watch.sc = sc
+
+    return SparkOnDemand(start, join)
 
 
 def close_books(trace: Trace, updated: bool, uri: str) -> None:

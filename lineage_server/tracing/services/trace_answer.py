@@ -23,10 +23,10 @@ GRAPH_RECORDS = 300  # record-level nodes and edges are kept for traces crossing
 
 
 def answer_trace(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> None:
-    mode = settings.LINEAGE["TRACE_MODE"]
-    sc = spark() if spark is not None and mode != "local" else None
+    local = settings.LINEAGE["TRACE_MODE"] == "local"
     with watch.interruptible():
-        opened = open_run(trace, watch, sc, chain=True)
+        # Spark starts (or is joined) at the first step that runs on it: none, when every step is small
+        opened = open_run(trace, watch, None if local else spark, chain=True)
         run, clock = opened.run, opened.clock
         with lineage_failures(opened.run_dir):
             frontier = opened.selection(trace)

@@ -93,6 +93,21 @@ class Watch:
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), None)
         self.check_flag()
 
+    @contextmanager
+    def uninterruptible(self) -> Iterator[None]:
+        """Work inside ``interruptible`` that must not be interrupted (starting the worker's Spark: an
+        exception in the middle would leave it half-started); a cancellation meanwhile is raised after it."""
+        with self._lock:
+            work, self._work_thread = self._work_thread, None
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), None)
+        try:
+            yield
+        finally:
+            if not self.cancelled.is_set():  # else TraceCancelled below, before it is interruptible again
+                with self._lock:
+                    self._work_thread = work
+        self.check_flag()
+
     # ------------------------------------------------------------------ the watcher's thread
     def _watch(self) -> None:
         last_beat = time.monotonic()

@@ -30,9 +30,9 @@ NO_SPARK = "this worker has no Spark session to replay the job on"
 
 
 def answer_whatif(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -> None:
-    sc = spark() if spark is not None else None  # a replay runs on Spark, whatever LINEAGE_TRACE_MODE says
     with watch.interruptible():
-        opened = open_run(trace, watch, sc)
+        # a replay runs on Spark, whatever LINEAGE_TRACE_MODE says; Spark starts at the replay
+        opened = open_run(trace, watch, spark)
         run, clock = opened.run, opened.clock
         with lineage_failures(opened.run_dir):
             deleted = opened.selection(trace)
@@ -42,7 +42,7 @@ def answer_whatif(trace: Trace, watch: Watch, spark: Callable[[], Any] | None) -
             target = None if trace.target in ("", "end") else opened.local(trace.target)
             impact = what_if_deleted(run.session, deleted, target, progress=watch.progress)
             clock.lap("propagate_ms")
-            classes, why_not = _replay(impact, watch, sc)
+            classes, why_not = _replay(impact, watch, opened.sc)
             clock.lap("replay_ms")
             location = opened.result_path(trace)
             summary = write_whatif(impact, classes, location, FIRST_PAGE)

@@ -73,6 +73,28 @@ def test_backward_from_a_topic_reaches_the_lines_and_table_rows_behind_it(captur
     assert timings["walk_ms"] >= 0 and timings["store_ms"] >= 0 and timings["spark_jobs"] == 0
 
 
+def test_the_worker_s_spark_is_asked_for_at_the_first_step_that_runs_on_it_only(captured, analyst, sc, settings):
+    """Auto mode answers this small trace in the worker's process without starting Spark; spark mode
+    asks for it once, however many of its steps run there."""
+    asked: list[str] = []
+
+    def spark() -> Any:
+        asked.append(settings.LINEAGE["TRACE_MODE"])
+        return sc
+
+    question = {"direction": "backward", "selection": {"predicate": {"field": 0, "op": "equals", "value": "incident"}},
+                "recompute": True}
+    answers = []
+    for mode in ("auto", "spark"):
+        settings.LINEAGE = {**settings.LINEAGE, "TRACE_MODE": mode}
+        done = run_trace(_ask(captured, analyst, **question).pk, spark=spark)
+        assert done is not None and done.status == "succeeded", done and done.error
+        answers.append((_values(done), done.summary["timings"]["spark_jobs"]))
+    (local, local_jobs), (on_spark, spark_jobs) = answers
+    assert asked == ["spark"] and local_jobs == 0 and spark_jobs > 1
+    assert local == on_spark
+
+
 def test_forward_from_lines_chosen_by_predicate_reaches_their_topics_and_reseeds(captured, analyst):
     text_point = CapturePoint.objects.get(application__app_id=captured.app_id,
                                           capture_id__endswith="0001-input-textFile")

@@ -67,8 +67,15 @@ def test_deleting_lines_replays_the_kept_job_for_new_totals(captured, analyst, s
     whatif = ask_whatif(app, by=analyst, capture_point=text.capture_id,
                         selection={"predicate": {"op": "contains", "value": "disk"}})
     assert whatif.kind == "whatif" and whatif.direction == "forward" and whatif.status == "queued"
-    done = _run(whatif.pk, spark=lambda: sc)
+    started: list[Any] = []
+
+    def spark() -> Any:
+        started.append(sc)
+        return sc
+
+    done = _run(whatif.pk, spark=spark)
     assert done.status == "succeeded", done.error
+    assert started == [sc]  # asked for once, at the replay (its jobs are several)
     summary = done.summary
     replay = summary["replay"]
     assert (replay["done"], replay["reason"], replay["how"]) == (True, None, Restricted.name)

@@ -31,6 +31,11 @@ HEAVIER = {"or": [{"op": "regex", "value": rf"[a-q][^u-z]{{60}}x{i}"} for i in r
 # A trace step run as a Spark job takes seconds even when it is small: the next trace must fit.
 LIMITS = {"auto": 4, "spark": 20}
 REPLACED = "ending this worker process"
+SPARK_STARTED = "Spark session started"
+# In auto mode every step of these traces runs in the worker's process: the worker starts no Spark
+# (it would only at the first step or replay that runs on it).
+WORKER_ENV = {"auto": {"LINEAGE_TRACE_MODE": "auto", "LINEAGE_TRACE_SPARK_AT_START": "false"},
+              "spark": {"LINEAGE_TRACE_MODE": "spark"}}
 
 
 @pytest.fixture(scope="module")
@@ -72,10 +77,10 @@ def _ask(client: Any, app_id: str, point: str, selection: dict[str, Any]) -> dic
     return asked.json()
 
 
-def _warm(worker: Any, log: Path) -> None:
-    """Waits for the worker's Spark session (a trace waits for it to start, uninterruptibly)."""
+def _warm(worker: Any, log: Path, mode: str) -> None:
+    """In spark mode, waits for the worker's Spark session (a trace waits for it to start, uninterruptibly)."""
     deadline = time.monotonic() + 180
-    while "Spark session started" not in log.read_text():
+    while mode == "spark" and SPARK_STARTED not in log.read_text():
         assert time.monotonic() < deadline and worker.poll() is None, log.read_text()[-3000:]
         time.sleep(0.2)
 
@@ -94,8 +99,8 @@ def test_a_trace_past_its_time_limit_fails_naming_it_and_the_worker_runs_the_nex
     analyst = client_as("andy", "analyst")
     log = tmp_path / "worker.log"
     limit = LIMITS[mode]
-    with celery_worker(log, LINEAGE_TRACE_MODE=mode, LINEAGE_TRACE_TIME_LIMIT_SECONDS=str(limit)) as worker:
-        _warm(worker, log)
+    with celery_worker(log, **WORKER_ENV[mode], LINEAGE_TRACE_TIME_LIMIT_SECONDS=str(limit)) as worker:
+        _warm(worker, log, mode)
         heavy = _ask(analyst, app_id, point, {"predicate": HEAVY if mode == "auto" else HEAVIER})
         ended = wait_for(analyst, heavy["url"], worker, log)
         assert ended["status"] == "failed", (ended, log.read_text()[-3000:])
@@ -112,6 +117,8 @@ def test_a_trace_past_its_time_limit_fails_naming_it_and_the_worker_runs_the_nex
         assert freed < 15, freed  # the worker is free again (the heavy trace alone runs half a minute or more)
         assert worker.poll() is None
     assert "cancelled while running" in log.read_text() and REPLACED not in log.read_text()
+    # both traces were answered in the worker's process, which never started Spark for them
+    assert (SPARK_STARTED in log.read_text()) == (mode == "spark")
     print(f"\n[{mode}] time limit {limit} s: failed after {took:.1f} s; the next trace started {freed:.1f} s "
           f"later and took {light['duration_ms']} ms")
 
@@ -121,8 +128,8 @@ def test_cancelling_a_running_trace_frees_the_worker_within_seconds(long_lines, 
     app_id, point = long_lines
     analyst = client_as("andy", "analyst")
     log = tmp_path / "worker.log"
-    with celery_worker(log, LINEAGE_TRACE_MODE=mode) as worker:
-        _warm(worker, log)
+    with celery_worker(log, **WORKER_ENV[mode]) as worker:
+        _warm(worker, log, mode)
         heavy = _ask(analyst, app_id, point, {"predicate": HEAVY})
         _running(heavy["id"], worker, log)
         time.sleep(3)  # well into its selection
@@ -145,8 +152,7 @@ def test_sigterm_stops_a_worker_in_the_middle_of_a_trace_and_the_next_worker_tak
     app_id, point = long_lines
     analyst = client_as("andy", "analyst")
     log = tmp_path / "worker.log"
-    with celery_worker(log, LINEAGE_TRACE_MODE="auto") as worker:
-        _warm(worker, log)
+    with celery_worker(log, **WORKER_ENV["auto"]) as worker:
         heavy = _ask(analyst, app_id, point, {"predicate": HEAVY})
         _running(heavy["id"], worker, log)
         time.sleep(3)  # well into its selection
@@ -157,7 +163,7 @@ def test_sigterm_stops_a_worker_in_the_middle_of_a_trace_and_the_next_worker_tak
     assert took < 15, took  # the heavy trace alone runs for half a minute or more
     assert Trace.objects.get(pk=heavy["id"]).status == "queued"  # given back, for the next worker
     assert f"trace {heavy['id']}: given back to the queue" in log.read_text() and REPLACED not in log.read_text()
-    with celery_worker(tmp_path / "worker2.log", LINEAGE_TRACE_MODE="auto"):
+    with celery_worker(tmp_path / "worker2.log", **WORKER_ENV["auto"]):
         deadline = time.monotonic() + 180
         while Trace.objects.get(pk=heavy["id"]).attempts < 2:  # taken back and run again
             assert time.monotonic() < deadline, (tmp_path / "worker2.log").read_text()[-3000:]
@@ -171,8 +177,7 @@ def test_a_whatif_past_its_time_limit_fails_naming_it(long_lines, client_as, tmp
     analyst = client_as("andy", "analyst")
     log = tmp_path / "worker.log"
     limit = LIMITS["auto"]
-    with celery_worker(log, LINEAGE_TRACE_TIME_LIMIT_SECONDS=str(limit)) as worker:
-        _warm(worker, log)
+    with celery_worker(log, **WORKER_ENV["auto"], LINEAGE_TRACE_TIME_LIMIT_SECONDS=str(limit)) as worker:
         asked = analyst.post("/api/v1/whatifs/", {"application": app_id, "capture_point": point,
                                                   "selection": {"predicate": HEAVY}}, format="json")
         assert asked.status_code == 202, asked.json()

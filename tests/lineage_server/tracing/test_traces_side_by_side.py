@@ -1,6 +1,7 @@
-"""Several traces side by side in one worker process (Celery's threads pool, LINEAGE_TRACE_CONCURRENCY)
-on its one warm Spark session: they overlap in time (from the rows' recorded start and end), each
-answer equals the one the same question gets alone, and cancelling one stops that one only.
+"""Several traces side by side in one worker process (Celery's threads pool, LINEAGE_TRACE_CONCURRENCY),
+their steps in its process (auto mode, no Spark started) or on its one warm Spark session (spark mode):
+they overlap in time (from the rows' recorded start and end), each answer equals the one the same
+question gets alone, and cancelling one stops that one only.
 
 The job reads 48 lines of 200 kB; a light question selects the lines holding a marker through five RE2
 patterns that match nowhere (seconds of work), the heavy one through a hundred slower ones (minutes)."""
@@ -65,9 +66,11 @@ def test_traces_run_side_by_side_exactly_and_a_cancelled_one_stops_alone(marked_
         alone_ms.append(done["duration_ms"])
 
     log = tmp_path / "worker.log"
-    with celery_worker(log, LINEAGE_TRACE_MODE=mode, LINEAGE_TRACE_CONCURRENCY=str(MARKERS + 1)) as worker:
+    at_start = str(mode == "spark").lower()  # auto mode: every step here runs in the worker's process
+    with celery_worker(log, LINEAGE_TRACE_MODE=mode, LINEAGE_TRACE_CONCURRENCY=str(MARKERS + 1),
+                       LINEAGE_TRACE_SPARK_AT_START=at_start) as worker:
         deadline = time.monotonic() + 180
-        while "Spark session started" not in log.read_text():  # a trace would wait for it, uninterruptibly
+        while mode == "spark" and "Spark session started" not in log.read_text():  # a trace would wait for it
             assert time.monotonic() < deadline and worker.poll() is None, log.read_text()[-3000:]
             time.sleep(0.2)
         heavy = ask_forward(analyst, app_id, point, {"predicate": HEAVY})
@@ -88,6 +91,7 @@ def test_traces_run_side_by_side_exactly_and_a_cancelled_one_stops_alone(marked_
         ended = [wait_for(analyst, t["url"], worker, log, timeout=300) for t in lights]
         assert worker.poll() is None
     assert REPLACED not in log.read_text()
+    assert ("Spark session started" in log.read_text()) == (mode == "spark")
     for trace, expected in zip(ended, alone, strict=True):
         assert trace["status"] == "succeeded", trace["error"]
         assert _answer(analyst, trace) == expected
