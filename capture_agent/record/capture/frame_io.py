@@ -125,10 +125,7 @@ def record(frame: Any, op: str, values: list[Any], sets: list[list[bytes]], plan
     write_sets_per_parent(target, 0, sets)
     ids = list(range(len(values)))  # partition 0: ids are positions
     store_values(lc.store.fs, point, ids, values)
-    lc.outputs[point.capture_id] = OutputRun(point, values, ids, frame_redo=replayed(frame))
-    kept(frame, point, plan)
-    frame._point = point.capture_id
-    lc.after_action(point)
+    finished(frame, OutputRun(point, values, ids), plan)
     return point
 
 
@@ -160,28 +157,36 @@ def written(frame: Any, write: Any, destination: Any) -> Any:
     finally:
         if not was_cached:
             full.unpersist()
-    lc.outputs[point.capture_id] = OutputRun(point, None, [], frame_redo=replayed(frame))
-    kept(frame, point, plan)
-    frame._point = point.capture_id
-    lc.after_action(point)
+    finished(frame, OutputRun(point, None, []), plan)
     return result
 
 
-def replayed(frame: Any) -> Callable[[dict[str, Any]], list[Any]]:
+def finished(frame: Any, output: OutputRun, plan: Callable[[], bytes]) -> None:
+    """Finishes the frame's action, whose output is ``output`` (``plan``: ``plan_ahead``'s): the
+    output replayable in the job's process (``replayed``) and from the run's folder (``kept``)."""
+    lc, point = frame._lc, output.point
+    sources = source_columns(lc, frame)
+    output.frame_redo = replayed(frame, sources)
+    lc.outputs[point.capture_id] = output
+    lc.kept.keep_frame(point.capture_id, plan, sources, frame.columns)
+    frame._point = point.capture_id
+    lc.after_action(point)
+
+
+def replayed(frame: Any, sources: dict[str, str]) -> Callable[[dict[str, Any]], list[Any]]:
     """What gives the frame's rows computed again without ``deleted`` ({source capture id: ids}):
     the frame's own analyzed plan, with ``WHERE lineage_keep('<deleted ids>', id)`` put right
-    above each source where its ids are made (``query.frame_replay``), run again. Captured queries
-    pay nothing for this; a cache the frame reads is not used where the plan changed. It holds the
-    analyzed plan, not the frame: the frame's executed plan holds what its action built (each
-    broadcast table's hashed relation, a page of up to 64 MB however small the table), which an
-    application's later queries need the memory of.
+    above each source where its ids are made (``sources``: ``source_columns``; ``query.frame_replay``),
+    run again. Captured queries pay nothing for this; a cache the frame reads is not used where the
+    plan changed. It holds the analyzed plan, not the frame: the frame's executed plan holds what
+    its action built (each broadcast table's hashed relation, a page of up to 64 MB however small
+    the table), which an application's later queries need the memory of.
 
     The function raises ReplayNotPossible: a deleted record is not one of a source the frame reads
     (Parquet, ORC, text, CSV, JSON Lines, createDataFrame of local data): RDD records reach a frame
     through the RDD engine.
     """
     lc, plan, columns = frame._lc, frame._df._jdf.queryExecution().analyzed(), frame.columns
-    sources = source_columns(lc, frame)
     return lambda deleted: replay_rows(lc.spark, plan, sources, columns, deleted)
 
 
@@ -200,13 +205,6 @@ def plan_ahead(frame: Any) -> Callable[[], bytes]:
     (``KeptJob.ahead``): a callable waiting for them."""
     lc = frame._lc
     return lc.kept.ahead(lambda: saved_plan(lc, frame._df._jdf.queryExecution().analyzed()))
-
-
-def kept(frame: Any, point: CapturePoint, plan: Callable[[], bytes]) -> None:
-    """Keeps the frame's analyzed plan (``plan()``'s bytes) in the run's folder for replays
-    elsewhere (``capture.kept``)."""
-    lc = frame._lc
-    lc.kept.keep_frame(point.capture_id, plan, source_columns(lc, frame), frame.columns)
 
 
 def _qualified(lc: Any, path: Any) -> str | None:
