@@ -310,3 +310,60 @@ def test_a_parquet_read_skips_row_groups_by_the_querys_filters(lc: Any, spark: A
                 [n for n in range(ROWS) if passes(n) and n % 7 == 3]
     finally:
         _max_split(spark, old)
+
+
+def _scan_factories(df: Any) -> list[str]:
+    """What the query's captured file scans' reader factories print (their configuration's broadcast among it)."""
+    def walk(node: Any) -> list[str]:
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            return walk(node.executedPlan())
+        if name.endswith("QueryStageExec"):
+            return walk(node.plan())
+        if name == "BatchScanExec":
+            return [str(node.readerFactory().toString())]
+        children = node.children()
+        return [text for i in range(children.size()) for text in walk(children.apply(i))]
+
+    return walk(df._jdf.queryExecution().executedPlan())
+
+
+def test_a_later_query_reuses_a_reads_tasks_and_shipped_settings_until_its_files_or_settings_change(
+        lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A second query reading the same Parquet files under the same settings takes the first's file
+    tasks and configuration broadcast instead of planning and shipping them again; files written
+    over since, or a Hadoop setting changed, are planned and shipped anew, and read exactly."""
+    import re
+
+    path = str(tmp_path / "rewritten")
+
+    def write(rows: range, files: int) -> None:
+        spark.createDataFrame([(n, n % 5) for n in rows], "n long, g long").repartition(files) \
+            .write.mode("overwrite").parquet(path)
+
+    def read() -> tuple[list[tuple[Any, ...]], list[int], str]:
+        frame = lc.read.parquet(path).where("g != 4")
+        rows = sorted(map(tuple, frame.collect()))
+        (factory,) = _scan_factories(frame._df)
+        (shipped,) = re.findall(r"conf=Broadcast\((\d+)\)", factory)
+        traced = sorted(r.n for r in frame.getLineage().filter(lambda r: r.n % 97 == 3).goBackAll().collect())
+        return rows, traced, shipped
+
+    write(range(1000), 3)
+    first = read()
+    again = read()
+    assert again == first
+    assert first[0] == [(n, n % 5) for n in range(1000) if n % 5 != 4]
+    write(range(5000, 7000), 2)  # other files, other rows, other tasks
+    rewritten = read()
+    assert rewritten[0] == [(n, n % 5) for n in range(5000, 7000) if n % 5 != 4]
+    assert rewritten[1] == [n for n in range(5000, 7000) if n % 97 == 3 and n % 5 != 4]
+    assert rewritten[2] == first[2]  # same settings: the same broadcast
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    hadoop.set("lineage.test.setting", "changed")
+    try:
+        changed = read()
+    finally:
+        hadoop.unset("lineage.test.setting")
+    assert changed[:2] == rewritten[:2]
+    assert changed[2] != first[2]  # another configuration: shipped again

@@ -63,12 +63,20 @@ final class FileRowsTable implements Serializable, SupportsRead, ScanBuilder, Su
 
         /** {@code conf} broadcast for a scan's tasks, as Spark's own file scans ship it: a factory that
          * held the configuration itself would serialize it (gzipped, a thousand settings) into each
-         * stage's task binary. */
+         * stage's task binary. The broadcast of an earlier scan with the same settings when there is
+         * one: every read of every query would otherwise ship the same settings again. */
         static Broadcast<SerializableConfiguration> shipped(Configuration conf) {
             SparkContext sc = SparkSession.active().sparkContext();
-            return sc.broadcast(new SerializableConfiguration(conf), ClassTag$.MODULE$.apply(SerializableConfiguration.class));
+            return SHIPPED.get(new Shipped(Reused.application(sc), Reused.settings(conf)), () ->
+                sc.broadcast(new SerializableConfiguration(conf), ClassTag$.MODULE$.apply(SerializableConfiguration.class)));
         }
     }
+
+    /** A configuration shipped to an application's executors: its settings. */
+    private record Shipped(String application, Map<String, String> settings) {
+    }
+
+    private static final Reused<Shipped, Broadcast<SerializableConfiguration>> SHIPPED = new Reused<>(16);
 
     private final String format;
     private final int files;

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -15,9 +16,12 @@ import org.apache.spark.Partition;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.execution.FileSourceScanExec;
+import org.apache.spark.sql.execution.ListingPartition;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
 
 import scala.jdk.javaapi.CollectionConverters;
@@ -47,11 +51,52 @@ final class FileTasks {
     /** Spark's own pieces of each task, as its file scan hands them to its readers. */
     final List<PartitionedFile[]> partitioned = new ArrayList<>();
 
-    /** The tasks of {@code plain}'s scan (Spark's read of the files: one file scan). */
+    /** The tasks of {@code plain}'s scan (Spark's read of the files: one file scan), those an
+     * earlier query's read of the same files under the same settings found when there was one:
+     * taking them from Spark's scan builds its input RDD, and with it Spark's reader of the files,
+     * which broadcasts the configuration (a few milliseconds a read, every query). */
     static FileTasks of(Dataset<Row> plain) {
+        FileSourceScanExec scan = scan(plain);
+        return PLANNED.get(key(scan, plain.sparkSession()), () -> planned(scan));
+    }
+
+    /** The tasks of queries' reads planned last (a table read by every query of a job: one entry). */
+    private static final Reused<String, FileTasks> PLANNED = new Reused<>(256);
+
+    /**
+     * What Spark's split of a scan's files into tasks depends on: the files (path, length, time of
+     * last change) of each of its partition directories, and its values; the format, the read's
+     * options, whether it reads buckets; the session's SQL settings (the split's sizes among them)
+     * and its default parallelism (the executors' cores, which can change as executors come and go).
+     */
+    private static String key(FileSourceScanExec scan, org.apache.spark.sql.SparkSession session) {
+        org.apache.spark.sql.classic.SparkSession classic = (org.apache.spark.sql.classic.SparkSession) session;
+        HadoopFsRelation relation = scan.relation();
+        StringBuilder key = new StringBuilder(Reused.application(classic.sparkContext()))
+            .append('|').append(classic.leafNodeDefaultParallelism())
+            .append('|').append(relation.fileFormat().getClass().getName())
+            .append('|').append(new TreeMap<>(CollectionConverters.asJava(relation.options())))
+            .append('|').append(scan.bucketedScan())
+            .append('|').append(new TreeMap<>(CollectionConverters.asJava(classic.sessionState().conf().getAllConfs())));
+        scala.collection.Iterator<ListingPartition> partitions = scan.selectedPartitions().filePartitionIterator();
+        while (partitions.hasNext()) {
+            ListingPartition partition = partitions.next();
+            key.append("\n").append(partition.values());
+            scala.collection.Iterator<FileStatusWithMetadata> files = partition.files();
+            while (files.hasNext()) {
+                FileStatusWithMetadata file = files.next();
+                key.append('|').append(file.getPath()).append(',').append(file.getLen()).append(',')
+                    .append(file.getModificationTime());
+            }
+        }
+        return key.toString();
+    }
+
+    /** The tasks of Spark's own read of the files, from its scan's input RDD. */
+    private static FileTasks planned(FileSourceScanExec scan) {
         List<List<PartitionedFile>> partitions = new ArrayList<>();
         Set<String> paths = new TreeSet<>();
-        for (Partition partition : scan(plain).inputRDD().partitions()) {
+        for (Partition partition : scan.inputRDD().partitions()) {
             List<PartitionedFile> files = List.of(((FilePartition) partition).files());
             for (PartitionedFile file : files) {
                 paths.add(file.filePath().toPath().toString());

@@ -171,17 +171,35 @@ public final class Parquet {
             Map<String, String> all = new HashMap<>(CollectionConverters.asJava(given));
             all.put(FileFormat.OPTION_RETURNING_BATCH(), "true");
             Configuration conf = spark.sessionState().newHadoopConfWithOptions(given);
-            Function1<PartitionedFile, scala.collection.Iterator<InternalRow>> reader =
-                format.buildReaderWithPartitionValues(spark, data, new StructType(), required,
-                    CollectionConverters.asScala(List.<Filter>of()).toList(), scalaMap(all), conf);
             SQLConf sql = spark.sessionState().conf();
+            Built built = BUILT.get(new Build(Reused.application(spark.sparkContext()), data, required, all,
+                    Reused.settings(conf), CollectionConverters.asJava(sql.getAllConfs())), () -> new Built(
+                format.buildReaderWithPartitionValues(spark, data, new StructType(), required,
+                    CollectionConverters.asScala(List.<Filter>of()).toList(), scalaMap(all), conf),
+                FileRowsTable.Readers.shipped(conf)));
             Skip skip = filters.length == 0 || !sql.parquetFilterPushDown() ? null : new Skip(filters,
                 sql.parquetFilterPushDownDate(), sql.parquetFilterPushDownTimestamp(), sql.parquetFilterPushDownDecimal(),
                 sql.parquetFilterPushDownStringPredicate(), sql.parquetFilterPushDownInFilterThreshold(),
                 sql.caseSensitiveAnalysis(), new ParquetOptions(given, sql).datetimeRebaseModeInRead());
-            return new Readers(reader, FileRowsTable.Readers.shipped(conf), at, skip);
+            return new Readers(built.reader(), built.conf(), at, skip);
         }
     }
+
+    /** What Spark's Parquet reader of a read is made of: the application, the files' columns, those
+     * read, the read's options, the Hadoop configuration's settings and the session's SQL settings
+     * (the reader takes its own from them when it is made). */
+    private record Build(String application, StructType data, StructType required, Map<String, String> options,
+                         Map<String, String> settings, Map<String, String> sql) {
+    }
+
+    /** Spark's reader of a read's files (which holds the configuration it broadcast), and the
+     * configuration broadcast for this reader's own reads of footers. */
+    private record Built(Function1<PartitionedFile, scala.collection.Iterator<InternalRow>> reader,
+                         Broadcast<SerializableConfiguration> conf) {
+    }
+
+    /** Readers made for queries' reads last: a job's queries read the same columns of a table again. */
+    private static final Reused<Build, Built> BUILT = new Reused<>(64);
 
     /** The query's filters, and the session's settings of Spark's Parquet scan that push them to
      * the files' row groups, as that scan pushes them. */
