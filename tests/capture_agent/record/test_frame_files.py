@@ -367,3 +367,38 @@ def test_a_later_query_reuses_a_reads_tasks_and_shipped_settings_until_its_files
         hadoop.unset("lineage.test.setting")
     assert changed[:2] == rewritten[:2]
     assert changed[2] != first[2]  # another configuration: shipped again
+
+
+def test_a_table_read_twice_in_one_query_is_shuffled_once_as_in_sparks_own_plan(
+        lc: Any, spark: Any, tmp_path: Path) -> None:
+    """A join of a Parquet table with itself (a CTE read twice, say), planned as a sort-merge join:
+    Spark shuffles the plain table once and reuses that exchange for the other side; the captured
+    reads of the table are equal scans, so the captured plan reuses its exchange too, and the
+    answer and both traces are exact."""
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "twice")
+    spark.createDataFrame([(n, n % 50) for n in range(3000)], "n long, g long").repartition(3).write.parquet(path)
+
+    def query(source: Any) -> Any:
+        kept = source.where(F.col("g") < 3)
+        return kept.alias("a").join(kept.alias("b"), F.col("a.n") == F.col("b.n")).select(
+            "a.n", "a.g", F.col("b.n").alias("m"), F.col("b.g").alias("h"))
+
+    old = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        plain = query(spark.read.parquet(path))
+        source = lc.read.parquet(path)
+        frame = query(source)
+        got = sorted(map(tuple, frame.collect()))
+        assert got == sorted(map(tuple, plain.collect())) == [(n, n % 50, n, n % 50) for n in range(3000)
+                                                              if n % 50 < 3]
+        assert "ReusedExchange" in str(plain._jdf.queryExecution().executedPlan().toString())
+        assert "ReusedExchange" in str(frame._last._df._jdf.queryExecution().executedPlan().toString())
+        back = frame.getLineage().filter(lambda r: r.n == 1051).goBackAll().collect()
+        assert [tuple(r) for r in back] == [(1051, 1)]
+        forward = source.getLineage().filter(lambda r: r.n in (1051, 1053)).goNextAll().collect()
+        assert [tuple(r) for r in forward] == [(1051, 1, 1051, 1)]
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", old)

@@ -1,8 +1,10 @@
 package lineage.sql;
 
 import java.io.Serializable;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
 
@@ -218,6 +220,26 @@ final class FileRowsTable implements Serializable, SupportsRead, ScanBuilder, Su
     @Override
     public Batch toBatch() {
         return this;
+    }
+
+    /**
+     * Equal to a scan of the same rows: the same format, files, splits, columns (the id's name
+     * among them), readers, and the same columns read and filters given. Spark compares scans so
+     * when it reuses an exchange or a subquery whose plans are the same (a CTE read twice, a table
+     * broadcast to two joins): two captured reads of one source then are one, as the plain reads
+     * are. A reader that does not tell its equals (a configuration it holds, say) keeps the scans apart.
+     */
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof FileRowsTable that && format.equals(that.format) && files == that.files
+            && bytes == that.bytes && splits.equals(that.splits) && schema.equals(that.schema)
+            && readers.equals(that.readers) && Objects.equals(name, that.name)
+            && Objects.equals(location, that.location) && read.equals(that.read) && Arrays.equals(pushed, that.pushed);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(format, files, bytes, schema, read, name, location);
     }
 
     @Override

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,8 +76,18 @@ public final class Parquet {
     public Parquet() {
     }
 
-    /** One task's reads: Spark's own pieces of files, and each one's file index. */
+    /** One task's reads: Spark's own pieces of files, and each one's file index. Equal to another
+     * of the same pieces and indexes ({@link FileRowsTable#equals}). */
     record Split(PartitionedFile[] pieces, int[] files) implements InputPartition {
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Split that && Arrays.equals(pieces, that.pieces) && Arrays.equals(files, that.files);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * Arrays.hashCode(pieces) + Arrays.hashCode(files);
+        }
     }
 
     /**
