@@ -61,13 +61,14 @@ final class FileTasks {
     }
 
     /** The tasks of queries' reads planned last (a table read by every query of a job: one entry). */
-    private static final Reused<String, FileTasks> PLANNED = new Reused<>(256);
+    private static final Reused<String, FileTasks> PLANNED = new Reused<>(64);
 
     /**
      * What Spark's split of a scan's files into tasks depends on: the files (path, length, time of
      * last change) of each of its partition directories, and its values; the format, the read's
      * options, whether it reads buckets; the session's SQL settings (the split's sizes among them)
      * and its default parallelism (the executors' cores, which can change as executors come and go).
+     * Kept as a digest: a table of many files would make a long key.
      */
     private static String key(FileSourceScanExec scan, org.apache.spark.sql.SparkSession session) {
         org.apache.spark.sql.classic.SparkSession classic = (org.apache.spark.sql.classic.SparkSession) session;
@@ -89,7 +90,7 @@ final class FileTasks {
                     .append(file.getModificationTime());
             }
         }
-        return key.toString();
+        return Reused.digest(key);
     }
 
     /** The tasks of Spark's own read of the files, from its scan's input RDD. */

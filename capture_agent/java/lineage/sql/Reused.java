@@ -1,5 +1,9 @@
 package lineage.sql;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -46,6 +50,16 @@ final class Reused<K, V> {
     /** The application a key is of (a broadcast or a task list of another SparkContext is no use). */
     static String application(SparkContext sc) {
         return sc.applicationId() + "@" + sc.startTime();
+    }
+
+    /** A SHA-256 digest of {@code text}, in hex: a key that holds little however long what it stands for. */
+    static String digest(CharSequence text) {
+        try {
+            byte[] hash = MessageDigest.getInstance("SHA-256").digest(text.toString().getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(hash);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);  // every JVM has SHA-256
+        }
     }
 
     /** A Hadoop configuration's settings, sorted: two configurations with the same are the same to a reader. */
