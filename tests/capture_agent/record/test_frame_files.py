@@ -259,20 +259,25 @@ def test_traced_rows_carry_the_values_of_their_partition_directories(lc: Any, sp
         r for r in rows if r[2] is None)
 
 
-def _scanned_rows(df: Any) -> int:
-    """The rows the query's file scans handed on (their numOutputRows), through AQE's stages."""
-    def walk(node: Any) -> int:
+def _scans(df: Any) -> list[Any]:
+    """The query's file scans (BatchScanExec, FileSourceScanExec) as it ran, through AQE's stages."""
+    def walk(node: Any) -> list[Any]:
         name = node.getClass().getSimpleName()
         if name == "AdaptiveSparkPlanExec":
             return walk(node.executedPlan())
         if name.endswith("QueryStageExec"):
             return walk(node.plan())
         if name in ("BatchScanExec", "FileSourceScanExec"):
-            return int(node.metrics().apply("numOutputRows").value())
+            return [node]
         children = node.children()
-        return sum(walk(children.apply(i)) for i in range(children.size()))
+        return [scan for i in range(children.size()) for scan in walk(children.apply(i))]
 
     return walk(df._jdf.queryExecution().executedPlan())
+
+
+def _scanned_rows(df: Any) -> int:
+    """The rows the query's file scans handed on (their numOutputRows)."""
+    return sum(int(scan.metrics().apply("numOutputRows").value()) for scan in _scans(df))
 
 
 @pytest.mark.parametrize("size", ["20k", None])
@@ -314,18 +319,8 @@ def test_a_parquet_read_skips_row_groups_by_the_querys_filters(lc: Any, spark: A
 
 def _scan_factories(df: Any) -> list[str]:
     """What the query's captured file scans' reader factories print (their configuration's broadcast among it)."""
-    def walk(node: Any) -> list[str]:
-        name = node.getClass().getSimpleName()
-        if name == "AdaptiveSparkPlanExec":
-            return walk(node.executedPlan())
-        if name.endswith("QueryStageExec"):
-            return walk(node.plan())
-        if name == "BatchScanExec":
-            return [str(node.readerFactory().toString())]
-        children = node.children()
-        return [text for i in range(children.size()) for text in walk(children.apply(i))]
-
-    return walk(df._jdf.queryExecution().executedPlan())
+    return [str(scan.readerFactory().toString()) for scan in _scans(df)
+            if scan.getClass().getSimpleName() == "BatchScanExec"]
 
 
 def test_a_later_query_reuses_a_reads_tasks_and_shipped_settings_until_its_files_or_settings_change(
