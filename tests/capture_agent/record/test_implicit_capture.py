@@ -208,16 +208,29 @@ def test_a_cached_frame_is_captured_from_its_sources(records: Any, spark: Any) -
     big.unpersist()
 
 
+# the right side of the EXISTS: rows (nested with their ids), groups of a tapped aggregate (nested
+# with the groups' ids), rows that carry a set (an IN's customers: grouped, each group with its sets)
+EXISTS_RIGHT = {
+    "rows": "orders p WHERE p.order_id < 40 AND ",
+    "groups": "(SELECT customer_id, amount FROM orders WHERE order_id < 40 GROUP BY customer_id, amount) p WHERE ",
+    "sets": "orders p WHERE p.order_id < 40 AND p.customer_id IN (SELECT customer_id FROM customers) AND ",
+}
+
+
+@pytest.mark.parametrize("side", sorted(EXISTS_RIGHT))
 @pytest.mark.parametrize("under_or", [False, True])
-def test_exists_on_a_condition_other_than_equal_keys(records: Any, spark: Any, under_or: bool) -> None:
+def test_exists_on_a_condition_other_than_equal_keys(records: Any, spark: Any, under_or: bool, side: str) -> None:
     """EXISTS comparing a right column by <> beside an equal one (TPC-DS 16 and 94): a left row
-    matches several right groups of its customer, and traces to every right row it matched; under
-    OR (an existence join) a row kept by the other side of the OR has no match and its own row
-    only."""
+    matches several right rows (or groups) of its customer, and traces to every right row it
+    matched; under OR (an existence join) a row kept by the other side of the OR has no match and
+    its own row only."""
     other = "o.amount > 11 OR " if under_or else ""
-    df = spark.sql(f"SELECT o.order_id FROM orders o WHERE {other}EXISTS (SELECT 1 FROM orders p "
-                   "WHERE p.customer_id = o.customer_id AND p.amount <> o.amount AND p.order_id < 40 "
-                   "AND p.customer_id <> 'c0')")
+    df = spark.sql(f"SELECT o.order_id FROM orders o WHERE {other}EXISTS (SELECT 1 FROM {EXISTS_RIGHT[side]}"
+                   "p.customer_id = o.customer_id AND p.amount <> o.amount AND p.customer_id <> 'c0')")
+    plan = str(df._jdf.queryExecution().optimizedPlan().toString())
+    # the subquery's aggregate, or the IN's semi join, stays below the EXISTS's join
+    assert plan.count("Aggregate") == (side == "groups")
+    assert plan.count("LeftSemi") == (side == "sets") + (not under_or)
     got = df.collect()
     assert counted(got) == plain_rows(df)
     assert not json.loads((Path(records.store.run_dir) / "run.json").read_text()).get("not_captured")
@@ -225,7 +238,7 @@ def test_exists_on_a_condition_other_than_equal_keys(records: Any, spark: Any, u
     matched = [p for p in ORDERS if p[1] == mine[1] and p[2] != mine[2] and p[0] < 40]
     assert len({p[2] for p in matched}) > 1 and any(r.order_id == mine[0] for r in got)
     traced = output(records).filter(lambda r: r.order_id == mine[0]).goBackAll().collect()
-    assert counted(traced) == counted([mine, *matched])
+    assert counted(traced) == counted([mine, *matched] + ([customer(mine[1])] if side == "sets" else []))
     # forward: one right row reaches the left rows of its customer whose amount differs
     right = matched[0]
     reached = source(records, "read.parquet").filter(lambda r: tuple(r) == right).goNextAll().collect()

@@ -42,6 +42,7 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  *   <li>lineage_set(bigint) - one id (null: none) as a set;</li>
  *   <li>lineage_or(binary, binary) - the union of two sets (null: none);</li>
  *   <li>lineage_union_all(array&lt;binary&gt;) - the union of an array's sets (null or empty: none, null);</li>
+ *   <li>lineage_set_all(array&lt;bigint&gt;) - an array's ids as a set (null ids skipped; null or empty: null);</li>
  *   <li>lineage_keep(string, bigint) - whether an id is not in a deleted set (what-if replays, {@link Kept}).</li>
  * </ul>
  *
@@ -284,7 +285,7 @@ public final class IdSets {
         }
     }
 
-    /** Registers the five functions with a session (idempotent). */
+    /** Registers the functions with a session (idempotent). */
     public void register(SparkSession spark) {
         spark.udf().register("lineage_ids", functions.udaf(new Collect(), Encoders.LONG()));
         spark.udf().register("lineage_union", functions.udaf(new Union(), Encoders.BINARY()));
@@ -311,6 +312,20 @@ public final class IdSets {
                 ids.addSet(each.next());
             }
             return ids.toSet();
+        }, DataTypes.BinaryType);
+        spark.udf().register("lineage_set_all", (UDF1<scala.collection.Seq<Long>, byte[]>) list -> {
+            if (list == null || list.isEmpty()) {
+                return null;
+            }
+            Ids ids = new Ids();
+            scala.collection.Iterator<Long> each = list.iterator();
+            while (each.hasNext()) {
+                Long id = each.next();
+                if (id != null) {
+                    ids.add(id);
+                }
+            }
+            return ids.size == 0 ? null : ids.toSet();
         }, DataTypes.BinaryType);
         spark.udf().register("lineage_keep", (UDF2<String, Long, Boolean>) Kept::keeps, DataTypes.BooleanType);
     }

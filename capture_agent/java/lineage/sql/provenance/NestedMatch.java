@@ -37,23 +37,30 @@ import scala.Option;
 /**
  * A semi or existence join whose condition compares some right columns equal to the left row and
  * reads others otherwise (TPC-DS 16 and 94: {@code EXISTS (... ws1.order = ws2.order AND
- * ws1.warehouse <> ws2.warehouse)}). The right side's groups (one per value of every right
- * column the condition reads, with their id sets) are nested under the equal columns: one row per
- * value of those, holding the list of its groups. Each left row joins the one nest of its values
- * (inner for a semi join, left outer for an existence join), keeps the nest's groups the rest of
- * the condition holds for ({@code filter} over the list), is kept (or is {@code exists}) when one
- * is left, and takes the union of their sets ({@code lineage_union_all}). The rows stay one for
- * one: no left row is numbered, shuffled and grouped again, as {@code SemiJoinIds} does when no
- * right column is compared equal.
+ * ws1.warehouse <> ws2.warehouse)}). The right side is nested under the equal columns: one row per
+ * value of those, holding the list of its entries. When each right row carries ids (no set: rows
+ * of a table, groups of a tapped aggregate), an entry is a right row (the columns the condition
+ * reads, its ids), as Spark's own semi join goes through the rows of a key; else an entry is a
+ * group (one per value of every right column the condition reads) with its id sets. Each left row
+ * joins the one nest of its values (inner for a semi join, left outer for an existence join),
+ * keeps the entries the rest of the condition holds for ({@code filter} over the list), is kept
+ * (or is {@code exists}) when one is left, and takes their ids as a set ({@code lineage_set_all})
+ * or the union of their sets ({@code lineage_union_all}). The rows stay one for one: no left row
+ * is numbered, shuffled and grouped again, as {@code SemiJoinIds} does when no right column is
+ * compared equal.
  */
 final class NestedMatch {
     private NestedMatch() {
     }
 
-    static LogicalPlan matched(Join join, Carried left, Aggregate groups, List<Expression> equal, List<Slot> sets,
-                               boolean existence, Rewriter rewriter) {
+    static LogicalPlan matched(Join join, Carried left, Carried right, Aggregate groups, List<Expression> equal,
+                               List<Slot> sets, boolean existence, Rewriter rewriter) {
         AttributeSet keyed = SemiJoinIds.compared(join, equal);
-        // the group's columns the rest of the condition reads, then its sets, as one struct a group
+        // rows of one id each (no aggregate below): the right rows themselves are nested, with their
+        // ids, as Spark's own semi join goes through a key's rows; else the groups with their sets
+        boolean rows = right.slots().stream().noneMatch(Slot::set);
+        LogicalPlan nestedFrom = rows ? right.plan() : groups;
+        // the right columns the rest of the condition reads, then the ids or sets, as one struct an entry
         List<Attribute> others = new ArrayList<>();
         for (Attribute a : Scala.list(groups.output())) {
             if (join.right().outputSet().contains(a) && !keyed.contains(a)) {
@@ -67,7 +74,8 @@ final class NestedMatch {
             fields.add(Literal.create("c" + position.size(), DataTypes.StringType));
             fields.add(a);
         }
-        for (Slot slot : sets) {
+        List<Slot> carried = rows ? right.slots() : sets;
+        for (Slot slot : carried) {
             fields.add(Literal.create("s" + fields.size(), DataTypes.StringType));
             fields.add(slot.attribute());
         }
@@ -82,7 +90,7 @@ final class NestedMatch {
         }
         Alias nested = rewriter.alias(new CollectList(group).toAggregateExpression(), rewriter.fresh());
         nestList.add(nested);
-        Aggregate nests = new Aggregate(Scala.seq(nestKeys), Scala.seq(nestList), groups, Option.empty());
+        Aggregate nests = new Aggregate(Scala.seq(nestKeys), Scala.seq(nestList), nestedFrom, Option.empty());
         Join plan = new Join(left.plan(), nests, existence ? LeftOuter$.MODULE$ : Inner$.MODULE$,
                 Option.apply(conjunction(equal)), join.hint());
 
@@ -122,7 +130,7 @@ final class NestedMatch {
                     NamedExpression$.MODULE$.newExprId(), new java.util.concurrent.atomic.AtomicReference<>());
             Expression each = new ArrayTransform(matches.toAttribute(), new LambdaFunction(
                     new GetStructField(g, others.size() + i, Option.empty()), Scala.seq(List.<NamedExpression>of(g)), false));
-            out.add(new Alias(rewriter.call("lineage_union_all", each), set.name(), set.exprId(),
+            out.add(new Alias(rewriter.call(rows ? "lineage_set_all" : "lineage_union_all", each), set.name(), set.exprId(),
                     Scala.seq(List.of()), Option.empty(), Scala.seq(List.of())));
         }
         return new Project(Scala.seq(out), kept);

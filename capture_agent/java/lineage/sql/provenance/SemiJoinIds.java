@@ -112,7 +112,7 @@ final class SemiJoinIds implements OperatorRewrite {
         if (keys.stream().allMatch(compared::contains)) {
             matched = keyedMatch(join, left, groups, marker, sets, existence);
         } else if (!equal.isEmpty()) {
-            matched = NestedMatch.matched(join, left, groups, equal, sets, existence, rewriter);
+            matched = NestedMatch.matched(join, left, right, groups, equal, sets, existence, rewriter);
         } else {
             matched = regroupedMatch(join, left, groups, marker, sets, existence, rewriter);
         }
