@@ -11,7 +11,7 @@ joins, DISTINCT into aggregates and CTEs into their uses, the rewrite sees few k
 | operator | a row's ids |
 |---|---|
 | Project, Filter, Sort, Limit, Sample, Repartition, Generate, Python UDFs | its input row's |
-| Aggregate over 1-3 sources' ids | its group's hash, the id at a combiner point its map tasks write (the tap) |
+| Aggregate over 1-32 sources' ids | its group's hash, the id at a combiner point its map tasks write (the tap) |
 | Aggregate over more sources or sets | per source, the set of its group's rows' ids |
 | Join inner, cross, outer | both sides' (a source on both sides: the union of the two) |
 | Join left semi, existence (IN, EXISTS, INTERSECT) | its own and the matched right rows' |

@@ -638,6 +638,40 @@ def test_many_groups_and_unordered_ids_in_one_task(lc: Any, spark: Any, tmp_path
     assert [r.odd for r in source.getLineage().filter(where("n", 9)).goNextAll().collect()] == [1]
 
 
+def test_an_aggregate_over_five_sources_is_tapped_past_its_first_groups(lc: Any, spark: Any, tmp_path: Path) -> None:
+    """An aggregate over the ids of more than three sources (a fact table and four dimensions, as
+    TPC-DS 67's ROLLUP) is tapped as one over fewer is: a combiner point whose tables hold each
+    source's ids of each group, here 400 groups in one task (its first 256 kept apart, the rest
+    appended and sorted), traced exactly both ways."""
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    facts = [(n, n % 400, n % 5, n % 7, n % 11, n % 13) for n in range(3000)]
+    spark.createDataFrame(facts, "n long, g long, k1 long, k2 long, k3 long, k4 long").coalesce(1) \
+        .write.parquet(str(tmp_path / "facts"))
+    source = lc.read.parquet(str(tmp_path / "facts"))
+    joined = source
+    dims = {}
+    for d, size in enumerate((5, 7, 11, 13), start=1):
+        dims[d] = [(k, f"d{d}-{k}") for k in range(size)]
+        spark.createDataFrame(dims[d], f"k{d} long, name{d} string").coalesce(1).write.parquet(str(tmp_path / f"d{d}"))
+        joined = joined.join(lc.read.parquet(str(tmp_path / f"d{d}")), f"k{d}")
+    frame = joined.coalesce(1).groupBy("g").agg(F.sum("n").alias("total"), F.max("name4").alias("top"))
+    assert sorted(map(tuple, frame.collect())) == sorted(
+        (g, sum(f[0] for f in facts if f[1] == g), max(f"d4-{f[5]}" for f in facts if f[1] == g)) for g in range(400))
+    (groups,) = lc.store.point(frame._point).parents
+    point = lc.store.point(groups)
+    assert point.kind == "combiner" and len(point.parents) == 5
+    tables = [pq.read_table(point.table_path(p).removeprefix("file:")) for p in point.partition_rows(lc.store.fs)]
+    assert sum(t.num_rows for t in tables) == 400
+    assert all(f"in_ids_{s}" in t.column_names for t in tables for s in range(5))
+    for g in (3, 255, 399):  # a group among the task's first 256 and past them
+        mine = [f for f in facts if f[1] == g]
+        expected = mine + [(k, name) for d in range(1, 5) for k, name in dims[d] if any(f[1 + d] == k for f in mine)]
+        assert back(frame, where("g", g)) == rows(expected)
+    assert [r.g for r in source.getLineage().filter(where("n", 1234)).goNextAll().collect()] == [1234 % 400]
+
+
 def test_a_task_of_many_rows_and_fewer_groups_than_buckets(lc: Any, spark: Any, tmp_path: Path) -> None:
     """Past 256 groups a task sorts its rows by group in buckets of about 512 rows (``TapPairs``,
     ``TapBuckets``): with 300 groups over 200,000 rows most buckets hold one group, a few hold two

@@ -49,20 +49,24 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 public final class Tap implements Serializable {
     private static final long serialVersionUID = 1L;
-    /** Sources whose ids one tap takes at most. */
-    public static final int MAX_SOURCES = 3;
+    /** Sources whose ids one tap takes at most (a row's ids past the third go through {@link #held}). */
+    public static final int MAX_SOURCES = 32;
     /** A job with this local property "true" (a what-if replay) runs the taps without writing. */
     public static final String OFF = "lineage.taps.off";
 
     private final String dir;
     private final int slots;
     private transient TapPairs pairs;
-    /** The ids of the row the tap is at, of the sources before the last. */
-    private final long[] held = new long[MAX_SOURCES];
+    /** The ids of the row the tap is at, of the sources before the last (the last's too past three). */
+    private final long[] held;
 
     public Tap(String dir, int slots) {
+        if (slots < 1 || slots > MAX_SOURCES) {
+            throw new IllegalArgumentException("a tap takes 1 to " + MAX_SOURCES + " sources, not " + slots);
+        }
         this.dir = dir;
         this.slots = slots;
+        this.held = new long[slots];
     }
 
     /** The aggregate function {@code lineage_tap(hash, ids...)} of this tap ({@link TapGroup}), the
@@ -72,7 +76,7 @@ public final class Tap implements Serializable {
     }
 
     /**
-     * The expression {@code tap(group, ids...)} over {@code slots} id expressions (1 to 3): {@code
+     * The expression {@code tap(group, ids...)} over {@code slots} id expressions (1 to {@link #MAX_SOURCES}): {@code
      * group}, the tap remembering the row's ids. It is Spark's own {@code Invoke} of {@link Link}s,
      * one per source, nested (the innermost first): generated code calls each with primitive longs,
      * nothing boxed; the calls go through {@link LongBinaryOperator} (a JDK type) because the code
@@ -133,8 +137,11 @@ public final class Tap implements Serializable {
                     return t.add(group, id, -1L, -1L);
                 case 1:
                     return t.add(group, t.held[0], id, -1L);
-                default:
+                case 2:
                     return t.add(group, t.held[0], t.held[1], id);
+                default:
+                    t.held[source] = id;
+                    return t.addRow(group, t.held);
             }
         }
 
@@ -151,6 +158,18 @@ public final class Tap implements Serializable {
         }
         if (!p.off) {
             p.add(group, a, b, c);
+        }
+        return group;
+    }
+
+    /** {@link #add} of a row of more than three sources' ids ({@code row}: each source's, -1 none). */
+    long addRow(long group, long[] row) {
+        TapPairs p = pairs;
+        if (p == null) {
+            p = start();
+        }
+        if (!p.off) {
+            p.addRow(group, row);
         }
         return group;
     }

@@ -81,6 +81,21 @@ final class TapFew {
         return true;
     }
 
+    /** {@link #add} of a row of more than three sources' ids ({@code row}: each source's, -1 none). */
+    boolean addRow(long group, long[] row) {
+        int g = find(group);
+        if (g < 0) {
+            return false;
+        }
+        for (int s = 0; s < sources; s++) {
+            if (row[s] >= 0) {
+                mark(s, g, row[s]);
+            }
+        }
+        rows++;
+        return true;
+    }
+
     private void mark(int s, int g, long id) {
         TapWindow window = windows[s];
         if (window != null) {
@@ -152,12 +167,12 @@ final class TapFew {
             boolean none = true;
             for (int s = 0; s < sources; s++) {
                 for (long id : ids[g][s].all()) {
-                    pairs.append(keys[g], s == 0 ? id : -1L, s == 1 ? id : -1L, s == 2 ? id : -1L);
+                    pairs.appendOne(keys[g], s, id);
                     none = false;
                 }
             }
             if (none) {  // a group whose rows had no id: still a group of the table
-                pairs.append(keys[g], -1L, -1L, -1L);
+                pairs.appendOne(keys[g], -1, -1L);
             }
         }
     }

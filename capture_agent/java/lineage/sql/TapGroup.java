@@ -42,7 +42,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * buffers merge by taking the hash either has; the result is the hash. A hash of 0 (one chance in
  * 2^63) is computed again for each row of its group, with the same result.
  *
- * <p>Children: the hash, then one id column per source (1 to 3, as {@link Tap#call}).
+ * <p>Children: the hash, then one id column per source (1 to {@link Tap#MAX_SOURCES}, as {@link Tap#call}).
  */
 public final class TapGroup extends DeclarativeAggregate {
     private static final long serialVersionUID = 1L;

@@ -60,6 +60,39 @@ final class TapPairs {
         append(group, ia, ib, ic);
     }
 
+    /** {@link #add} of a row of more than three sources' ids ({@code row}: each source's, -1 none). */
+    void addRow(long group, long[] row) {
+        if (few != null) {
+            if (few.addRow(group, row)) {
+                return;
+            }
+            few.appendTo(this);
+            few = null;
+        }
+        if (chunkGroups == null || at == chunkGroups.length) {
+            nextChunk();
+        }
+        chunkGroups[at] = group;
+        for (int s = 0; s < sources; s++) {
+            chunk[1 + s][at] = row[s];
+        }
+        at++;
+        size++;
+    }
+
+    /** A row of one source's id ({@code source}; -1: none), the other sources' none. */
+    void appendOne(long group, int source, long id) {
+        if (chunkGroups == null || at == chunkGroups.length) {
+            nextChunk();
+        }
+        chunkGroups[at] = group;
+        for (int s = 0; s < sources; s++) {
+            chunk[1 + s][at] = s == source ? id : -1L;
+        }
+        at++;
+        size++;
+    }
+
     void append(long group, long a, long b, long c) {
         if (chunkGroups == null || at == chunkGroups.length) {
             nextChunk();

@@ -13,8 +13,8 @@ import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 
 /**
- * An aggregate over one to three sources' ids (not sets) is tapped, as a captured DataFrame's
- * aggregate is ({@code lineage.sql.Tap}): Spark's own aggregate, with one more function that is
+ * An aggregate over one to {@link lineage.sql.Tap#MAX_SOURCES} (32) sources' ids, none a set, is
+ * tapped, as a captured DataFrame's aggregate is ({@code lineage.sql.Tap}): Spark's own aggregate, with one more function that is
  * the group's 63-bit hash and, on the map side, writes which ids went into which group as the
  * tables of a combiner point; an output row's id there is its group's hash. Any other aggregate's
  * row holds, per source, the set of the ids of every row of its group (lineage_ids,
