@@ -1,7 +1,7 @@
 """The agent's JVM functions for captured DataFrames (``java/lineage/sql``), registered with the
 session: the id-set functions once (``IdSets``: lineage_ids, lineage_union, lineage_set,
-lineage_or, lineage_keep) and the planning strategy that reads a scan's ``_metadata`` flat
-(``FlatMetadata``), the tap of each captured aggregate (``Tap``), and the readers of
+lineage_or, lineage_union_all, lineage_set_all, lineage_keep) and the planning strategy that reads
+a scan's ``_metadata`` flat (``FlatMetadata``), and the readers of
 text lines (``Lines``), of CSV and JSON Lines rows (``Csv``, ``Json``: ``ParsedLines``) and of
 ORC and Parquet rows (``Orc``, ``Parquet``) with their ids."""
 
@@ -149,33 +149,6 @@ def _java_class(sc: Any, name: str) -> Any:
     boxes = {"int": "Integer", "long": "Long", "boolean": "Boolean"}
     lang = sc._jvm.java.lang
     return getattr(lang, boxes[name]).TYPE if name in boxes else lang.Class.forName(name)
-
-
-TAP_CLASS = "lineage.sql.Tap"
-
-
-def tap_column(lc: Any, location: str, df: Any, keys: tuple[Any, ...], ids: list[str]) -> Any:
-    """The aggregate function ``lineage_tap(hash, ids...)`` of ``df``'s rows grouped by ``keys``
-    (column names or Columns), over 1 to 3 id columns (``ids``' names): the group's hash (a 63-bit
-    xxhash64 of its keys, ``TapGroup.groupHash``), kept in the aggregation buffer (computed about
-    once a group and task), the tap writing a ``frame_groups`` table per task under ``location``
-    of which ids went into which group (``java/lineage/sql/TapGroup.java``, ``Tap.java``: Spark's
-    own Invoke of the tap, called with primitive longs). Made in one call of the JVM: each py4j
-    call is a round trip."""
-    from pyspark.sql import Column
-    from pyspark.sql.classic.column import _to_java_column
-
-    functions_registered(lc)  # the jar is there
-    jvm, gateway = lc.sc._jvm, lc.sc._gateway
-    tap = _new(lc, TAP_CLASS, ("java.lang.String", lc.store.fs.uri(location)), ("int", len(ids)))
-    column_class = jvm.org.apache.spark.sql.Column
-    key_columns = gateway.new_array(column_class, len(keys))
-    for i, key in enumerate(keys):
-        key_columns[i] = _to_java_column(key)
-    id_columns = gateway.new_array(column_class, len(ids))
-    for i, name in enumerate(ids):
-        id_columns[i] = _to_java_column(name)
-    return Column(tap.grouped(df._jdf, key_columns, id_columns))
 
 
 LINES_CLASS = "lineage.sql.Lines"

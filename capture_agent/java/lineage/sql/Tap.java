@@ -6,9 +6,6 @@ import java.util.function.LongBinaryOperator;
 
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.TaskContext;
-import org.apache.spark.sql.Column;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
@@ -67,12 +64,6 @@ public final class Tap implements Serializable {
         this.dir = dir;
         this.slots = slots;
         this.held = new long[slots];
-    }
-
-    /** The aggregate function {@code lineage_tap(hash, ids...)} of this tap ({@link TapGroup}), the
-     * rows of {@code frame} grouped by {@code keys} (hash: {@link TapGroup#groupHash}). */
-    public Column grouped(Dataset<Row> frame, Column[] keys, Column[] ids) {
-        return TapGroup.column(this, TapGroup.groupHash(frame, keys), ids);
     }
 
     /**

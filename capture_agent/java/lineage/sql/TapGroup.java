@@ -4,9 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
-import org.apache.spark.sql.Column;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.BitwiseAnd;
@@ -19,8 +16,6 @@ import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.XxHash64;
 import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate;
-import org.apache.spark.sql.classic.ExpressionUtils;
-import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -58,24 +53,12 @@ public final class TapGroup extends DeclarativeAggregate {
     }
 
     /**
-     * A group's id, {@code frame}'s rows grouped by {@code keys}: the 63-bit xxhash64 of the keys (0
-     * for none). Spark's hash skips null values, so (null, x) and (x, null) would hash the same:
-     * with two nullable keys or more, a mask of which keys are null is hashed too (a long per 62
-     * keys); a struct or array key is hashed as its JSON text (nulls inside it hold their place
-     * there).
+     * A group's id: the 63-bit xxhash64 of its key expressions (0 for none), of the types and
+     * nullability of {@code fields}. Spark's hash skips null values, so (null, x) and (x, null)
+     * would hash the same: with two nullable keys or more, a mask of which keys are null is hashed
+     * too (a long per 62 keys); a struct or array key is hashed as its JSON text ({@code toJson}
+     * makes it; nulls inside it hold their place there).
      */
-    public static Column groupHash(Dataset<Row> frame, Column[] keys) {
-        List<Expression> expressions = new ArrayList<>();
-        for (Column key : keys) {
-            expressions.add(ExpressionUtils.expression(key));
-        }
-        StructField[] fields = keys.length == 0 ? new StructField[0] : frame.select(keys).schema().fields();
-        return ExpressionUtils.column(groupHash(expressions, fields,
-                key -> ExpressionUtils.expression(functions.to_json(ExpressionUtils.column(key)))));
-    }
-
-    /** {@link #groupHash(Dataset, Column[])} of key expressions of the types and nullability of
-     * {@code fields}; {@code toJson} makes the JSON text of a struct or array key. */
     public static Expression groupHash(List<Expression> keys, StructField[] fields, UnaryOperator<Expression> toJson) {
         if (keys.isEmpty()) {
             return longLiteral(0L);
@@ -113,15 +96,6 @@ public final class TapGroup extends DeclarativeAggregate {
         all.add(hash);
         all.addAll(ids);
         return new TapGroup(tap, CollectionConverters.asScala(all).toSeq()).toAggregateExpression();
-    }
-
-    /** The aggregate function's column over the hash and the ids. */
-    public static Column column(Tap tap, Column hash, Column[] ids) {
-        List<Expression> all = new ArrayList<>();
-        for (Column id : ids) {
-            all.add(ExpressionUtils.expression(id));
-        }
-        return ExpressionUtils.column(function(tap, ExpressionUtils.expression(hash), all));
     }
 
     private static Seq<Expression> seq(Expression... items) {
