@@ -30,7 +30,7 @@ public final class Provenance {
 
     public Provenance(SparkSession session, LogicalPlan plan) {
         this.session = session;
-        this.plan = CachedPlans.expand(session, plan);
+        this.plan = LateSemiJoins.of(CachedPlans.expand(session, plan));
         collect(this.plan);
     }
 

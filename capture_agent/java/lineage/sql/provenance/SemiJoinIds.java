@@ -47,6 +47,16 @@ final class SemiJoinIds implements OperatorRewrite {
                 || join.joinType() instanceof ExistenceJoin);
     }
 
+    /**
+     * Whether a left row is matched on its own ({@link NestedMatch}, or numbered and grouped
+     * again): some right column the condition reads is not compared equal to a value of the left
+     * row. Else each left row takes the one group of its keys.
+     */
+    static boolean perRow(Join join) {
+        AttributeSet compared = compared(join, equalKeys(join));
+        return !readOnRight(join).stream().allMatch(compared::contains);
+    }
+
     /** The condition's parts that compare a right column equal to a value of the left row. */
     static List<Expression> equalKeys(Join join) {
         AttributeSet rightSide = join.right().outputSet();
