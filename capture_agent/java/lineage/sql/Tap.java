@@ -67,9 +67,10 @@ public final class Tap implements Serializable {
     }
 
     /**
-     * The expression {@code tap(group, ids...)} over {@code slots} id expressions (1 to {@link #MAX_SOURCES}): {@code
-     * group}, the tap remembering the row's ids. It is Spark's own {@code Invoke} of {@link Link}s,
-     * one per source, nested (the innermost first): generated code calls each with primitive longs,
+     * The expression {@code tap(group, ids...)} over {@code slots} id expressions (1 to {@link
+     * #MAX_SOURCES}): {@code group}, the tap remembering the row's ids. It is Spark's own {@code
+     * Invoke} of {@link Link}s, one per source, nested (the innermost first): generated code calls
+     * each with primitive longs,
      * nothing boxed; the calls go through {@link LongBinaryOperator} (a JDK type) because the code
      * is compiled where this jar's classes are not seen (the driver checks a stage's code). A null
      * group is 0, a null id -1 (none: an outer join's missing side).

@@ -56,8 +56,8 @@ final class NestedMatch {
     static LogicalPlan matched(Join join, Carried left, Carried right, Aggregate groups, List<Expression> equal,
                                List<Slot> sets, boolean existence, Rewriter rewriter) {
         AttributeSet keyed = SemiJoinIds.compared(join, equal);
-        // rows of one id each (no aggregate below): the right rows themselves are nested, with their
-        // ids, as Spark's own semi join goes through a key's rows; else the groups with their sets
+        // right rows with ids, none a set (a table's rows, a tapped aggregate's groups): the rows
+        // themselves are nested, as Spark's own semi join goes through a key's rows; else the groups
         boolean rows = right.slots().stream().noneMatch(Slot::set);
         LogicalPlan nestedFrom = rows ? right.plan() : groups;
         // the right columns the rest of the condition reads, then the ids or sets, as one struct an entry
