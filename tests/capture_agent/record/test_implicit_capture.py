@@ -296,6 +296,34 @@ def test_an_exists_beside_equal_keys_is_matched_after_the_joins_that_keep_fewer_
     assert "Join Inner" in str(nests.children().apply(0).toString())  # the capture's: above it
 
 
+def test_a_join_side_spark_would_broadcast_is_broadcast_in_the_capture(records: Any, spark: Any) -> None:
+    """The rewritten join asks for the broadcast Spark plans for the join as written (Broadcasts):
+    the side's ids and sets would count in its estimated size and could take it past the
+    threshold (TPC-DS 70: a shuffle of a year of store_sales). With broadcasts off, no hint."""
+    from capture_agent.record.capture.frame_plan import captured_query
+
+    text = ("SELECT o.order_id, c.country FROM orders o JOIN (SELECT country, min(customer_id) AS customer_id "
+            "FROM customers GROUP BY country) c ON o.customer_id = c.customer_id")
+
+    def hints() -> list[str]:
+        plan = captured_query(records, spark.sql(text))._df._jdf.queryExecution().optimizedPlan()
+        join = _first(plan, lambda n: n.nodeName() == "Join")
+        return [str(join.hint().leftHint()), str(join.hint().rightHint())]
+
+    df = spark.sql(text)
+    assert counted(df.collect()) == plain_rows(df)
+    plain = str(df._jdf.queryExecution().executedPlan().toString())  # Spark's plan of the join as written
+    side = "BuildLeft" if "BuildLeft" in plain else "BuildRight"
+    assert "BroadcastHashJoin" in plain and side in plain
+    broadcast = "Some((strategy=broadcast))"
+    assert hints() == ([broadcast, "None"] if side == "BuildLeft" else ["None", broadcast])
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        assert hints() == ["None", "None"]
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+
+
 def test_a_refused_query_registers_its_output_as_not_captured(records: Any, spark: Any) -> None:
     """The action that ran plain is sent to the server as an output point with no table whose
     ``not_captured`` names the action and the operator that stopped it."""

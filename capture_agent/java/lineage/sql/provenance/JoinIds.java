@@ -41,7 +41,7 @@ final class JoinIds implements OperatorRewrite {
         Join join = (Join) node;
         Carried left = children.get(0);
         Carried right = children.get(1);
-        Join plan = new Join(left.plan(), right.plan(), join.joinType(), join.condition(), join.hint());
+        Join plan = new Join(left.plan(), right.plan(), join.joinType(), join.condition(), Broadcasts.hint(join));
         if (join.joinType() == LeftAnti$.MODULE$) {
             return new Carried(plan, left.slots(), left.rule());
         }

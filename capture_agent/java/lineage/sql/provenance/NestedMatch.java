@@ -92,7 +92,7 @@ final class NestedMatch {
         nestList.add(nested);
         Aggregate nests = new Aggregate(Scala.seq(nestKeys), Scala.seq(nestList), nestedFrom, Option.empty());
         Join plan = new Join(left.plan(), nests, existence ? LeftOuter$.MODULE$ : Inner$.MODULE$,
-                Option.apply(conjunction(equal)), join.hint());
+                Option.apply(conjunction(equal)), Broadcasts.hint(join));
 
         // the nest's groups the rest of the condition holds for
         NamedLambdaVariable x = new NamedLambdaVariable("x", group.dataType(), false,

@@ -134,7 +134,7 @@ final class SemiJoinIds implements OperatorRewrite {
     private static LogicalPlan keyedMatch(Join join, Carried left, Aggregate groups, Alias marker, List<Slot> sets,
                                           boolean existence) {
         Join plan = new Join(left.plan(), groups, existence ? LeftOuter$.MODULE$ : Inner$.MODULE$,
-                join.condition(), join.hint());
+                join.condition(), Broadcasts.hint(join));
         List<NamedExpression> out = new ArrayList<>(Scala.list(left.plan().output()));
         if (existence) {
             out.add(exists(join, new IsNotNull(marker.toAttribute())));
@@ -157,7 +157,7 @@ final class SemiJoinIds implements OperatorRewrite {
         List<NamedExpression> numbered = new ArrayList<>(Scala.list(left.plan().output()));
         numbered.add(row);
         Join plan = new Join(new Project(Scala.seq(numbered), left.plan()), groups,
-                existence ? LeftOuter$.MODULE$ : Inner$.MODULE$, join.condition(), join.hint());
+                existence ? LeftOuter$.MODULE$ : Inner$.MODULE$, join.condition(), Broadcasts.hint(join));
         List<NamedExpression> out = new ArrayList<>();
         for (Attribute a : Scala.list(left.plan().output())) {  // as ReplaceDeduplicateWithAggregate keeps them
             out.add(new Alias(new First(a, false).toAggregateExpression(), a.name(), a.exprId(), a.qualifier(),
