@@ -69,44 +69,39 @@ final class TapPairs {
             few.appendTo(this);
             few = null;
         }
-        if (chunkGroups == null || at == chunkGroups.length) {
-            nextChunk();
-        }
-        chunkGroups[at] = group;
+        int i = next(group);
         for (int s = 0; s < sources; s++) {
-            chunk[1 + s][at] = row[s];
+            chunk[1 + s][i] = row[s];
         }
-        at++;
-        size++;
     }
 
     /** A row of one source's id ({@code source}; -1: none), the other sources' none. */
     void appendOne(long group, int source, long id) {
-        if (chunkGroups == null || at == chunkGroups.length) {
-            nextChunk();
-        }
-        chunkGroups[at] = group;
+        int i = next(group);
         for (int s = 0; s < sources; s++) {
-            chunk[1 + s][at] = s == source ? id : -1L;
+            chunk[1 + s][i] = s == source ? id : -1L;
         }
-        at++;
-        size++;
     }
 
     void append(long group, long a, long b, long c) {
+        int i = next(group);
+        chunkA[i] = a;
+        if (chunkB != null) {
+            chunkB[i] = b;
+        }
+        if (chunkC != null) {
+            chunkC[i] = c;
+        }
+    }
+
+    /** The place of a new row of {@code group} in the chunk being filled (a new chunk when it is full). */
+    private int next(long group) {
         if (chunkGroups == null || at == chunkGroups.length) {
             nextChunk();
         }
         chunkGroups[at] = group;
-        chunkA[at] = a;
-        if (chunkB != null) {
-            chunkB[at] = b;
-        }
-        if (chunkC != null) {
-            chunkC[at] = c;
-        }
-        at++;
         size++;
+        return at++;
     }
 
     /** A new chunk, twice the last one's rows (from 1024: a task of a few hundred groups holds

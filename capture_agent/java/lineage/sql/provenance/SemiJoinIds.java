@@ -116,10 +116,7 @@ final class SemiJoinIds implements OperatorRewrite {
         Aggregate groups = new Aggregate(Scala.seq(grouping), Scala.seq(list), right.plan(), Option.empty());
         List<Expression> equal = equalKeys(join);
         LogicalPlan matched;
-        // each right column the condition reads compared equal to a value of the left row: a left
-        // row matches at most one group of the right side
-        AttributeSet compared = compared(join, equal);
-        if (keys.stream().allMatch(compared::contains)) {
+        if (!perRow(join)) {  // a left row matches at most one group of the right side
             matched = keyedMatch(join, left, groups, marker, sets, existence);
         } else if (!equal.isEmpty()) {
             matched = NestedMatch.matched(join, left, right, groups, equal, sets, existence, rewriter);
