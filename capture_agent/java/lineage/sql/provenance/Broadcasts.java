@@ -12,6 +12,8 @@ import org.apache.spark.sql.catalyst.plans.logical.BROADCAST$;
 import org.apache.spark.sql.catalyst.plans.logical.HintInfo;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.JoinHint;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.internal.SQLConf;
 import scala.Option;
 import scala.math.BigInt;
@@ -25,13 +27,27 @@ import scala.math.BigInt;
  * keeps). A rewritten join asks for the broadcast of the side Spark would broadcast in the join as
  * written; a join with a hint of its own keeps it. A hint changes how Spark runs the join, never
  * its rows.
+ *
+ * <p>A side whose rewrite carries sets (rows of a join with an IN's or an INTERSECT's groups) is
+ * asked for only when it has few rows ({@link #SET_ROWS}, by Spark's estimate of the side as
+ * written): a set's bytes are not in that estimate, and a side of many rows can carry the same
+ * large set many times (TPC-DS 14: every item of a brand, class and category with the set of that
+ * combination's sales rows, some hundreds of MB), which the driver cannot build into a broadcast.
  */
 final class Broadcasts {
+    /** Rows (Spark's estimate) a side carrying sets has at most to be asked for as the broadcast. */
+    static final long SET_ROWS = 1000;
+
     private Broadcasts() {
     }
 
-    /** The hint of {@code join}'s rewrite (its sides as they were in the query). */
+    /** The hint of {@code join}'s rewrite (its sides as they were in the query), neither side carrying sets. */
     static JoinHint hint(Join join) {
+        return hint(join, false, false);
+    }
+
+    /** The hint of {@code join}'s rewrite, {@code leftSets} and {@code rightSets} saying which sides carry sets. */
+    static JoinHint hint(Join join, boolean leftSets, boolean rightSets) {
         JoinHint hint = join.hint();
         long threshold = SQLConf.get().autoBroadcastJoinThreshold();
         if (threshold < 0 || hint.leftHint().isDefined() || hint.rightHint().isDefined()) {
@@ -40,14 +56,29 @@ final class Broadcasts {
         BigInt limit = BigInt.apply(threshold);
         BigInt leftSize = join.left().stats().sizeInBytes();
         BigInt rightSize = join.right().stats().sizeInBytes();
-        boolean left = buildsLeft(join.joinType()) && leftSize.compare(limit) <= 0;
-        boolean right = buildsRight(join.joinType()) && rightSize.compare(limit) <= 0;
+        boolean left = buildsLeft(join.joinType()) && leftSize.compare(limit) <= 0 && (!leftSets || few(join.left()));
+        boolean right = buildsRight(join.joinType()) && rightSize.compare(limit) <= 0
+                && (!rightSets || few(join.right()));
         if (!left && !right) {
             return hint;
         }
         Option<HintInfo> broadcast = Option.apply(new HintInfo(Option.apply(BROADCAST$.MODULE$)));
         return right && (!left || rightSize.compare(leftSize) <= 0) ? new JoinHint(Option.empty(), broadcast)
                 : new JoinHint(broadcast, Option.empty());
+    }
+
+    /** Whether Spark estimates {@code side} at {@link #SET_ROWS} rows or fewer (its row count, else
+     * its size over its row's estimated size, as Spark's own estimates make it). */
+    private static boolean few(LogicalPlan side) {
+        Option<BigInt> counted = side.stats().rowCount();
+        if (counted.isDefined()) {
+            return counted.get().compare(BigInt.apply(SET_ROWS)) <= 0;
+        }
+        long row = 8;
+        for (Attribute a : Scala.list(side.output())) {
+            row += a.dataType().defaultSize();
+        }
+        return side.stats().sizeInBytes().compare(BigInt.apply(SET_ROWS).$times(BigInt.apply(row))) <= 0;
     }
 
     private static boolean buildsLeft(JoinType type) {
