@@ -1,5 +1,6 @@
 package lineage.sql.provenance;
 
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.plans.Cross$;
 import org.apache.spark.sql.catalyst.plans.ExistenceJoin;
 import org.apache.spark.sql.catalyst.plans.Inner$;
@@ -13,7 +14,6 @@ import org.apache.spark.sql.catalyst.plans.logical.HintInfo;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.JoinHint;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.internal.SQLConf;
 import scala.Option;
 import scala.math.BigInt;
@@ -33,6 +33,8 @@ import scala.math.BigInt;
  * written): a set's bytes are not in that estimate, and a side of many rows can carry the same
  * large set many times (TPC-DS 14: every item of a brand, class and category with the set of that
  * combination's sales rows, some hundreds of MB), which the driver cannot build into a broadcast.
+ * The other side is then asked for when Spark could broadcast it (within the threshold, a build
+ * side of the join type, few rows if it carries sets too); else the join has no hint.
  */
 final class Broadcasts {
     /** Rows (Spark's estimate) a side carrying sets has at most to be asked for as the broadcast. */
