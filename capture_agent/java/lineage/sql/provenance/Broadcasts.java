@@ -1,6 +1,5 @@
 package lineage.sql.provenance;
 
-import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.plans.Cross$;
 import org.apache.spark.sql.catalyst.plans.ExistenceJoin;
 import org.apache.spark.sql.catalyst.plans.Inner$;
@@ -14,6 +13,7 @@ import org.apache.spark.sql.catalyst.plans.logical.HintInfo;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.JoinHint;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils;
 import org.apache.spark.sql.internal.SQLConf;
 import scala.Option;
 import scala.math.BigInt;
@@ -70,17 +70,14 @@ final class Broadcasts {
     }
 
     /** Whether Spark estimates {@code side} at {@link #SET_ROWS} rows or fewer (its row count, else
-     * its size over its row's estimated size, as Spark's own estimates make it). */
+     * its size over its row's size as Spark's estimation gives it). */
     private static boolean few(LogicalPlan side) {
         Option<BigInt> counted = side.stats().rowCount();
         if (counted.isDefined()) {
             return counted.get().compare(BigInt.apply(SET_ROWS)) <= 0;
         }
-        long row = 8;
-        for (Attribute a : Scala.list(side.output())) {
-            row += a.dataType().defaultSize();
-        }
-        return side.stats().sizeInBytes().compare(BigInt.apply(SET_ROWS).$times(BigInt.apply(row))) <= 0;
+        BigInt row = EstimationUtils.getSizePerRow(side.output(), EstimationUtils.getSizePerRow$default$2());
+        return side.stats().sizeInBytes().compare(BigInt.apply(SET_ROWS).$times(row)) <= 0;
     }
 
     private static boolean buildsLeft(JoinType type) {

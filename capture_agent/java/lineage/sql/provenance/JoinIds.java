@@ -42,7 +42,8 @@ final class JoinIds implements OperatorRewrite {
         Carried left = children.get(0);
         Carried right = children.get(1);
         Join plan = new Join(left.plan(), right.plan(), join.joinType(), join.condition(),
-                Broadcasts.hint(join, carriesSets(left), carriesSets(right)));
+                Broadcasts.hint(join, left.slots().stream().anyMatch(Slot::set),
+                        right.slots().stream().anyMatch(Slot::set)));
         if (join.joinType() == LeftAnti$.MODULE$) {
             return new Carried(plan, left.slots(), left.rule());
         }
@@ -91,15 +92,5 @@ final class JoinIds implements OperatorRewrite {
         }
         list.addAll(merges);
         return new Carried(new Project(Scala.seq(list), plan), slots, "sum");
-    }
-
-    /** Whether {@code side}'s rows carry a set of ids (not only ids). */
-    private static boolean carriesSets(Carried side) {
-        for (Slot slot : side.slots()) {
-            if (slot.set()) {
-                return true;
-            }
-        }
-        return false;
     }
 }
