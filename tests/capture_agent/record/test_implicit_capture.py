@@ -345,6 +345,28 @@ def test_a_join_side_carrying_sets_is_broadcast_only_when_it_has_few_rows(record
     assert (str(join.hint().rightHint()) == "Some((strategy=broadcast))") == asked
 
 
+def test_an_aggregate_read_twice_is_computed_once_as_plain(records: Any, spark: Any) -> None:
+    """A CTE's aggregate joined with itself: its two copies take one tap (one combiner point), so
+    the rewritten copies stay the same plan and Spark computes the aggregate once, its exchange
+    reused, as it does plain; with a tap each, the orders were read and aggregated twice."""
+    from capture_agent.record.capture.frame_plan import captured_query
+
+    text = ("WITH t AS (SELECT customer_id, sum(amount) AS total FROM orders GROUP BY customer_id) "
+            "SELECT a.customer_id, a.total, b.total AS again FROM t a JOIN t b ON a.customer_id = b.customer_id")
+    df = spark.sql(text)
+    before = {p.capture_id for p in records.store.by_seq() if p.kind == "combiner"}
+    got = df.collect()  # captured
+    assert counted(got) == plain_rows(df)
+    assert "ReusedExchange" in str(df._jdf.queryExecution().executedPlan().toString())  # plain, as written
+    taps = [p for p in records.store.by_seq() if p.kind == "combiner" and p.capture_id not in before]
+    assert len(taps) == 1
+    traced = output(records).filter(lambda r: r.customer_id == "c3").goBackAll().collect()
+    assert counted(traced) == counted([o for o in ORDERS if o[1] == "c3"])
+    rewritten = captured_query(records, spark.sql(text))._df
+    plain_rows(rewritten)  # the rewritten query run as it is
+    assert "ReusedExchange" in str(rewritten._jdf.queryExecution().executedPlan().toString())
+
+
 def test_a_refused_query_registers_its_output_as_not_captured(records: Any, spark: Any) -> None:
     """The action that ran plain is sent to the server as an output point with no table whose
     ``not_captured`` names the action and the operator that stopped it."""

@@ -98,12 +98,18 @@ final class TapTable {
     }
 
     /** Renames the whole table {@code writing} to {@code path}, over a table a run before wrote (a
-     * rename replaces nothing on some file systems). */
+     * rename replaces nothing on some file systems). When another task published {@code path}
+     * between the delete and the rename (the same partition of a copy of the same aggregate, which
+     * shares its tap: the same rows), its table stays and this one is dropped. */
     private static void publish(Path writing, Path path) {
         try {
             FileSystem fs = path.getFileSystem(hadoop());
             fs.delete(path, false);
             if (!fs.rename(writing, path)) {
+                if (fs.exists(path)) {
+                    fs.delete(writing, false);
+                    return;
+                }
                 throw new IOException("cannot rename " + writing + " to " + path);
             }
         } catch (IOException e) {

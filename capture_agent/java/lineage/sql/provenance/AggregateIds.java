@@ -2,7 +2,6 @@ package lineage.sql.provenance;
 
 import java.util.ArrayList;
 import java.util.List;
-import lineage.sql.Tap;
 import lineage.sql.TapGroup;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -43,7 +42,7 @@ final class AggregateIds implements OperatorRewrite {
         Aggregate aggregate = (Aggregate) node;
         Carried child = children.get(0);
         List<NamedExpression> list = new ArrayList<>(Scala.list(aggregate.aggregateExpressions()));
-        Tap tap = rewriter.tapFor(child.slots());
+        Rewriter.Taken tap = rewriter.tapFor(aggregate, child.slots());
         List<Slot> slots = tap == null ? rewriter.gathered(child.slots(), list) : List.of(tapped(aggregate, child, tap, list, rewriter));
         Aggregate plan = new Aggregate(aggregate.groupingExpressions(), Scala.seq(list), child.plan(),
                 aggregate.hint());
@@ -51,7 +50,7 @@ final class AggregateIds implements OperatorRewrite {
     }
 
     /** The tap's function over the group's hash and the child's ids, added to {@code list}; its slot. */
-    private static Slot tapped(Aggregate aggregate, Carried child, Tap tap, List<NamedExpression> list,
+    private static Slot tapped(Aggregate aggregate, Carried child, Rewriter.Taken tap, List<NamedExpression> list,
             Rewriter rewriter) {
         List<Expression> keys = Scala.list(aggregate.groupingExpressions());
         StructField[] fields = new StructField[keys.size()];
@@ -60,8 +59,8 @@ final class AggregateIds implements OperatorRewrite {
         }
         Expression hash = TapGroup.groupHash(keys, fields, key -> rewriter.call("to_json", key));
         List<Expression> ids = new ArrayList<>(child.slotAttributes());
-        Alias group = rewriter.alias(TapGroup.function(tap, hash, ids), rewriter.fresh());
+        Alias group = rewriter.alias(TapGroup.function(tap.tap(), hash, ids), rewriter.fresh());
         list.add(group);
-        return new Slot(rewriter.lastTapPoint(), group.toAttribute(), false);
+        return new Slot(tap.point(), group.toAttribute(), false);
     }
 }

@@ -1,13 +1,16 @@
 package lineage.sql.provenance;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.Metadata;
@@ -28,11 +31,20 @@ final class Rewriter {
     record TapPoint(String dir, String id) {
     }
 
+    /** A tap given to an aggregate ({@link #tapFor}), and the id of its combiner point. */
+    record Taken(Tap tap, String point) {
+    }
+
+    /** An aggregate's grouping and child as Spark compares plans (canonicalized), over these sources' ids. */
+    private record SameAggregate(LogicalPlan canonical, List<String> sources) {
+    }
+
     final SparkSession session;
     private final IdentityHashMap<LogicalPlan, Source> sources;
     private final List<TapPoint> taps;
     /** The sources of the ids each tap taken so far was given (its point's parents). */
     final List<List<String>> tapped = new ArrayList<>();
+    private final Map<SameAggregate, Taken> sameAggregates = new HashMap<>();
     private int names;
     private final LogicalPlan root;
     private java.util.Set<org.apache.spark.sql.catalyst.expressions.ExprId> referenced;
@@ -45,21 +57,36 @@ final class Rewriter {
     }
 
     /**
-     * The next free tap for an aggregate over {@code slots}, or null (a tap takes 1 to {@link
-     * Tap#MAX_SOURCES} sources' ids, none a set; else the aggregate gathers sets).
+     * The tap for {@code aggregate} over {@code slots}, or null (a tap takes 1 to {@link
+     * Tap#MAX_SOURCES} sources' ids, none a set; else the aggregate gathers sets): the next free
+     * one, or the one an aggregate of the same groups of the same rows took (its grouping and its
+     * child as Spark compares plans, over the same sources' ids). A query that reads a CTE or a view
+     * several times holds copies of its aggregates, some with fewer result columns (those pruned
+     * where the copy's are not read): given one tap (the same {@link Tap}, so the same function),
+     * their map sides stay the same plan, and Spark computes them once, as it does plain (its
+     * exchanges reused); with a tap each, they were computed once each (TPC-DS 47: store_sales read
+     * and aggregated three times).
      */
-    Tap tapFor(List<Slot> slots) {
-        if (tapped.size() >= taps.size() || slots.isEmpty() || slots.size() > Tap.MAX_SOURCES
-                || slots.stream().anyMatch(Slot::set)) {
+    Taken tapFor(Aggregate aggregate, List<Slot> slots) {
+        if (slots.isEmpty() || slots.size() > Tap.MAX_SOURCES || slots.stream().anyMatch(Slot::set)) {
             return null;
         }
-        tapped.add(slots.stream().map(Slot::source).toList());
-        return new Tap(taps.get(tapped.size() - 1).dir(), slots.size());
-    }
-
-    /** The id of the point of the tap {@link #tapFor} gave last. */
-    String lastTapPoint() {
-        return taps.get(tapped.size() - 1).id();
+        List<String> parents = slots.stream().map(Slot::source).toList();
+        LogicalPlan groups = new Aggregate(aggregate.groupingExpressions(), Scala.seq(List.<NamedExpression>of()),
+                aggregate.child(), aggregate.hint());
+        // a copy computes the same groups of the same rows only when nothing in it is random
+        SameAggregate same = groups.deterministic() ? new SameAggregate(groups.canonicalized(), parents) : null;
+        Taken taken = same == null ? null : sameAggregates.get(same);
+        if (taken != null || tapped.size() >= taps.size()) {
+            return taken;
+        }
+        tapped.add(parents);
+        TapPoint point = taps.get(tapped.size() - 1);
+        taken = new Taken(new Tap(point.dir(), slots.size()), point.id());
+        if (same != null) {
+            sameAggregates.put(same, taken);
+        }
+        return taken;
     }
 
     /** Whether any operator of the query (its subqueries' too) reads {@code attribute}. */
