@@ -85,8 +85,8 @@ def captured_query(lc: Any, df: Any) -> LineageFrame:
         plans[i] = source._df._jdf.queryExecution().analyzed()
     columns = java_strings(lc.sc, [source._slots[0].column for source in sources])
     ids = java_strings(lc.sc, [source._slots[0].source for source in sources])
-    # a combiner point for each aggregate the rewrite may tap; those it did not take are dropped
-    taps = [lc.store.new_point("combiner", "agg", FrameGroups(), [], 1) for _ in range(provenance.aggregates())]
+    # a combiner point for each aggregate or window the rewrite may tap; those it did not take are dropped
+    taps = [lc.store.new_point("combiner", "agg", FrameGroups(), [], 1) for _ in range(provenance.taps())]
     tapped: list[list[str]] = []
     try:
         tap_dirs = java_strings(lc.sc, [lc.store.fs.uri(p.location) for p in taps])

@@ -367,6 +367,26 @@ def test_an_aggregate_read_twice_is_computed_once_as_plain(records: Any, spark: 
     assert "ReusedExchange" in str(rewritten._jdf.queryExecution().executedPlan().toString())
 
 
+@pytest.mark.parametrize("window", ["avg(amount) OVER (PARTITION BY customer_id)",
+                                    "cume_dist() OVER (PARTITION BY customer_id ORDER BY amount)"])
+def test_a_window_over_its_whole_partition_is_tapped_both_ways(records: Any, spark: Any, window: str) -> None:
+    """A window value of the whole partition (an aggregate over it, cume_dist): a row's lineage is
+    its partition's rows, which the window's tasks write once as a combiner point (WindowIds), the
+    row holding its partition's id in it, not a set of the partition's ids."""
+    from capture_agent.record.capture.frame_plan import captured_query
+
+    text = f"SELECT order_id, customer_id, {window} AS w FROM orders"
+    df = spark.sql(text)
+    got = df.collect()
+    assert counted(got) == plain_rows(df)
+    for cid in ("c0", "c3"):
+        traced = output(records).filter(lambda r, cid=cid: r.customer_id == cid and r.order_id < 30).goBackAll()
+        assert counted(traced.collect()) == counted([o for o in ORDERS if o[1] == cid])
+    reached = source(records, "read.parquet").filter(lambda r: r.order_id == 3).goNextAll().collect()
+    assert sorted(r.order_id for r in reached) == [o[0] for o in ORDERS if o[1] == ORDERS[3][1]]
+    assert [slot.is_set for slot in captured_query(records, spark.sql(text))._slots] == [False]
+
+
 def test_a_refused_query_registers_its_output_as_not_captured(records: Any, spark: Any) -> None:
     """The action that ran plain is sent to the server as an output point with no table whose
     ``not_captured`` names the action and the operator that stopped it."""

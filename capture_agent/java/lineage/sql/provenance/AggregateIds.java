@@ -52,15 +52,19 @@ final class AggregateIds implements OperatorRewrite {
     /** The tap's function over the group's hash and the child's ids, added to {@code list}; its slot. */
     private static Slot tapped(Aggregate aggregate, Carried child, Rewriter.Taken tap, List<NamedExpression> list,
             Rewriter rewriter) {
-        List<Expression> keys = Scala.list(aggregate.groupingExpressions());
-        StructField[] fields = new StructField[keys.size()];
-        for (int i = 0; i < fields.length; i++) {
-            fields[i] = new StructField("k" + i, keys.get(i).dataType(), keys.get(i).nullable(), Metadata.empty());
-        }
-        Expression hash = TapGroup.groupHash(keys, fields, key -> rewriter.call("to_json", key));
+        Expression hash = groupHash(Scala.list(aggregate.groupingExpressions()), rewriter);
         List<Expression> ids = new ArrayList<>(child.slotAttributes());
         Alias group = rewriter.alias(TapGroup.function(tap.tap(), hash, ids), rewriter.fresh());
         list.add(group);
         return new Slot(tap.point(), group.toAttribute(), false);
+    }
+
+    /** The 63-bit hash of a group's {@code keys} ({@link TapGroup#groupHash}): a tapped row's group id. */
+    static Expression groupHash(List<Expression> keys, Rewriter rewriter) {
+        StructField[] fields = new StructField[keys.size()];
+        for (int i = 0; i < fields.length; i++) {
+            fields[i] = new StructField("k" + i, keys.get(i).dataType(), keys.get(i).nullable(), Metadata.empty());
+        }
+        return TapGroup.groupHash(keys, fields, key -> rewriter.call("to_json", key));
     }
 }

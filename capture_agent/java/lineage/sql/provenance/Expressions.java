@@ -47,6 +47,18 @@ final class Expressions {
         return null;
     }
 
+    /** The expressions in {@code e}'s tree of the given class (by simple name), not those inside them, added to {@code out}. */
+    static List<Expression> all(Expression e, String kind, List<Expression> out) {
+        if (e.getClass().getSimpleName().equals(kind)) {
+            out.add(e);
+            return out;
+        }
+        for (Expression child : Scala.list(e.children())) {
+            all(child, kind, out);
+        }
+        return out;
+    }
+
     /** The parts of a condition joined by AND. */
     static List<Expression> conjuncts(Expression e) {
         List<Expression> out = new ArrayList<>();

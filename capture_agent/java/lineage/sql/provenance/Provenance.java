@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.plans.logical.Window;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 
@@ -24,7 +25,7 @@ public final class Provenance {
     private final SparkSession session;
     private final LogicalPlan plan;
     private final List<LogicalPlan> leaves = new ArrayList<>();
-    private int aggregates;
+    private int taps;
     private Carried carried;
     private List<List<String>> tapped = List.of();
 
@@ -35,8 +36,8 @@ public final class Provenance {
     }
 
     private void collect(LogicalPlan node) {
-        if (node instanceof Aggregate) {
-            aggregates++;
+        if (node instanceof Aggregate || node instanceof Window) {
+            taps++;
         }
         if (SourceLeaf.isReadable(node)) {
             for (LogicalPlan known : leaves) {
@@ -63,9 +64,9 @@ public final class Provenance {
         return leaves;
     }
 
-    /** The aggregates of the plan (its subqueries' too): at most this many taps ({@link #rewrite}). */
-    public int aggregates() {
-        return aggregates;
+    /** The aggregates and windows of the plan (its subqueries' too): at most this many taps ({@link #rewrite}). */
+    public int taps() {
+        return taps;
     }
 
     public Map<String, String> describe(int leaf) {
@@ -74,7 +75,7 @@ public final class Provenance {
 
     /** The query rewritten, leaf {@code i} read from {@code plans[i]} (its columns, then its ids in
      * column {@code idColumns[i]}: the ids of source {@code sources[i]}); its columns the query's,
-     * then the hidden ones ({@link #slotColumns}). The aggregates that can be tapped take the
+     * then the hidden ones ({@link #slotColumns}). The aggregates and windows that can be tapped take the
      * combiner points {@code tapDirs[j]}, {@code tapIds[j]} in turn ({@link #tapped}).
      *
      * @throws Refused an operator cannot be carried */

@@ -31,11 +31,11 @@ final class Rewriter {
     record TapPoint(String dir, String id) {
     }
 
-    /** A tap given to an aggregate ({@link #tapFor}), and the id of its combiner point. */
+    /** A tap given to an aggregate or a window ({@link #tapFor}), and the id of its combiner point. */
     record Taken(Tap tap, String point) {
     }
 
-    /** An aggregate's grouping and child as Spark compares plans (canonicalized), over these sources' ids. */
+    /** An aggregate's grouping, functions and child as Spark compares plans (canonicalized), over these sources' ids. */
     private record SameAggregate(LogicalPlan canonical, List<String> sources) {
     }
 
@@ -59,34 +59,66 @@ final class Rewriter {
     /**
      * The tap for {@code aggregate} over {@code slots}, or null (a tap takes 1 to {@link
      * Tap#MAX_SOURCES} sources' ids, none a set; else the aggregate gathers sets): the next free
-     * one, or the one an aggregate of the same groups of the same rows took (its grouping and its
-     * child as Spark compares plans, over the same sources' ids). A query that reads a CTE or a view
-     * several times holds copies of its aggregates, some with fewer result columns (those pruned
-     * where the copy's are not read): given one tap (the same {@link Tap}, so the same function),
-     * their map sides stay the same plan, and Spark computes them once, as it does plain (its
-     * exchanges reused); with a tap each, they were computed once each (TPC-DS 47: store_sales read
-     * and aggregated three times).
+     * one, or the one a copy of it took: an aggregate of the same groups of the same rows and the
+     * same functions (as Spark compares plans, over the same sources' ids), whose result columns may
+     * be fewer (those pruned where a copy's are not read). A query that reads a CTE or a view
+     * several times holds such copies: given one tap (the same {@link Tap}, so the same function),
+     * their map sides stay one plan, and Spark computes them once, as it does plain (their
+     * exchange reused); with a tap each, they were computed once each (TPC-DS 47: store_sales read
+     * and aggregated three times). Copies of other functions take taps of their own: they are other
+     * stages, whose partitions (a tap's tables are named by partition) adaptive execution could
+     * coalesce otherwise.
      */
     Taken tapFor(Aggregate aggregate, List<Slot> slots) {
         if (slots.isEmpty() || slots.size() > Tap.MAX_SOURCES || slots.stream().anyMatch(Slot::set)) {
             return null;
         }
-        List<String> parents = slots.stream().map(Slot::source).toList();
-        LogicalPlan groups = new Aggregate(aggregate.groupingExpressions(), Scala.seq(List.<NamedExpression>of()),
-                aggregate.child(), aggregate.hint());
+        List<Expression> distinct = new ArrayList<>();  // as Spark plans them: each function once
+        for (NamedExpression e : Scala.list(aggregate.aggregateExpressions())) {
+            for (Expression f : Expressions.all((Expression) e, "AggregateExpression", new ArrayList<>())) {
+                if (distinct.stream().noneMatch(f::semanticEquals)) {
+                    distinct.add(f);
+                }
+            }
+        }
+        List<NamedExpression> functions = new ArrayList<>();
+        for (Expression f : distinct) {
+            functions.add(alias(f, "f"));
+        }
+        LogicalPlan groups = new Aggregate(aggregate.groupingExpressions(), Scala.seq(functions), aggregate.child(),
+                aggregate.hint());
         // a copy computes the same groups of the same rows only when nothing in it is random
-        SameAggregate same = groups.deterministic() ? new SameAggregate(groups.canonicalized(), parents) : null;
+        SameAggregate same = groups.deterministic()
+                ? new SameAggregate(groups.canonicalized(), slots.stream().map(Slot::source).toList()) : null;
         Taken taken = same == null ? null : sameAggregates.get(same);
         if (taken != null || tapped.size() >= taps.size()) {
             return taken;
         }
-        tapped.add(parents);
-        TapPoint point = taps.get(tapped.size() - 1);
-        taken = new Taken(new Tap(point.dir(), slots.size()), point.id());
+        taken = newTap(slots);
         if (same != null) {
             sameAggregates.put(same, taken);
         }
         return taken;
+    }
+
+    /**
+     * A tap of its own for a window over {@code slots} whose rows each hold their whole window
+     * partition ({@link WindowIds}), or null (as {@link #tapFor}). Copies of a window do not share
+     * one: a window's tasks are the partitions of a shuffle, which adaptive execution may coalesce
+     * otherwise in another copy's stage, and a tap's tables are named by partition.
+     */
+    Taken windowTapFor(List<Slot> slots) {
+        if (slots.isEmpty() || slots.size() > Tap.MAX_SOURCES || slots.stream().anyMatch(Slot::set)
+                || tapped.size() >= taps.size()) {
+            return null;
+        }
+        return newTap(slots);
+    }
+
+    private Taken newTap(List<Slot> slots) {
+        tapped.add(slots.stream().map(Slot::source).toList());
+        TapPoint point = taps.get(tapped.size() - 1);
+        return new Taken(new Tap(point.dir(), slots.size()), point.id());
     }
 
     /** Whether any operator of the query (its subqueries' too) reads {@code attribute}. */

@@ -3,6 +3,7 @@ package lineage.sql.provenance;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import lineage.sql.TapGroup;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.CurrentRow$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -22,7 +23,9 @@ import org.apache.spark.sql.catalyst.plans.logical.Window;
  * resolved them (a running sum: the rows up to it; rank, row_number: the rows ordered before it;
  * lag and lead: the row at the offset), or of its whole window partition where the value depends
  * on it all (cume_dist, percent_rank, ntile, frames unbounded both ways): the union of the frame's
- * sets, a window aggregate over the same partition, order and frame, beside Spark's own.
+ * sets, a window aggregate over the same partition, order and frame, beside Spark's own. Where one
+ * value depends on the whole partition, a row's lineage is its partition, which a tap writes once
+ * ({@link #tapped}).
  */
 final class WindowIds implements OperatorRewrite {
     static final Set<String> WHOLE_PARTITION = Set.of("CumeDist", "PercentRank", "NTile");
@@ -42,14 +45,41 @@ final class WindowIds implements OperatorRewrite {
         return null;
     }
 
+    /** Whether a lineage frame ({@link #lineage}) is the whole window partition. */
+    static boolean whole(WindowSpecDefinition spec) {
+        return spec.frameSpecification() instanceof SpecifiedWindowFrame frame
+                && frame.lower() == UnboundedPreceding$.MODULE$ && frame.upper() == UnboundedFollowing$.MODULE$;
+    }
+
+    /**
+     * A window one of whose values depends on its whole partition: each row's lineage is its
+     * partition's rows (every frame is in it), so the row holds the partition's id in a tap (the
+     * 63-bit hash of its partition columns, as an aggregate's group), which the window's tasks
+     * write as the tables of a combiner point, as an aggregate's map tasks do: a long a row rather
+     * than a set of the partition's ids copied into each of its rows (TPC-DS 47, 57: a year's months).
+     */
+    private static Carried tapped(Window window, Carried child, Rewriter.Taken tap, List<NamedExpression> expressions,
+            List<NamedExpression> out, Rewriter rewriter) {
+        Expression hash = AggregateIds.groupHash(Scala.list(window.partitionSpec()), rewriter);
+        Expression function = TapGroup.function(tap.tap(), hash, new ArrayList<>(child.slotAttributes()));
+        SpecifiedWindowFrame all = new SpecifiedWindowFrame(RowFrame$.MODULE$, UnboundedPreceding$.MODULE$,
+                UnboundedFollowing$.MODULE$);
+        Alias partition = rewriter.alias(new WindowExpression(function,
+                new WindowSpecDefinition(window.partitionSpec(), window.orderSpec(), all)), rewriter.fresh());
+        expressions.add(partition);
+        out.add(partition.toAttribute());
+        Window plan = new Window(Scala.seq(expressions), window.partitionSpec(), window.orderSpec(), child.plan(),
+                window.hint());
+        return new Carried(new Project(Scala.seq(out), plan), List.of(new Slot(tap.point(), partition.toAttribute(), false)),
+                "sum");
+    }
+
     /** The frame whose rows a window expression's value is computed from. */
     static WindowSpecDefinition lineage(WindowExpression window) {
         WindowSpecDefinition spec = window.windowSpec();
         String function = window.windowFunction().getClass().getSimpleName();
-        boolean whole = WHOLE_PARTITION.contains(function)
-                || !(spec.frameSpecification() instanceof SpecifiedWindowFrame frame)
-                || frame.lower() == UnboundedPreceding$.MODULE$ && frame.upper() == UnboundedFollowing$.MODULE$;
-        if (!whole) {
+        if (!WHOLE_PARTITION.contains(function) && spec.frameSpecification() instanceof SpecifiedWindowFrame
+                && !whole(spec)) {
             return spec;
         }
         SpecifiedWindowFrame all = new SpecifiedWindowFrame(RowFrame$.MODULE$, UnboundedPreceding$.MODULE$,
@@ -70,6 +100,12 @@ final class WindowIds implements OperatorRewrite {
         }
         List<NamedExpression> expressions = new ArrayList<>(Scala.list(window.windowExpressions()));
         List<NamedExpression> out = new ArrayList<>(Scala.list(node.output()));
+        if (frames.stream().anyMatch(WindowIds::whole)) {
+            Rewriter.Taken tap = rewriter.windowTapFor(child.slots());
+            if (tap != null) {
+                return tapped(window, child, tap, expressions, out, rewriter);
+            }
+        }
         List<Slot> slots = new ArrayList<>();
         for (Slot slot : child.slots()) {
             Expression ids = rewriter.asSet(slot);
