@@ -47,7 +47,8 @@ final class Expressions {
         return null;
     }
 
-    /** The expressions in {@code e}'s tree of the given class (by simple name), not those inside them, added to {@code out}. */
+    /** The expressions in {@code e}'s tree of the given class (by simple name), not those inside
+     * them, added to {@code out}. */
     static List<Expression> all(Expression e, String kind, List<Expression> out) {
         if (e.getClass().getSimpleName().equals(kind)) {
             out.add(e);

@@ -35,8 +35,30 @@ final class Rewriter {
     record Taken(Tap tap, String point) {
     }
 
-    /** An aggregate's grouping, functions and child as Spark compares plans (canonicalized), over these sources' ids. */
+    /** An aggregate's grouping, functions and child as Spark compares plans (canonicalized), over
+     * these sources' ids. */
     private record SameAggregate(LogicalPlan canonical, List<String> sources) {
+
+        /** {@code aggregate}'s, over {@code slots}; null when it holds something random (a copy
+         * would not compute the same groups of the same rows). */
+        static SameAggregate of(Aggregate aggregate, List<Slot> slots, Rewriter rewriter) {
+            List<Expression> distinct = new ArrayList<>();  // as Spark plans them: each function once
+            for (NamedExpression e : Scala.list(aggregate.aggregateExpressions())) {
+                for (Expression f : Expressions.all((Expression) e, "AggregateExpression", new ArrayList<>())) {
+                    if (distinct.stream().noneMatch(f::semanticEquals)) {
+                        distinct.add(f);
+                    }
+                }
+            }
+            List<NamedExpression> functions = new ArrayList<>();
+            for (Expression f : distinct) {
+                functions.add(rewriter.alias(f, "f"));
+            }
+            LogicalPlan groups = new Aggregate(aggregate.groupingExpressions(), Scala.seq(functions), aggregate.child(),
+                    aggregate.hint());
+            return groups.deterministic()
+                    ? new SameAggregate(groups.canonicalized(), slots.stream().map(Slot::source).toList()) : null;
+        }
     }
 
     final SparkSession session;
@@ -67,29 +89,14 @@ final class Rewriter {
      * exchange reused); with a tap each, they were computed once each (TPC-DS 47: store_sales read
      * and aggregated three times). Copies of other functions take taps of their own: they are other
      * stages, whose partitions (a tap's tables are named by partition) adaptive execution could
-     * coalesce otherwise.
+     * coalesce otherwise; copies of the same functions where exchanges are not reused run the same
+     * stage twice, which writes the same tables.
      */
     Taken tapFor(Aggregate aggregate, List<Slot> slots) {
-        if (slots.isEmpty() || slots.size() > Tap.MAX_SOURCES || slots.stream().anyMatch(Slot::set)) {
+        if (!tappable(slots)) {
             return null;
         }
-        List<Expression> distinct = new ArrayList<>();  // as Spark plans them: each function once
-        for (NamedExpression e : Scala.list(aggregate.aggregateExpressions())) {
-            for (Expression f : Expressions.all((Expression) e, "AggregateExpression", new ArrayList<>())) {
-                if (distinct.stream().noneMatch(f::semanticEquals)) {
-                    distinct.add(f);
-                }
-            }
-        }
-        List<NamedExpression> functions = new ArrayList<>();
-        for (Expression f : distinct) {
-            functions.add(alias(f, "f"));
-        }
-        LogicalPlan groups = new Aggregate(aggregate.groupingExpressions(), Scala.seq(functions), aggregate.child(),
-                aggregate.hint());
-        // a copy computes the same groups of the same rows only when nothing in it is random
-        SameAggregate same = groups.deterministic()
-                ? new SameAggregate(groups.canonicalized(), slots.stream().map(Slot::source).toList()) : null;
+        SameAggregate same = SameAggregate.of(aggregate, slots, this);
         Taken taken = same == null ? null : sameAggregates.get(same);
         if (taken != null || tapped.size() >= taps.size()) {
             return taken;
@@ -108,11 +115,12 @@ final class Rewriter {
      * otherwise in another copy's stage, and a tap's tables are named by partition.
      */
     Taken windowTapFor(List<Slot> slots) {
-        if (slots.isEmpty() || slots.size() > Tap.MAX_SOURCES || slots.stream().anyMatch(Slot::set)
-                || tapped.size() >= taps.size()) {
-            return null;
-        }
-        return newTap(slots);
+        return tappable(slots) && tapped.size() < taps.size() ? newTap(slots) : null;
+    }
+
+    /** Whether a tap takes these slots: 1 to {@link Tap#MAX_SOURCES} sources' ids, none a set. */
+    private static boolean tappable(List<Slot> slots) {
+        return !slots.isEmpty() && slots.size() <= Tap.MAX_SOURCES && slots.stream().noneMatch(Slot::set);
     }
 
     private Taken newTap(List<Slot> slots) {

@@ -70,8 +70,8 @@ final class WindowIds implements OperatorRewrite {
         out.add(partition.toAttribute());
         Window plan = new Window(Scala.seq(expressions), window.partitionSpec(), window.orderSpec(), child.plan(),
                 window.hint());
-        return new Carried(new Project(Scala.seq(out), plan), List.of(new Slot(tap.point(), partition.toAttribute(), false)),
-                "sum");
+        Slot slot = new Slot(tap.point(), partition.toAttribute(), false);
+        return new Carried(new Project(Scala.seq(out), plan), List.of(slot), "sum");
     }
 
     /** The frame whose rows a window expression's value is computed from. */
