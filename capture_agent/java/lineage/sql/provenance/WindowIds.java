@@ -58,14 +58,11 @@ final class WindowIds implements OperatorRewrite {
      * write as the tables of a combiner point, as an aggregate's map tasks do: a long a row rather
      * than a set of the partition's ids copied into each of its rows (TPC-DS 47, 57: a year's months).
      */
-    private static Carried tapped(Window window, Carried child, Rewriter.Taken tap, List<NamedExpression> expressions,
-            List<NamedExpression> out, Rewriter rewriter) {
+    private static Carried tapped(Window window, WindowSpecDefinition whole, Carried child, Rewriter.Taken tap,
+            List<NamedExpression> expressions, List<NamedExpression> out, Rewriter rewriter) {
         Expression hash = AggregateIds.groupHash(Scala.list(window.partitionSpec()), rewriter);
         Expression function = TapGroup.function(tap.tap(), hash, new ArrayList<>(child.slotAttributes()));
-        SpecifiedWindowFrame all = new SpecifiedWindowFrame(RowFrame$.MODULE$, UnboundedPreceding$.MODULE$,
-                UnboundedFollowing$.MODULE$);
-        Alias partition = rewriter.alias(new WindowExpression(function,
-                new WindowSpecDefinition(window.partitionSpec(), window.orderSpec(), all)), rewriter.fresh());
+        Alias partition = rewriter.alias(new WindowExpression(function, whole), rewriter.fresh());
         expressions.add(partition);
         out.add(partition.toAttribute());
         Window plan = new Window(Scala.seq(expressions), window.partitionSpec(), window.orderSpec(), child.plan(),
@@ -100,10 +97,11 @@ final class WindowIds implements OperatorRewrite {
         }
         List<NamedExpression> expressions = new ArrayList<>(Scala.list(window.windowExpressions()));
         List<NamedExpression> out = new ArrayList<>(Scala.list(node.output()));
-        if (frames.stream().anyMatch(WindowIds::whole)) {
+        WindowSpecDefinition whole = frames.stream().filter(WindowIds::whole).findFirst().orElse(null);
+        if (whole != null) {
             Rewriter.Taken tap = rewriter.windowTapFor(child.slots());
             if (tap != null) {
-                return tapped(window, child, tap, expressions, out, rewriter);
+                return tapped(window, whole, child, tap, expressions, out, rewriter);
             }
         }
         List<Slot> slots = new ArrayList<>();
