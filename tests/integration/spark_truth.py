@@ -1,6 +1,8 @@
 """What Spark itself says a job did, read from its status tracker and status store."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +15,25 @@ class StageTruth:
     num_tasks: int
     rdd_ids: frozenset[int]
     parents: frozenset[int]  # stages of the same job holding the RDDs that feed this one
+
+
+@contextmanager
+def stages_kept(sc: Any) -> Iterator[None]:
+    """Spark's status store keeps every stage while this runs. Past spark.ui.retainedStages (1,000)
+    it drops stages as others end, skipped ones first (their completion time is -1), graphs and
+    all: in the suite's shared session, a job's skipped stages were gone before a test read them
+    (NoSuchElementException in operationGraphForJob). The store reads the limit at each clean-up."""
+    conf = sc._jsc.sc().conf()  # the SparkContext's own SparkConf, which its status listener reads
+    key = "spark.ui.retainedStages"
+    before = conf.getOption(key)
+    conf.set(key, str(1 << 30))
+    try:
+        yield
+    finally:
+        if before.isDefined():
+            conf.set(key, before.get())
+        else:
+            conf.remove(key)
 
 
 def jobs_of_group(sc: Any, group: str) -> dict[int, list[int]]:

@@ -20,7 +20,7 @@ from django.core.management import call_command
 import capture_agent
 from lineage_server.catalog.models import Application, DatasetIO, IngestedEvent, Job, Operator, Stage
 from lineage_server.tracing.models import Trace
-from tests.integration.spark_truth import jobs_of_group, stages_that_ran
+from tests.integration.spark_truth import jobs_of_group, stages_kept, stages_that_ran
 from tests.lineage_server.worker import celery_worker
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True), pytest.mark.spark]
@@ -32,7 +32,8 @@ def agent(sc, live_server, agent_token, tmp_path):
     running = capture_agent.enable(sc, server_url=live_server.url, token=agent_token,
                                    spool_dir=str(tmp_path / "spool"))
     assert running.enabled and running.listener_kind
-    yield running
+    with stages_kept(sc):  # the tests read the stages of their jobs back from Spark's status store
+        yield running
     capture_agent.disable()
 
 
