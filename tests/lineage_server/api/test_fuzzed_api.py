@@ -27,7 +27,7 @@ AGENT_PATHS = ("/api/v1/ingest/", "/api/v1/lineage")
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def api_schema(live_server: Any) -> Any:
     return schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json", timeout=120)
 
