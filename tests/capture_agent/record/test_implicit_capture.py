@@ -327,16 +327,18 @@ def test_a_join_side_spark_would_broadcast_is_broadcast_in_the_capture(records: 
 @pytest.mark.parametrize("rows, asked", [(200, True), (5000, False)])
 def test_a_join_side_carrying_sets_is_broadcast_only_when_it_has_few_rows(records: Any, spark: Any, rows: int,
                                                                          asked: bool) -> None:
-    """A side whose rows carry an IN's sets is asked for as the broadcast only at 1,000 rows or fewer
-    by Spark's estimate (Broadcasts.SET_ROWS): the sets' bytes are not in the estimate, and many rows
-    can carry the same large set (TPC-DS 14's items: a broadcast the driver could not build). Spark
+    """A side whose rows carry sets (here a running window's: a row and the one before it) is asked
+    for as the broadcast only at 1,000 rows or fewer by Spark's estimate (Broadcasts.SET_ROWS): the
+    sets' bytes are not in the estimate, and many rows can carry the same large set (TPC-DS 14's
+    items before an IN's groups were tapped: a broadcast the driver could not build). Spark
     broadcasts that side in the join as written, at both sizes."""
     from capture_agent.record.capture.frame_plan import captured_query
 
     spark.range(20000).createOrReplaceTempView("wide_keys")
     spark.range(rows).createOrReplaceTempView("kept_keys")
-    text = ("SELECT w.id, k.id AS kept FROM wide_keys w JOIN (SELECT id FROM kept_keys WHERE id IN "
-            "(SELECT id * 3 FROM wide_keys)) k ON w.id = k.id")
+    text = ("SELECT w.id, k.id AS kept FROM wide_keys w JOIN (SELECT id FROM (SELECT id, sum(id) OVER "
+            "(PARTITION BY id % 10 ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM kept_keys) "
+            "WHERE s >= 0) k ON w.id = k.id")
     df = spark.sql(text)
     assert "BuildRight" in str(df._jdf.queryExecution().executedPlan().toString())
     assert counted(df.collect()) == plain_rows(df)
@@ -365,6 +367,37 @@ def test_an_aggregate_read_twice_is_computed_once_as_plain(records: Any, spark: 
     rewritten = captured_query(records, spark.sql(text))._df
     plain_rows(rewritten)  # the rewritten query run as it is
     assert "ReusedExchange" in str(rewritten._jdf.queryExecution().executedPlan().toString())
+
+
+@pytest.mark.parametrize("text, reach", [
+    ("SELECT * FROM orders WHERE customer_id IN (SELECT customer_id FROM customers WHERE country = 'US')", {"c2"}),
+    ("SELECT customer_id FROM orders INTERSECT SELECT customer_id FROM customers WHERE country = 'US'", {"c2"}),
+    # under OR: an existence join, whose rows kept by the other side may match no group
+    ("SELECT * FROM orders WHERE amount > 11 OR customer_id IN (SELECT customer_id FROM customers "
+     "WHERE country = 'US')", {"c2"}),
+    # the subquery's rows carry sets (a running window's: a US customer and the one before it, c2 before
+    # c5), whose ids the tap adds one by one: c2 reaches c5's orders too
+    ("SELECT * FROM orders WHERE customer_id IN (SELECT customer_id FROM (SELECT customer_id, country, count(*) "
+     "OVER (PARTITION BY country ORDER BY customer_id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS n "
+     "FROM customers) WHERE country = 'US' AND n > 0)", {"c2", "c5"}),
+], ids=["in", "intersect", "in-under-or", "in-over-sets"])
+def test_an_in_subquery_is_tapped_both_ways(records: Any, spark: Any, text: str, reach: set[str]) -> None:
+    """An IN (or INTERSECT) matched on equal keys: the subquery's rows are grouped by the compared
+    columns through a tap (SemiJoinIds), so a kept row holds its group's id in a combiner point, not
+    a copy of its group's set (TPC-DS 14 copied such sets into every store_sales row it kept; in 70
+    the sets of a rank); traces go through the point to the customers matched, both ways."""
+    from capture_agent.record.capture.frame_plan import captured_query
+
+    df = spark.sql(text)
+    got = df.collect()
+    assert counted(got) == plain_rows(df)
+    mine = next(o for o in ORDERS if o[1] == "c2" and o[2] <= 11)  # c2: US, the first by id
+    traced = output(records).filter(lambda r: r.customer_id == "c2" and getattr(r, "order_id", mine[0]) == mine[0])
+    orders = [mine] if "order_id" in df.columns else [o for o in ORDERS if o[1] == "c2"]
+    assert counted(traced.goBackAll().collect()) == counted(orders + [customer("c2")])
+    reached = source(records, "createDataFrame").filter(lambda r: r.customer_id == "c2").goNextAll().collect()
+    assert counted(reached) == counted(r for r in got if r.customer_id in reach)
+    assert not any(slot.is_set for slot in captured_query(records, spark.sql(text))._slots)
 
 
 @pytest.mark.parametrize("window", ["avg(amount) OVER (PARTITION BY customer_id)",

@@ -1,8 +1,10 @@
 package lineage.sql;
 
 import java.io.Serializable;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.LongBinaryOperator;
+import java.util.function.ToLongBiFunction;
 
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.TaskContext;
@@ -11,8 +13,10 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.objects.Invoke;
 import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.ObjectType;
+import org.roaringbitmap.longlong.LongIterator;
 
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -73,7 +77,9 @@ public final class Tap implements Serializable {
      * each with primitive longs,
      * nothing boxed; the calls go through {@link LongBinaryOperator} (a JDK type) because the code
      * is compiled where this jar's classes are not seen (the driver checks a stage's code). A null
-     * group is 0, a null id -1 (none: an outer join's missing side).
+     * group is 0, a null id -1 (none: an outer join's missing side). A source whose expression is
+     * binary holds sets of ids (a Roaring bitmap, {@link IdSets}): its call is a {@link SetLink}
+     * (through {@link ToLongBiFunction}, the group boxed), which adds each id of the row's set.
      */
     Expression call(Expression group, Expression[] ids) {
         if (ids.length != slots) {
@@ -81,6 +87,14 @@ public final class Tap implements Serializable {
         }
         Expression call = new Coalesce(CollectionConverters.asScala(List.of(group, lit(0L))).toSeq());
         for (int s = 0; s < slots; s++) {
+            if (ids[s].dataType() instanceof BinaryType) {
+                Literal link = new Literal(new SetLink(this, s), new ObjectType(ToLongBiFunction.class));
+                call = new Invoke(link, "applyAsLong", DataTypes.LongType,
+                        CollectionConverters.asScala(List.of(call, ids[s])).toSeq(),
+                        CollectionConverters.asScala(List.<AbstractDataType>of()).toSeq(),
+                        false, false, true);
+                continue;
+            }
             Expression id = new Coalesce(CollectionConverters.asScala(List.of(ids[s], lit(-1L))).toSeq());
             Literal link = new Literal(new Link(this, s), new ObjectType(LongBinaryOperator.class));
             call = new Invoke(link, "applyAsLong", DataTypes.LongType,
@@ -140,6 +154,76 @@ public final class Tap implements Serializable {
         @Override
         public String toString() {
             return "lineage_tap(" + tap.dir + ", source " + source + ")";
+        }
+    }
+
+    /**
+     * Source {@code s}'s call when its column holds sets: {@code applyAsLong(group, set)} adds each
+     * id of the row's set (a null set: none) as a row of that source alone and returns the group;
+     * the row's other ids are added by the last source's call (here, when it is the last), this
+     * source's place among them none. A row repeating the previous row's group and set adds
+     * nothing (the same ids again).
+     */
+    static final class SetLink implements ToLongBiFunction<Object, Object>, Serializable {
+        private static final long serialVersionUID = 1L;
+        private final Tap tap;
+        private final int source;
+        private transient long lastGroup;
+        private transient byte[] lastSet;
+
+        SetLink(Tap tap, int source) {
+            this.tap = tap;
+            this.source = source;
+        }
+
+        @Override
+        public long applyAsLong(Object boxed, Object set) {
+            long group = (Long) boxed;
+            Tap t = tap;
+            t.held[source] = -1L;
+            if (set != null && (group != lastGroup || !Arrays.equals((byte[]) set, lastSet))) {
+                lastGroup = group;
+                lastSet = (byte[]) set;
+                LongIterator ids = IdSets.read(lastSet).getLongIterator();
+                while (ids.hasNext()) {
+                    t.addOne(group, source, ids.next());
+                }
+            }
+            if (source + 1 == t.slots) {
+                t.addHeld(group);
+            }
+            return group;
+        }
+
+        @Override
+        public String toString() {
+            return "lineage_tap_sets(" + tap.dir + ", source " + source + ")";
+        }
+    }
+
+    /** A row of source {@code s}'s {@code id} alone. */
+    private void addOne(long group, int s, long id) {
+        if (slots <= 3) {
+            add(group, s == 0 ? id : -1L, s == 1 ? id : -1L, s == 2 ? id : -1L);
+            return;
+        }
+        long[] row = new long[slots];
+        Arrays.fill(row, -1L);
+        row[s] = id;
+        addRow(group, row);
+    }
+
+    /** The ids the row's earlier calls kept ({@link #held}), when any is not none. */
+    private void addHeld(long group) {
+        for (long id : held) {
+            if (id != -1L) {
+                if (slots <= 3) {
+                    add(group, held[0], slots > 1 ? held[1] : -1L, slots > 2 ? held[2] : -1L);
+                } else {
+                    addRow(group, held.clone());
+                }
+                return;
+            }
         }
     }
 

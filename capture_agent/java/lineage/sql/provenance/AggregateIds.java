@@ -42,17 +42,19 @@ final class AggregateIds implements OperatorRewrite {
         Aggregate aggregate = (Aggregate) node;
         Carried child = children.get(0);
         List<NamedExpression> list = new ArrayList<>(Scala.list(aggregate.aggregateExpressions()));
-        Rewriter.Taken tap = rewriter.tapFor(aggregate, child.slots());
-        List<Slot> slots = tap == null ? rewriter.gathered(child.slots(), list) : List.of(tapped(aggregate, child, tap, list, rewriter));
+        Rewriter.Taken tap = rewriter.tapFor(aggregate, child.slots(), false);
+        List<Slot> slots = tap == null ? rewriter.gathered(child.slots(), list)
+                : List.of(tapped(Scala.list(aggregate.groupingExpressions()), child, tap, list, rewriter));
         Aggregate plan = new Aggregate(aggregate.groupingExpressions(), Scala.seq(list), child.plan(),
                 aggregate.hint());
         return new Carried(plan, slots, "sum");
     }
 
-    /** The tap's function over the group's hash and the child's ids, added to {@code list}; its slot. */
-    private static Slot tapped(Aggregate aggregate, Carried child, Rewriter.Taken tap, List<NamedExpression> list,
+    /** The tap's function over the hash of the group's {@code grouping} and the child's ids, added to
+     * {@code list}; its slot. */
+    static Slot tapped(List<Expression> grouping, Carried child, Rewriter.Taken tap, List<NamedExpression> list,
             Rewriter rewriter) {
-        Expression hash = groupHash(Scala.list(aggregate.groupingExpressions()), rewriter);
+        Expression hash = groupHash(grouping, rewriter);
         List<Expression> ids = new ArrayList<>(child.slotAttributes());
         Alias group = rewriter.alias(TapGroup.function(tap.tap(), hash, ids), rewriter.fresh());
         list.add(group);

@@ -36,7 +36,7 @@ public final class Provenance {
     }
 
     private void collect(LogicalPlan node) {
-        if (node instanceof Aggregate || node instanceof Window) {
+        if (node instanceof Aggregate || node instanceof Window || new SemiJoinIds().accepts(node)) {
             taps++;
         }
         if (SourceLeaf.isReadable(node)) {
@@ -64,7 +64,8 @@ public final class Provenance {
         return leaves;
     }
 
-    /** The aggregates and windows of the plan (its subqueries' too): at most this many taps ({@link #rewrite}). */
+    /** The aggregates, windows and semi joins of the plan (its subqueries' too): at most this many
+     * taps ({@link #rewrite}). */
     public int taps() {
         return taps;
     }
@@ -75,8 +76,8 @@ public final class Provenance {
 
     /** The query rewritten, leaf {@code i} read from {@code plans[i]} (its columns, then its ids in
      * column {@code idColumns[i]}: the ids of source {@code sources[i]}); its columns the query's,
-     * then the hidden ones ({@link #slotColumns}). The aggregates and windows that can be tapped take the
-     * combiner points {@code tapDirs[j]}, {@code tapIds[j]} in turn ({@link #tapped}).
+     * then the hidden ones ({@link #slotColumns}). The aggregates, windows and semi joins that can be
+     * tapped take the combiner points {@code tapDirs[j]}, {@code tapIds[j]} in turn ({@link #tapped}).
      *
      * @throws Refused an operator cannot be carried */
     public Dataset<Row> rewrite(LogicalPlan[] plans, String[] idColumns, String[] sources, String[] tapDirs,

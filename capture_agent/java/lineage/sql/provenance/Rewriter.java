@@ -90,10 +90,14 @@ final class Rewriter {
      * and aggregated three times). Copies of other functions take taps of their own: they are other
      * stages, whose partitions (a tap's tables are named by partition) adaptive execution could
      * coalesce otherwise; copies of the same functions where exchanges are not reused run the same
-     * stage twice, which writes the same tables.
+     * stage twice, which writes the same tables. With {@code sets}, slots of sets are taken too (the
+     * tap adds each id of a row's set): for a semi join's right side, whose groups would otherwise
+     * gather the same sets (TPC-DS 70: the IN's states, each with its rank's set, copied into every
+     * store_sales row of the state); an aggregate's rows of sets are unions of bitmaps, cheaper for
+     * large sets than their ids one by one.
      */
-    Taken tapFor(Aggregate aggregate, List<Slot> slots) {
-        if (!tappable(slots)) {
+    Taken tapFor(Aggregate aggregate, List<Slot> slots, boolean sets) {
+        if (!tappable(slots, sets)) {
             return null;
         }
         SameAggregate same = SameAggregate.of(aggregate, slots, this);
@@ -115,12 +119,13 @@ final class Rewriter {
      * otherwise in another copy's stage, and a tap's tables are named by partition.
      */
     Taken windowTapFor(List<Slot> slots) {
-        return tappable(slots) && tapped.size() < taps.size() ? newTap(slots) : null;
+        return tappable(slots, false) && tapped.size() < taps.size() ? newTap(slots) : null;
     }
 
-    /** Whether a tap takes these slots: 1 to {@link Tap#MAX_SOURCES} sources' ids, none a set. */
-    private static boolean tappable(List<Slot> slots) {
-        return !slots.isEmpty() && slots.size() <= Tap.MAX_SOURCES && slots.stream().noneMatch(Slot::set);
+    /** Whether a tap takes these slots: 1 to {@link Tap#MAX_SOURCES} sources' ids, none a set unless
+     * {@code sets}. */
+    private static boolean tappable(List<Slot> slots, boolean sets) {
+        return !slots.isEmpty() && slots.size() <= Tap.MAX_SOURCES && (sets || slots.stream().noneMatch(Slot::set));
     }
 
     private Taken newTap(List<Slot> slots) {

@@ -30,8 +30,12 @@ import scala.Option;
 /**
  * Left semi joins (IN, EXISTS, INTERSECT) and existence joins (a subquery under OR): a left row
  * holds, beside its own ids, those of the right rows it matched. The right side is grouped by the
- * right columns the condition reads, each group with the sets of its rows' ids, and joined to the
- * left as the condition says (inner for a semi join, left outer for an existence join, whose
+ * right columns the condition reads, each group with the sets of its rows' ids (or, when a left
+ * row matches one group, the group's id in a combiner point its tap writes, as an aggregate's:
+ * {@link AggregateIds}, the ids of rows that carry sets added one by one; a left row then carries
+ * one id where it carried a copy of its group's set, which TPC-DS 14 copied into every
+ * store_sales row it kept), and
+ * joined to the left as the condition says (inner for a semi join, left outer for an existence join, whose
  * {@code exists} is then whether a group matched): a left row matches at most one group when
  * each such column is compared equal to a value of the left row. When the condition also reads
  * other right columns (EXISTS with {@code a.x <> b.x}) but compares some right column equal to
@@ -105,18 +109,23 @@ final class SemiJoinIds implements OperatorRewrite {
         Carried left = children.get(0);
         Carried right = children.get(1);
         List<Attribute> keys = readOnRight(join);
+        List<Expression> grouping = new ArrayList<>(keys);
         List<NamedExpression> list = new ArrayList<>(keys);
-        List<Slot> sets = rewriter.gathered(right.slots(), list);
+        boolean keyed = !perRow(join);  // a left row matches at most one group of the right side
+        Aggregate asWritten = new Aggregate(Scala.seq(grouping), Scala.seq(new ArrayList<>(list)), join.right(),
+                Option.empty());  // the groups of the right side as the query reads it (copies share a tap)
+        Rewriter.Taken tap = keyed ? rewriter.tapFor(asWritten, right.slots(), true) : null;
+        List<Slot> sets = tap == null ? rewriter.gathered(right.slots(), list)
+                : List.of(AggregateIds.tapped(grouping, right, tap, list, rewriter));
         boolean existence = join.joinType() instanceof ExistenceJoin;
         Alias marker = rewriter.alias(Literal.create(true, DataTypes.BooleanType), rewriter.fresh());
         if (existence) {
             list.add(marker);
         }
-        List<Expression> grouping = new ArrayList<>(keys);
         Aggregate groups = new Aggregate(Scala.seq(grouping), Scala.seq(list), right.plan(), Option.empty());
         List<Expression> equal = equalKeys(join);
         LogicalPlan matched;
-        if (!perRow(join)) {  // a left row matches at most one group of the right side
+        if (keyed) {
             matched = keyedMatch(join, left, groups, marker, sets, existence);
         } else if (!equal.isEmpty()) {
             matched = NestedMatch.matched(join, left, right, groups, equal, sets, existence, rewriter);
