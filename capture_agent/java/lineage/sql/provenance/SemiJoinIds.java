@@ -34,10 +34,10 @@ import scala.Option;
  * row matches one group, the group's id in a combiner point its tap writes, as an aggregate's:
  * {@link AggregateIds}, the ids of rows that carry sets added one by one; a left row then carries
  * one id where it carried a copy of its group's set, which TPC-DS 14 copied into every
- * store_sales row it kept), and
- * joined to the left as the condition says (inner for a semi join, left outer for an existence join, whose
- * {@code exists} is then whether a group matched): a left row matches at most one group when
- * each such column is compared equal to a value of the left row. When the condition also reads
+ * store_sales row it kept), and joined to the left as the condition says (inner for a semi join,
+ * left outer for an existence join, whose {@code exists} is then whether a group matched): a left
+ * row matches at most one group when each such column is compared equal to a value of the left
+ * row. When the condition also reads
  * other right columns (EXISTS with {@code a.x <> b.x}) but compares some right column equal to
  * the left row, the groups are nested under those columns and each left row takes its one nest
  * ({@link NestedMatch}); with no such column, the left rows are numbered and grouped again after
