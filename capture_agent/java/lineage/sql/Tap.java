@@ -58,6 +58,8 @@ public final class Tap implements Serializable {
     private final String dir;
     private final int slots;
     private transient TapPairs pairs;
+    /** A row of one source's id, the others none ({@link #addOne}), made when first needed. */
+    private transient long[] one;
     /** The ids of the row the tap is at, of the sources before the last (the last's too past three). */
     private final long[] held;
 
@@ -201,16 +203,22 @@ public final class Tap implements Serializable {
         }
     }
 
-    /** A row of source {@code s}'s {@code id} alone. */
+    /** A row of source {@code s}'s {@code id} alone (past three sources, in {@link #one}, which the
+     * collectors read and do not keep, as {@link #held}). */
     private void addOne(long group, int s, long id) {
         if (slots <= 3) {
             add(group, s == 0 ? id : -1L, s == 1 ? id : -1L, s == 2 ? id : -1L);
             return;
         }
-        long[] row = new long[slots];
-        Arrays.fill(row, -1L);
+        long[] row = one;
+        if (row == null) {
+            row = new long[slots];
+            Arrays.fill(row, -1L);
+            one = row;
+        }
         row[s] = id;
         addRow(group, row);
+        row[s] = -1L;
     }
 
     /** The ids the row's earlier calls kept ({@link #held}), when any is not none. */
@@ -220,7 +228,7 @@ public final class Tap implements Serializable {
                 if (slots <= 3) {
                     add(group, held[0], slots > 1 ? held[1] : -1L, slots > 2 ? held[2] : -1L);
                 } else {
-                    addRow(group, held.clone());
+                    addRow(group, held);
                 }
                 return;
             }
