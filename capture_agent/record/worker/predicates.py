@@ -127,6 +127,8 @@ class In(Condition):
         options = [_frozen(v) for v in value]
         self.hashed = frozenset(o for o in options if _hashable(o))
         self.others = [o for o in options if not _hashable(o)]
+        # How the options that are not strings are written: a string record is looked up there once.
+        self.written = frozenset().union(*(_texts(o) for o in self.hashed if not isinstance(o, str)))
 
     @classmethod
     def check(cls, value: Any, where: str) -> None:
@@ -138,7 +140,7 @@ class In(Condition):
         if _hashable(frozen) and frozen in self.hashed:
             return True
         if isinstance(found, str):
-            return any(_same_text(found, o) for o in self.hashed if not isinstance(o, str))
+            return found.strip() in self.written
         texts = _texts(found)
         return bool(texts & self.hashed) or any(frozen == option for option in self.others)
 
