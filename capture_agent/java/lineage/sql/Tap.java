@@ -12,7 +12,9 @@ import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.objects.Invoke;
+import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.ObjectType;
@@ -80,8 +82,9 @@ public final class Tap implements Serializable {
      * nothing boxed; the calls go through {@link LongBinaryOperator} (a JDK type) because the code
      * is compiled where this jar's classes are not seen (the driver checks a stage's code). A null
      * group is 0, a null id -1 (none: an outer join's missing side). A source whose expression is
-     * binary holds sets of ids (a Roaring bitmap, {@link IdSets}): its call is a {@link SetLink}
-     * (through {@link ToLongBiFunction}, the group boxed), which adds each id of the row's set.
+     * binary holds sets of ids (a Roaring bitmap, {@link IdSets}), and one that is an array a list
+     * of ids (a source joined with itself): its call is a {@link SetLink} (through {@link
+     * ToLongBiFunction}, the group boxed), which adds each id of the row's set or list.
      */
     Expression call(Expression group, Expression[] ids) {
         if (ids.length != slots) {
@@ -89,7 +92,7 @@ public final class Tap implements Serializable {
         }
         Expression call = new Coalesce(CollectionConverters.asScala(List.of(group, lit(0L))).toSeq());
         for (int s = 0; s < slots; s++) {
-            if (ids[s].dataType() instanceof BinaryType) {
+            if (ids[s].dataType() instanceof BinaryType || ids[s].dataType() instanceof ArrayType) {
                 Literal link = new Literal(new SetLink(this, s), new ObjectType(ToLongBiFunction.class));
                 call = new Invoke(link, "applyAsLong", DataTypes.LongType,
                         CollectionConverters.asScala(List.of(call, ids[s])).toSeq(),
@@ -160,18 +163,25 @@ public final class Tap implements Serializable {
     }
 
     /**
-     * Source {@code s}'s call when its column holds sets: {@code applyAsLong(group, set)} adds each
-     * id of the row's set (a null set: none) as a row of that source alone and returns the group;
-     * the row's other ids are added by the last source's call (here, when it is the last), this
-     * source's place among them none. A row repeating the previous row's group and set adds
-     * nothing (the same ids again).
+     * Source {@code s}'s call when its column holds sets or lists: {@code applyAsLong(group, ids)}
+     * adds each id of the row's set or list (null: none; a null in a list: none) as a row of that
+     * source alone and returns the group; the row's other ids are added by the last source's call
+     * (here, when it is the last), this source's place among them none. A row repeating the
+     * previous row's group and set adds nothing (the same ids again), nor does an id of a list
+     * among the last {@link #RECENT} this call added to the same group (a self-join's rows of one
+     * key repeat each other's ids: TPC-DS 95's orders, each line paired with every other).
      */
     static final class SetLink implements ToLongBiFunction<Object, Object>, Serializable {
         private static final long serialVersionUID = 1L;
+        static final int RECENT = 16;
         private final Tap tap;
         private final int source;
         private transient long lastGroup;
         private transient byte[] lastSet;
+        /** The last ids of lists added to {@link #lastGroup} ({@link #recentCount} of them, a ring). */
+        private transient long[] recent;
+        private transient int recentCount;
+        private transient int recentNext;
 
         SetLink(Tap tap, int source) {
             this.tap = tap;
@@ -183,7 +193,9 @@ public final class Tap implements Serializable {
             long group = (Long) boxed;
             Tap t = tap;
             t.held[source] = -1L;
-            if (set != null && (group != lastGroup || !Arrays.equals((byte[]) set, lastSet))) {
+            if (set instanceof ArrayData list) {
+                addList(t, group, list);
+            } else if (set != null && (group != lastGroup || !Arrays.equals((byte[]) set, lastSet))) {
                 lastGroup = group;
                 lastSet = (byte[]) set;
                 LongIterator ids = IdSets.read(lastSet).getLongIterator();
@@ -195,6 +207,36 @@ public final class Tap implements Serializable {
                 t.addHeld(group);
             }
             return group;
+        }
+
+        private void addList(Tap t, long group, ArrayData list) {
+            if (recent == null) {
+                recent = new long[RECENT];
+            }
+            if (group != lastGroup || lastSet != null) {
+                lastGroup = group;
+                lastSet = null;
+                recentCount = 0;
+                recentNext = 0;
+            }
+            for (int i = 0, n = list.numElements(); i < n; i++) {
+                if (!list.isNullAt(i) && !seen(list.getLong(i))) {
+                    t.addOne(group, source, list.getLong(i));
+                }
+            }
+        }
+
+        /** Whether {@code id} is among the recent ids of the group; if not, it is now. */
+        private boolean seen(long id) {
+            for (int k = 0; k < recentCount; k++) {
+                if (recent[k] == id) {
+                    return true;
+                }
+            }
+            recent[recentNext] = id;
+            recentNext = (recentNext + 1) % RECENT;
+            recentCount = Math.min(recentCount + 1, RECENT);
+            return false;
         }
 
         @Override

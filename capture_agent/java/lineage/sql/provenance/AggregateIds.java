@@ -12,7 +12,8 @@ import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 
 /**
- * An aggregate over one to {@link lineage.sql.Tap#MAX_SOURCES} (32) sources' ids, none a set, is
+ * An aggregate over one to {@link lineage.sql.Tap#MAX_SOURCES} (32) sources' ids (or lists of
+ * ids, {@link Slot#list}), none a set, is
  * tapped, as a captured DataFrame's aggregate is ({@code lineage.sql.Tap}): Spark's own aggregate, with one more function that is
  * the group's 63-bit hash and, on the map side, writes which ids went into which group as the
  * tables of a combiner point; an output row's id there is its group's hash. Any other aggregate's
@@ -21,6 +22,11 @@ import org.apache.spark.sql.types.StructField;
  * through the shuffle, which costs a row a bitmap insertion and the group's set its bytes.
  */
 final class AggregateIds implements OperatorRewrite {
+
+    @Override
+    public boolean takesLists() {
+        return true;
+    }
 
     @Override
     public boolean accepts(LogicalPlan node) {

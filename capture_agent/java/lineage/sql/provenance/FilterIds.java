@@ -12,6 +12,11 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 final class FilterIds implements OperatorRewrite {
 
     @Override
+    public boolean takesLists() {
+        return true;
+    }
+
+    @Override
     public boolean accepts(LogicalPlan node) {
         return node instanceof Filter;
     }

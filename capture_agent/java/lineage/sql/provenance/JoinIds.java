@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.CreateArray;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
@@ -24,10 +25,16 @@ import org.apache.spark.sql.catalyst.plans.logical.Project;
 
 /**
  * Inner, cross and outer joins: a row holds both sides' hidden columns (an outer join's missing
- * side: none); a source read on both sides becomes one set column, the union of the two. A left
+ * side: none); a source read on both sides becomes one column: the list of the two sides' ids
+ * when both hold ids ({@link Slot#list}), else the union of the two as a set. A left
  * anti join's row is its left row: it keeps the left side's.
  */
 final class JoinIds implements OperatorRewrite {
+
+    @Override
+    public boolean takesLists() {
+        return true;
+    }
     private static final Set<JoinType> BOTH = Set.of(Inner$.MODULE$, Cross$.MODULE$, LeftOuter$.MODULE$,
             RightOuter$.MODULE$, FullOuter$.MODULE$);
 
@@ -71,15 +78,26 @@ final class JoinIds implements OperatorRewrite {
                 slots.add(same.get(0));
                 continue;
             }
-            Expression ids = rewriter.asSet(same.get(0));
-            dropped.add(same.get(0).attribute().exprId());
-            for (Slot s : same.subList(1, same.size())) {
-                ids = rewriter.or(ids, rewriter.asSet(s));
+            for (Slot s : same) {
                 dropped.add(s.attribute().exprId());
             }
-            Alias all = rewriter.alias(ids, rewriter.fresh());
+            boolean ids = same.stream().noneMatch(s -> s.set() || s.list());
+            Expression merge;
+            if (ids) {  // a list of the sides' ids: no set made for each row (taps add each)
+                List<Expression> each = new ArrayList<>();
+                for (Slot s : same) {
+                    each.add(s.attribute());
+                }
+                merge = new CreateArray(Scala.seq(each), false);
+            } else {
+                merge = rewriter.asSet(same.get(0));
+                for (Slot s : same.subList(1, same.size())) {
+                    merge = rewriter.or(merge, rewriter.asSet(s));
+                }
+            }
+            Alias all = rewriter.alias(merge, rewriter.fresh());
             merges.add(all);
-            slots.add(same.get(0).as(all.toAttribute(), true));
+            slots.add(same.get(0).as(all.toAttribute(), !ids));
         }
         if (merges.isEmpty()) {
             return new Carried(plan, slots, Carried.weakest(left.rule(), rule));

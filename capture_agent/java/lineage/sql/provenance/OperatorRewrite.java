@@ -19,4 +19,12 @@ interface OperatorRewrite {
     }
 
     Carried rewrite(LogicalPlan node, List<Carried> children, Rewriter rewriter);
+
+    /**
+     * Whether this rewrite takes children whose slots may be lists ({@link Slot#list}); the
+     * children of one that does not have their lists made sets first ({@link Rewriter#setsForLists}).
+     */
+    default boolean takesLists() {
+        return false;
+    }
 }

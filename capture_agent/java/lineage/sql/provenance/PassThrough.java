@@ -9,6 +9,11 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
  * own): the child's hidden columns go through them unchanged, as their output is the child's.
  */
 final class PassThrough implements OperatorRewrite {
+
+    @Override
+    public boolean takesLists() {
+        return true;
+    }
     static final Set<String> KINDS = Set.of("Sort", "GlobalLimit", "LocalLimit", "Offset", "Sample",
             "Repartition", "RepartitionByExpression", "RebalancePartitions", "Generate", "BatchEvalPython",
             "ArrowEvalPython", "WindowGroupLimit", "Tail");

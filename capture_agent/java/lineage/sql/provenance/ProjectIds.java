@@ -10,6 +10,11 @@ import org.apache.spark.sql.catalyst.plans.logical.Project;
 final class ProjectIds implements OperatorRewrite {
 
     @Override
+    public boolean takesLists() {
+        return true;
+    }
+
+    @Override
     public boolean accepts(LogicalPlan node) {
         return node instanceof Project;
     }

@@ -91,7 +91,7 @@ public final class Provenance {
             taps.add(new Rewriter.TapPoint(tapDirs[j], tapIds[j]));
         }
         Rewriter rewriter = new Rewriter(session, plan, made, taps);
-        carried = rewriter.carry(plan);
+        carried = rewriter.setsForLists(rewriter.carry(plan));
         tapped = rewriter.tapped;
         List<NamedExpression> list = new ArrayList<>(Scala.list(plan.output()));
         list.addAll(carried.slotAttributes());

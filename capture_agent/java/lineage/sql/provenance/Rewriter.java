@@ -166,6 +166,9 @@ final class Rewriter {
         }
         SubqueryIds.Prepared prepared = SubqueryIds.prepare(node, this);
         OperatorRewrite rewrite = Rewrites.of(prepared.node());
+        if (!rewrite.takesLists()) {
+            children.replaceAll(this::setsForLists);
+        }
         return SubqueryIds.attach(rewrite.rewrite(prepared.node(), children, this), prepared, this);
     }
 
@@ -180,18 +183,52 @@ final class Rewriter {
                 Option.<Metadata>empty(), Scala.seq(List.of()));
     }
 
-    /** A slot's ids as a set (an id column through lineage_set). */
+    /** A slot's ids as a set (an id column through lineage_set, a list through lineage_set_all). */
     Expression asSet(Slot slot) {
-        return slot.set() ? slot.attribute() : call("lineage_set", slot.attribute());
+        if (slot.set()) {
+            return slot.attribute();
+        }
+        return call(slot.list() ? "lineage_set_all" : "lineage_set", slot.attribute());
+    }
+
+    /** {@code carried} with each slot that is a list ({@link Slot#list}) made a set column. */
+    Carried setsForLists(Carried carried) {
+        if (carried.slots().stream().noneMatch(Slot::list)) {
+            return carried;
+        }
+        List<NamedExpression> out = new ArrayList<>();
+        java.util.Set<org.apache.spark.sql.catalyst.expressions.ExprId> lists = new java.util.HashSet<>();
+        List<Slot> slots = new ArrayList<>();
+        List<NamedExpression> sets = new ArrayList<>();
+        for (Slot slot : carried.slots()) {
+            if (!slot.list()) {
+                slots.add(slot);
+                continue;
+            }
+            lists.add(slot.attribute().exprId());
+            Alias set = alias(asSet(slot), fresh());
+            sets.add(set);
+            slots.add(slot.as(set.toAttribute(), true));
+        }
+        for (org.apache.spark.sql.catalyst.expressions.Attribute a : Scala.list(carried.plan().output())) {
+            if (!lists.contains(a.exprId())) {
+                out.add(a);
+            }
+        }
+        out.addAll(sets);
+        return new Carried(new org.apache.spark.sql.catalyst.plans.logical.Project(Scala.seq(out), carried.plan()),
+                slots, carried.rule());
     }
 
     Expression or(Expression a, Expression b) {
         return call("lineage_or", a, b);
     }
 
-    /** The aggregate of a slot over a group: the set of its ids (lineage_ids) or of its sets' union. */
+    /** The aggregate of a slot over a group: the set of its ids (lineage_ids) or of its sets' (or
+     * lists') union. */
     Expression gather(Slot slot) {
-        Expression f = call(slot.set() ? "lineage_union" : "lineage_ids", slot.attribute());
+        Expression f = slot.list() ? call("lineage_union", asSet(slot))
+                : call(slot.set() ? "lineage_union" : "lineage_ids", slot.attribute());
         return ((AggregateFunction) f).toAggregateExpression();
     }
 

@@ -46,6 +46,11 @@ import scala.Option;
 final class SemiJoinIds implements OperatorRewrite {
 
     @Override
+    public boolean takesLists() {
+        return true;
+    }
+
+    @Override
     public boolean accepts(LogicalPlan node) {
         return node instanceof Join join && (join.joinType() == LeftSemi$.MODULE$
                 || join.joinType() instanceof ExistenceJoin);
@@ -106,12 +111,12 @@ final class SemiJoinIds implements OperatorRewrite {
     @Override
     public Carried rewrite(LogicalPlan node, List<Carried> children, Rewriter rewriter) {
         Join join = (Join) node;
-        Carried left = children.get(0);
-        Carried right = children.get(1);
+        boolean keyed = !perRow(join);  // a left row matches at most one group of the right side
+        Carried left = keyed ? children.get(0) : rewriter.setsForLists(children.get(0));
+        Carried right = keyed ? children.get(1) : rewriter.setsForLists(children.get(1));
         List<Attribute> keys = readOnRight(join);
         List<Expression> grouping = new ArrayList<>(keys);
         List<NamedExpression> list = new ArrayList<>(keys);
-        boolean keyed = !perRow(join);  // a left row matches at most one group of the right side
         Aggregate asWritten = new Aggregate(Scala.seq(grouping), Scala.seq(new ArrayList<>(list)), join.right(),
                 Option.empty());  // the groups of the right side as the query reads it (copies share a tap)
         Rewriter.Taken tap = keyed ? rewriter.tapFor(asWritten, right.slots(), true) : null;
