@@ -415,7 +415,7 @@ def _as_order(order_id: int) -> tuple[Any, ...]:
     return next(o for o in ORDERS if o[0] == order_id)
 
 
-@pytest.mark.parametrize("shape", ["in", "aggregate", "rows"])
+@pytest.mark.parametrize("shape", ["in", "aggregate", "rows", "groups"])
 def test_a_table_joined_with_itself_carries_both_ids_as_a_list(records: Any, spark: Any, shape: str) -> None:
     """A source read on both sides of a join: its rows carry the two ids as a list, which a tap
     adds one by one (the IN's and the aggregate's here), not a set made and united for each row
@@ -434,6 +434,13 @@ def test_a_table_joined_with_itself_carries_both_ids_as_a_list(records: Any, spa
                 f"AND a.order_id < b.order_id GROUP BY a.customer_id")
         lineage = {cid: {o[0] for o in ORDERS if o[1] == cid} for cid in {o[1] for o in ORDERS}}
         key = "customer_id"
+    elif shape == "groups":  # pairs of customers with as many orders: a tapped aggregate's two copies
+        text = ("WITH t AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) "
+                "SELECT a.customer_id AS a_id, b.customer_id AS b_id FROM t a JOIN t b "
+                "ON a.n = b.n AND a.customer_id < b.customer_id")
+        of = {cid: {o[0] for o in ORDERS if o[1] == cid} for cid in {o[1] for o in ORDERS}}
+        lineage = {(a, b): of[a] | of[b] for a in of for b in of if a < b and len(of[a]) == len(of[b])}
+        key = "pair"
     else:  # the pairs themselves, each to its two orders
         text = ("SELECT a.order_id AS a_id, b.order_id AS b_id FROM orders a JOIN orders b "
                 "ON a.customer_id = b.customer_id AND a.amount = b.amount + 12")
@@ -446,7 +453,7 @@ def test_a_table_joined_with_itself_carries_both_ids_as_a_list(records: Any, spa
     assert counted(got) == plain_rows(df)
     assert len(got) == len(lineage) > 0
     taps = [p for p in records.store.by_seq() if p.kind == "combiner" and p.capture_id not in before]
-    assert len(taps) == (0 if shape == "rows" else 1)
+    assert len(taps) == (0 if shape == "rows" else 1)  # the two copies of "groups"' aggregate: one
 
     def key_of(r: Any) -> Any:
         return (r.a_id, r.b_id) if key == "pair" else getattr(r, key)

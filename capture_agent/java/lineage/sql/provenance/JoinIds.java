@@ -97,7 +97,7 @@ final class JoinIds implements OperatorRewrite {
             }
             Alias all = rewriter.alias(merge, rewriter.fresh());
             merges.add(all);
-            slots.add(same.get(0).as(all.toAttribute(), !ids));
+            slots.add(new Slot(same.get(0).source(), all.toAttribute(), !ids, ids));
         }
         if (merges.isEmpty()) {
             return new Carried(plan, slots, Carried.weakest(left.rule(), rule));
