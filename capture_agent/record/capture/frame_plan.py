@@ -13,12 +13,12 @@ joins, DISTINCT into aggregates and CTEs into their uses, the rewrite sees few k
 | Project, Filter, Sort, Limit, Sample, Repartition, Generate, Python UDFs | its input row's |
 | Aggregate over 1-32 sources' ids | its group's hash, the id at a combiner point its map tasks write (the tap) |
 | Aggregate over more sources or sets | per source, the set of its group's rows' ids |
-| Join inner, cross, outer | both sides' (a source on both sides: the union of the two) |
+| Join inner, cross, outer | both sides' (a source on both sides: the list of its two ids, or the union) |
 | Join left semi, existence (IN, EXISTS, INTERSECT) | its own and the matched right rows' |
 | Join left anti (NOT IN, NOT EXISTS, EXCEPT) | its own |
 | Union | its side's, aligned by source |
 | Expand (GROUPING SETS, ROLLUP, CUBE) | its input row's |
-| Window | its own and its frame's rows' (its whole partition for cume_dist, ntile...) |
+| Window | its own and its frame's rows' (its partition for cume_dist, ntile...; up to it for running frames) |
 
 Leaves become the agent's sources (``capture.frame_sources``: one class per kind below, chosen by
 the leaf's format): files of Parquet, ORC, CSV, JSON Lines and text read in the JVM with their ids,
@@ -44,7 +44,7 @@ from capture_agent.record.capture.frame_jvm import (
 )
 from capture_agent.record.capture.frames import LineageFrame, Slot
 from capture_agent.record.errors import UnsupportedOperation
-from capture_agent.record.storage.layouts import FrameGroups
+from capture_agent.record.storage.layouts import FrameGroups, FramePrefix
 
 PROVENANCE_CLASS = "lineage.sql.provenance.Provenance"
 SESSION_CLASS = "org.apache.spark.sql.classic.SparkSession"
@@ -96,8 +96,10 @@ def captured_query(lc: Any, df: Any) -> LineageFrame:
     finally:
         for point in taps[len(tapped):]:
             lc.store.points.pop(point.capture_id, None)
-    for point, parents in zip(taps, tapped, strict=False):
+    for point, parents, prefix in zip(taps, tapped, as_python(lc, provenance.prefixTaps()), strict=False):
         point.parents = parents
+        if prefix:  # a window's running frame: its rows are places, read as prefixes of partitions
+            point.layout = FramePrefix()
     slots = tuple(Slot(str(s), str(c), bool(b)) for s, c, b in
                   zip(*(as_python(lc, a) for a in (provenance.slotSources(), provenance.slotColumns(),
                                                     provenance.slotSets())), strict=True))

@@ -488,6 +488,65 @@ def test_a_window_over_its_whole_partition_is_tapped_both_ways(records: Any, spa
     assert [slot.is_set for slot in captured_query(records, spark.sql(text))._slots] == [False]
 
 
+RUNNING = {  # a running frame's window, and each row's lineage: its customer's orders up to it
+    "rows": ("sum(amount) OVER (PARTITION BY customer_id ORDER BY order_id ROWS BETWEEN UNBOUNDED PRECEDING "
+             "AND CURRENT ROW)", lambda o, r: o[0] <= r.order_id),
+    "rank": ("rank() OVER (PARTITION BY customer_id ORDER BY order_id)", lambda o, r: o[0] <= r.order_id),
+    # a range frame (ORDER BY's default): the row's peers, of equal amount, too
+    "range": ("sum(amount) OVER (PARTITION BY customer_id ORDER BY amount)", lambda o, r: o[2] <= r.amount),
+}
+
+
+@pytest.mark.parametrize("frame", sorted(RUNNING))
+def test_a_running_window_is_tapped_by_places_both_ways(records: Any, spark: Any, frame: str) -> None:
+    """A window whose values are computed from the rows up to each row (a running sum, a rank): a
+    row's lineage is its partition's rows up to it (with a range frame, its peers too), which the
+    window's tasks write once, a place a row (a ``frame_prefix`` combiner point), each row holding
+    the id of its frame's last place instead of a set of every row before it. Traced both ways."""
+    from capture_agent.record.capture.frame_plan import captured_query
+
+    window, before = RUNNING[frame]
+    text = f"SELECT order_id, customer_id, amount, {window} AS w FROM orders"
+    df = spark.sql(text)
+    got = df.collect()
+    assert counted(got) == plain_rows(df)
+    lineage = {r.order_id: [o for o in ORDERS if o[1] == r.customer_id and before(o, r)] for r in got}
+    for order_id in (3, 52, 115):
+        traced = output(records).filter(lambda r, order_id=order_id: r.order_id == order_id).goBackAll().collect()
+        assert counted(traced) == counted(lineage[order_id]), order_id
+    reached = source(records, "read.parquet").filter(lambda r: r.order_id == 52).goNextAll().collect()
+    assert sorted(r.order_id for r in reached) == sorted(k for k, rows in lineage.items() if ORDERS[52] in rows)
+    points = [p for p in records.store.by_seq() if p.kind == "combiner"]
+    assert points[-1].layout.name == "frame_prefix"
+    # deletion counts add up over a place's prefix: a row whose rows up to it are all deleted dies
+    impact = source(records, "read.parquet").filter(lambda r: r.order_id == 52).whatIfDeleted()
+    hit = {k for k, rows in lineage.items() if ORDERS[52] in rows}
+    assert sorted(r.order_id for r in impact.dead()) == sorted(k for k in hit if lineage[k] == [ORDERS[52]])
+    assert sorted(r.order_id for r in impact.reached()) == sorted(k for k in hit if lineage[k] != [ORDERS[52]])
+    assert [slot.is_set for slot in captured_query(records, spark.sql(text))._slots] == [False]
+
+
+def test_running_windows_over_a_running_window_of_groups_trace_to_their_rows(records: Any, spark: Any) -> None:
+    """TPC-DS 51's shape: a cumulative sum over a day's total per customer, a cumulative maximum
+    over that: both windows tapped by places, the outer one's rows places of the inner one's,
+    whose rows are groups. A row (customer, day) traces back to the customer's orders up to that day."""
+    text = ("SELECT customer_id, day, max(s) OVER (PARTITION BY customer_id ORDER BY day) AS m FROM "
+            "(SELECT customer_id, day, sum(sum(amount)) OVER (PARTITION BY customer_id ORDER BY day ROWS BETWEEN "
+            "UNBOUNDED PRECEDING AND CURRENT ROW) AS s FROM orders GROUP BY customer_id, day)")
+    df = spark.sql(text)
+    got = df.collect()
+    assert counted(got) == plain_rows(df)
+    for cid, day in (("c2", "2026-02-14"), ("c5", "2026-03-18"), ("c0", "2026-01-10")):
+        traced = output(records).filter(lambda r, cid=cid, day=day: (r.customer_id, r.day) == (cid, day))
+        assert counted(traced.goBackAll().collect()) == counted(o for o in ORDERS if o[1] == cid and o[3] <= day)
+    one = ORDERS[40]
+    reached = source(records, "read.parquet").filter(lambda r: r.order_id == one[0]).goNextAll().collect()
+    assert sorted((r.customer_id, r.day) for r in reached) == sorted(
+        (r.customer_id, r.day) for r in got if r.customer_id == one[1] and r.day >= one[3])
+    layouts = [p.layout.name for p in records.store.by_seq() if p.kind == "combiner"]
+    assert layouts[-3:] == ["frame_groups", "frame_prefix", "frame_prefix"]
+
+
 def test_a_refused_query_registers_its_output_as_not_captured(records: Any, spark: Any) -> None:
     """The action that ran plain is sent to the server as an output point with no table whose
     ``not_captured`` names the action and the operator that stopped it."""

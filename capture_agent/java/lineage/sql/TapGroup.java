@@ -15,7 +15,6 @@ import org.apache.spark.sql.catalyst.expressions.IsNull;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.XxHash64;
-import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -39,15 +38,12 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>Children: the hash, then one id column per source (1 to {@link Tap#MAX_SOURCES}, as {@link Tap#call}).
  */
-public final class TapGroup extends DeclarativeAggregate {
+public final class TapGroup extends TapFunction {
     private static final long serialVersionUID = 1L;
-    private final Tap tap;
-    private final Seq<Expression> children;
     private final AttributeReference group;
 
     public TapGroup(Tap tap, Seq<Expression> children) {
-        this.tap = tap;
-        this.children = children;
+        super(tap, children);
         this.group = new AttributeReference("lineage_group", DataTypes.LongType, false, Metadata.empty(),
                 NamedExpression.newExprId(), CollectionConverters.asScala(List.<String>of()).toSeq());
     }
@@ -86,10 +82,6 @@ public final class TapGroup extends DeclarativeAggregate {
         return new BitwiseAnd(new XxHash64(CollectionConverters.asScala(hashed).toSeq(), 42L), longLiteral(Long.MAX_VALUE));
     }
 
-    private static Expression longLiteral(long value) {
-        return Literal.create(value, DataTypes.LongType);
-    }
-
     /** The aggregate function {@code lineage_tap(hash, ids...)} over resolved expressions. */
     public static Expression function(Tap tap, Expression hash, List<Expression> ids) {
         List<Expression> all = new ArrayList<>();
@@ -98,28 +90,9 @@ public final class TapGroup extends DeclarativeAggregate {
         return new TapGroup(tap, CollectionConverters.asScala(all).toSeq()).toAggregateExpression();
     }
 
-    private static Seq<Expression> seq(Expression... items) {
-        return CollectionConverters.asScala(List.of(items)).toSeq();
-    }
-
-    @Override
-    public Seq<Expression> children() {
-        return children;
-    }
-
     @Override
     public TapGroup withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
         return new TapGroup(tap, newChildren.toSeq());
-    }
-
-    @Override
-    public boolean nullable() {
-        return false;
-    }
-
-    @Override
-    public DataType dataType() {
-        return DataTypes.LongType;
     }
 
     @Override
@@ -139,9 +112,8 @@ public final class TapGroup extends DeclarativeAggregate {
 
     @Override
     public Seq<Expression> updateExpressions() {
-        List<Expression> all = CollectionConverters.asJava(children);
-        Expression hash = new If(new EqualTo(group, Literal.create(0L, DataTypes.LongType)), all.get(0), group);
-        return seq(tap.call(hash, all.subList(1, all.size()).toArray(new Expression[0])));
+        Expression hash = new If(new EqualTo(group, longLiteral(0L)), all().get(0), group);
+        return seq(tapCall(hash));
     }
 
     @Override
@@ -154,38 +126,5 @@ public final class TapGroup extends DeclarativeAggregate {
     @Override
     public Expression evaluateExpression() {
         return group;
-    }
-
-    @Override
-    public int productArity() {
-        return 2;
-    }
-
-    @Override
-    public Object productElement(int n) {
-        switch (n) {
-            case 0:
-                return tap;
-            case 1:
-                return children;
-            default:
-                throw new IndexOutOfBoundsException(String.valueOf(n));
-        }
-    }
-
-    @Override
-    public boolean canEqual(Object other) {
-        return other instanceof TapGroup;
-    }
-
-    /** Equal to a function of the same tap over equal children (copies are, as case classes' are). */
-    @Override
-    public boolean equals(Object other) {
-        return other instanceof TapGroup && ((TapGroup) other).tap == tap && ((TapGroup) other).children.equals(children);
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * System.identityHashCode(tap) + children.hashCode();
     }
 }

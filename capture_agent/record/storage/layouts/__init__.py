@@ -12,13 +12,14 @@ from capture_agent.record.storage.layouts.groups import FrameGroups
 from capture_agent.record.storage.layouts.heads import FirstRestGlobal, FirstRestLocal
 from capture_agent.record.storage.layouts.inputs import FileLines, FileRows, Rows, Text, Values, check_files
 from capture_agent.record.storage.layouts.local import ListLocal, OneLocal, Save, SetLocal, SetPartition, Single
+from capture_agent.record.storage.layouts.prefix import FramePrefix
 from capture_agent.record.storage.layouts.shuffled import FrameWrite, ListGlobal, OneGlobal, Pair, SetGlobal, Sets
 from capture_agent.record.storage.layouts.union import Union
 
 LAYOUTS: dict[str, type[Layout]] = {
     cls.name: cls
     for cls in (Text, Values, Rows, OneLocal, ListLocal, SetLocal, Single, SetPartition, Save, OneGlobal, ListGlobal,
-                SetGlobal, Sets, Pair, Union, FileRows, FileLines, FrameWrite, FrameGroups, FirstRestLocal,
+                SetGlobal, Sets, Pair, Union, FileRows, FileLines, FrameWrite, FrameGroups, FramePrefix, FirstRestLocal,
                 FirstRestGlobal)
 }
 
@@ -40,6 +41,7 @@ __all__ = [
     "FirstRestGlobal",
     "FirstRestLocal",
     "FrameGroups",
+    "FramePrefix",
     "FrameWrite",
     "Layout",
     "ListGlobal",

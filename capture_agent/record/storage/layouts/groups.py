@@ -160,16 +160,24 @@ class FrameGroups(Layout):
                changed: list[BitMap64]) -> list[RowCounts]:
         """Counts of the groups whose inputs meet the deletion, over every table (a group's rows
         in each map task's table add up): first the groups hit, then their rows in every table."""
-        nslots = len(point.parents)
-        hit = BitMap64()
+        hit = self.hit(ctx, point, lost, changed)
+        return self.counts_of(ctx, point, hit, lost, changed) if hit else []
+
+    def hit(self, ctx: StepContext, point: CapturePoint, lost: list[BitMap64], changed: list[BitMap64]) -> BitMap64:
+        """The groups whose inputs meet the deletion (``forward`` from each parent's deleted and changed)."""
+        out = BitMap64()
         for parent_id in dict.fromkeys(point.parents):
             slot = point.parents.index(parent_id)
-            hit |= self.forward(ctx, point, parent_id, lost[slot] | changed[slot])
-        if not hit:
-            return []
+            out |= self.forward(ctx, point, parent_id, lost[slot] | changed[slot])
+        return out
+
+    def counts_of(self, ctx: StepContext, point: CapturePoint, groups: BitMap64, lost: list[BitMap64],
+                  changed: list[BitMap64]) -> list[RowCounts]:
+        """The counts of ``groups``' rows, a list per table."""
+        nslots = len(point.parents)
         tables = self._tables(ctx.fs, point)
         blobs = ([bytes(b.serialize()) for b in lost[:nslots]], [bytes(b.serialize()) for b in changed[:nslots]])
-        units = [(ctx.fs, path, bytes(hit.serialize()), nslots, *blobs) for path in tables]
+        units = [(ctx.fs, path, bytes(groups.serialize()), nslots, *blobs) for path in tables]
         return ctx.run_units(self.counts_groups, units, sum(ctx.fs.size(p) for p in tables))
 
     def counts_groups(self, store: StoreFS, path: str, groups: bytes, nparents: int, lost: list[bytes],

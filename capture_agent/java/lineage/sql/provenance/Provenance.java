@@ -28,6 +28,7 @@ public final class Provenance {
     private int taps;
     private Carried carried;
     private List<List<String>> tapped = List.of();
+    private java.util.Set<Integer> prefixes = java.util.Set.of();
 
     public Provenance(SparkSession session, LogicalPlan plan) {
         this.session = session;
@@ -93,6 +94,7 @@ public final class Provenance {
         Rewriter rewriter = new Rewriter(session, plan, made, taps);
         carried = rewriter.setsForLists(rewriter.carry(plan));
         tapped = rewriter.tapped;
+        prefixes = rewriter.prefixes;
         List<NamedExpression> list = new ArrayList<>(Scala.list(plan.output()));
         list.addAll(carried.slotAttributes());
         return Dataset.ofRows(session, new Project(Scala.seq(list), carried.plan()));
@@ -102,6 +104,16 @@ public final class Provenance {
      * tapIds[j]}), the parents of its combiner point; the points past these were not used. */
     public String[][] tapped() {
         return tapped.stream().map(sources -> sources.toArray(new String[0])).toArray(String[][]::new);
+    }
+
+    /** Per tap the rewrite took ({@link #tapped}): whether its point's rows are the places of a
+     * window's partitions ({@code lineage.sql.TapPrefix}: read as prefixes), not groups. */
+    public boolean[] prefixTaps() {
+        boolean[] out = new boolean[tapped.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = prefixes.contains(i);
+        }
+        return out;
     }
 
     public String[] slotColumns() {

@@ -66,6 +66,8 @@ final class Rewriter {
     private final List<TapPoint> taps;
     /** The sources of the ids each tap taken so far was given (its point's parents). */
     final List<List<String>> tapped = new ArrayList<>();
+    /** The taps (their places in {@link #tapped}) whose rows are places of a window's partition. */
+    final java.util.Set<Integer> prefixes = new java.util.HashSet<>();
     private final Map<SameAggregate, Taken> sameAggregates = new HashMap<>();
     private int names;
     private final LogicalPlan root;
@@ -120,6 +122,19 @@ final class Rewriter {
      */
     Taken windowTapFor(List<Slot> slots) {
         return tappable(slots, false) && tapped.size() < taps.size() ? newTap(slots) : null;
+    }
+
+    /**
+     * A tap of its own for a window over {@code slots} whose rows each hold a prefix of their
+     * partition ({@link WindowIds}, {@code lineage.sql.TapPrefix}), or null (as {@link #windowTapFor});
+     * its point's tables are read by places ({@link #prefixes}).
+     */
+    Taken prefixTapFor(List<Slot> slots) {
+        Taken taken = windowTapFor(slots);
+        if (taken != null) {
+            prefixes.add(tapped.size() - 1);
+        }
+        return taken;
     }
 
     /** Whether a tap takes these slots: 1 to {@link Tap#MAX_SOURCES} sources' ids, none a set unless

@@ -4,10 +4,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import lineage.sql.TapGroup;
+import lineage.sql.TapPrefix;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.CurrentRow$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.RangeFrame$;
 import org.apache.spark.sql.catalyst.expressions.RowFrame$;
 import org.apache.spark.sql.catalyst.expressions.SpecifiedWindowFrame;
 import org.apache.spark.sql.catalyst.expressions.UnboundedFollowing$;
@@ -25,7 +27,8 @@ import org.apache.spark.sql.catalyst.plans.logical.Window;
  * on it all (cume_dist, percent_rank, ntile, frames unbounded both ways): the union of the frame's
  * sets, a window aggregate over the same partition, order and frame, beside Spark's own. Where one
  * value depends on the whole partition, a row's lineage is its partition, which a tap writes once
- * ({@link #tapped}).
+ * ({@link #tapped}); where every value depends on the rows up to it, a prefix of its partition,
+ * which a tap writes a place a row (both {@link #tapped}).
  */
 final class WindowIds implements OperatorRewrite {
     static final Set<String> WHOLE_PARTITION = Set.of("CumeDist", "PercentRank", "NTile");
@@ -51,23 +54,37 @@ final class WindowIds implements OperatorRewrite {
                 && frame.lower() == UnboundedPreceding$.MODULE$ && frame.upper() == UnboundedFollowing$.MODULE$;
     }
 
+    /** Whether a lineage frame is its partition's rows up to the current row (with {@code RANGE}, its
+     * peers too): a running sum's, rank's. */
+    static boolean prefix(WindowSpecDefinition spec) {
+        return spec.frameSpecification() instanceof SpecifiedWindowFrame frame
+                && frame.lower() == UnboundedPreceding$.MODULE$ && frame.upper() == CurrentRow$.MODULE$;
+    }
+
     /**
-     * A window one of whose values depends on its whole partition: each row's lineage is its
-     * partition's rows (every frame is in it), so the row holds the partition's id in a tap (the
-     * 63-bit hash of its partition columns, as an aggregate's group), which the window's tasks
-     * write as the tables of a combiner point, as an aggregate's map tasks do: a long a row rather
-     * than a set of the partition's ids copied into each of its rows (TPC-DS 47, 57: a year's months).
+     * A window whose rows' lineage a tap the window's tasks write once gives, as a combiner point
+     * (as an aggregate's map tasks do): a long a row rather than a set of ids copied into each row.
+     * Over {@code frame}, the whole partition ({@link #whole}): one of its values depends on the whole
+     * partition, so each row's lineage is its partition's rows (every frame is in it), and the row
+     * holds the partition's id (the 63-bit hash of its partition columns, as an aggregate's group;
+     * TPC-DS 47, 57: a year's months). Over a running frame ({@link #prefix}): every value is computed
+     * from the partition's rows up to the row, a prefix of its partition, which the tap writes a place
+     * for each row ({@link TapPrefix}), and the row holds the id of its frame's last place (TPC-DS 51:
+     * cumulative sums, then cumulative maxima over them; with frames of rows and of ranges together,
+     * the range's, which holds the other).
      */
-    private static Carried tapped(Window window, WindowSpecDefinition whole, Carried child, Rewriter.Taken tap,
+    private static Carried tapped(Window window, WindowSpecDefinition frame, Carried child, Rewriter.Taken tap,
             List<NamedExpression> expressions, List<NamedExpression> out, Rewriter rewriter) {
         Expression hash = AggregateIds.groupHash(Scala.list(window.partitionSpec()), rewriter);
-        Expression function = TapGroup.function(tap.tap(), hash, new ArrayList<>(child.slotAttributes()));
-        Alias partition = rewriter.alias(new WindowExpression(function, whole), rewriter.fresh());
-        expressions.add(partition);
-        out.add(partition.toAttribute());
+        List<Expression> ids = new ArrayList<>(child.slotAttributes());
+        Expression function = whole(frame) ? TapGroup.function(tap.tap(), hash, ids)
+                : TapPrefix.function(tap.tap(), hash, ids);
+        Alias lineage = rewriter.alias(new WindowExpression(function, frame), rewriter.fresh());
+        expressions.add(lineage);
+        out.add(lineage.toAttribute());
         Window plan = new Window(Scala.seq(expressions), window.partitionSpec(), window.orderSpec(), child.plan(),
                 window.hint());
-        Slot slot = new Slot(tap.point(), partition.toAttribute(), false);
+        Slot slot = new Slot(tap.point(), lineage.toAttribute(), false);
         return new Carried(new Project(Scala.seq(out), plan), List.of(slot), "sum");
     }
 
@@ -102,6 +119,15 @@ final class WindowIds implements OperatorRewrite {
             Rewriter.Taken tap = rewriter.windowTapFor(child.slots());
             if (tap != null) {
                 return tapped(window, whole, child, tap, expressions, out, rewriter);
+            }
+        }
+        if (!frames.isEmpty() && frames.stream().allMatch(WindowIds::prefix)) {
+            WindowSpecDefinition widest = frames.stream()
+                    .filter(f -> ((SpecifiedWindowFrame) f.frameSpecification()).frameType() == RangeFrame$.MODULE$)
+                    .findFirst().orElse(frames.get(0));
+            Rewriter.Taken tap = rewriter.prefixTapFor(child.slots());
+            if (tap != null) {
+                return tapped(window, widest, child, tap, expressions, out, rewriter);
             }
         }
         List<Slot> slots = new ArrayList<>();
