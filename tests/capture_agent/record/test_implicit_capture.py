@@ -424,6 +424,7 @@ def test_a_table_joined_with_itself_carries_both_ids_as_a_list(records: Any, spa
     from capture_agent.record.capture.frame_plan import captured_query
 
     same_customer = "a.customer_id = b.customer_id"
+    lineage: dict[Any, set[int]]  # an output row's key -> its orders
     if shape == "in":  # the orders whose customer has an order on another day
         text = (f"SELECT * FROM orders WHERE order_id IN (SELECT a.order_id FROM orders a JOIN orders b "
                 f"ON {same_customer} AND a.day <> b.day)")
