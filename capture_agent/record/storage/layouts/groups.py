@@ -149,8 +149,14 @@ class FrameGroups(Layout):
             rows = list_rows_meeting(column, pa.array(list(BitMap64.deserialize(ids)), pa.int64()))
         if not rows:
             return bytes(BitMap64().serialize())
-        groups = table.column("out_id").combine_chunks().take(pa.array(rows, pa.int64()))
-        return bytes(BitMap64(groups.to_numpy()).serialize())
+        out_ids = table.column("out_id").combine_chunks()
+        groups = BitMap64(out_ids.take(pa.array(rows, pa.int64())).to_numpy())
+        return bytes(self.reached(groups, out_ids).serialize())
+
+    def reached(self, groups: BitMap64, out_ids: Any) -> BitMap64:
+        """Task side: the rows of one table a forward step gives for the groups whose inputs meet
+        the ids (``out_ids``: the table's, an Arrow array): those groups."""
+        return groups
 
     def rows_using(self, store: StoreFS, path: str, slot: int, ids: bytes) -> list[int]:
         raise NotImplementedError("frame_groups: forward steps read groups, not rows")

@@ -17,7 +17,7 @@ up over a place's prefix.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pyroaring import BitMap64
 
@@ -65,9 +65,10 @@ class FramePrefix(FrameGroups):
     def backward(self, ctx: StepContext, point: CapturePoint, ids: BitMap64) -> dict[str, BitMap64]:
         return super().backward(ctx, point, up_to(ids) if ids else ids)
 
-    def forward(self, ctx: StepContext, child: CapturePoint, parent_id: str, ids: BitMap64) -> BitMap64:
-        reached = super().forward(ctx, child, parent_id, ids)
-        return from_on(reached) & self.all_ids(ctx.fs, child) if reached else reached
+    def reached(self, groups: BitMap64, out_ids: Any) -> BitMap64:
+        """The places of the table from the first one reached on in each partition: a partition's
+        places are all in one table (one window task computes each partition)."""
+        return from_on(groups) & BitMap64(out_ids.to_numpy()) if groups else groups
 
     def counts(self, ctx: StepContext, point: CapturePoint, lost: list[BitMap64],
                changed: list[BitMap64]) -> list[RowCounts]:
