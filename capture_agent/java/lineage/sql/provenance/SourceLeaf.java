@@ -95,7 +95,9 @@ final class SourceLeaf implements OperatorRewrite {
         if (source == null) {
             throw new Refused(node.nodeName(), "no source was made of it");
         }
-        List<Attribute> made = Scala.list(source.plan().output());
+        List<Attribute> leaf = Scala.list(node.output());
+        LogicalPlan plan = LeafAttributes.given(source.plan(), columnsOf(source), leaf);
+        List<Attribute> made = Scala.list(plan.output());
         Attribute id = null;
         List<Attribute> columns = new ArrayList<>();
         for (Attribute a : made) {
@@ -105,7 +107,6 @@ final class SourceLeaf implements OperatorRewrite {
                 columns.add(a);
             }
         }
-        List<Attribute> leaf = Scala.list(node.output());
         if (id == null) {
             throw new Refused(node.nodeName(), "its source has no ids");
         }
@@ -130,7 +131,18 @@ final class SourceLeaf implements OperatorRewrite {
         Alias ids = rewriter.alias(id, rewriter.fresh());
         list.add(ids);
         Slot slot = new Slot(source.id(), ids.toAttribute(), false);
-        return new Carried(new Project(Scala.seq(list), source.plan()), List.of(slot), "copy");
+        return new Carried(new Project(Scala.seq(list), plan), List.of(slot), "copy");
+    }
+
+    /** The source's columns but its ids. */
+    private static List<Attribute> columnsOf(Rewriter.Source source) {
+        List<Attribute> out = new ArrayList<>();
+        for (Attribute a : Scala.list(source.plan().output())) {
+            if (!a.name().equals(source.idColumn())) {
+                out.add(a);
+            }
+        }
+        return out;
     }
 
     /**
