@@ -15,7 +15,7 @@ import scala.runtime.AbstractPartialFunction;
 /**
  * A source's plan whose columns carry the attributes of the leaf it stands for (the same name and
  * type, position by position), so that the rewrite needs no alias above the read. Copies of one
- * subquery (a CTE read in each branch of a UNION: TPC-DS 36, 70, 86) then plan alike: Spark keeps
+ * subquery (a CTE read in each branch of a UNION: TPC-DS 36) then plan alike: Spark keeps
  * the aliases of a union's first branch (the union's output is that branch's), and reuses an
  * exchange or a broadcast only between equal plans, so one branch with aliases and the others
  * without read the same table twice where plain Spark reads it once.

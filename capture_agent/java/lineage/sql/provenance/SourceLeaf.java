@@ -95,21 +95,17 @@ final class SourceLeaf implements OperatorRewrite {
         if (source == null) {
             throw new Refused(node.nodeName(), "no source was made of it");
         }
-        List<Attribute> leaf = Scala.list(node.output());
-        LogicalPlan plan = LeafAttributes.given(source.plan(), columnsOf(source), leaf);
-        List<Attribute> made = Scala.list(plan.output());
-        Attribute id = null;
-        List<Attribute> columns = new ArrayList<>();
-        for (Attribute a : made) {
-            if (a.name().equals(source.idColumn())) {
-                id = a;
-            } else {
-                columns.add(a);
-            }
-        }
-        if (id == null) {
+        Read read = Read.of(source.plan(), source.idColumn());
+        if (read.id() == null) {
             throw new Refused(node.nodeName(), "its source has no ids");
         }
+        List<Attribute> leaf = Scala.list(node.output());
+        LogicalPlan plan = LeafAttributes.given(source.plan(), read.columns(), leaf);
+        if (plan != source.plan()) {
+            read = Read.of(plan, source.idColumn());
+        }
+        List<Attribute> columns = read.columns();
+        Attribute id = read.id();
         List<Expression> values = columns.size() == leaf.size() ? new ArrayList<>(columns)
             : matched(node, leaf, columns, id, rewriter);
         String zone = rewriter.session.sessionState().conf().sessionLocalTimeZone();
@@ -134,15 +130,20 @@ final class SourceLeaf implements OperatorRewrite {
         return new Carried(new Project(Scala.seq(list), plan), List.of(slot), "copy");
     }
 
-    /** The source's columns but its ids. */
-    private static List<Attribute> columnsOf(Rewriter.Source source) {
-        List<Attribute> out = new ArrayList<>();
-        for (Attribute a : Scala.list(source.plan().output())) {
-            if (!a.name().equals(source.idColumn())) {
-                out.add(a);
+    /** A source plan's output: its columns, and its ids (the column named {@code idColumn}; null if none). */
+    private record Read(List<Attribute> columns, Attribute id) {
+        static Read of(LogicalPlan plan, String idColumn) {
+            Attribute id = null;
+            List<Attribute> columns = new ArrayList<>();
+            for (Attribute a : Scala.list(plan.output())) {
+                if (a.name().equals(idColumn)) {
+                    id = a;
+                } else {
+                    columns.add(a);
+                }
             }
+            return new Read(columns, id);
         }
-        return out;
     }
 
     /**
