@@ -22,12 +22,12 @@ import org.apache.spark.sql.catalyst.plans.logical.Project;
 import scala.Option;
 
 /**
- * A semi join whose rewrite matches every row of its left side on its own ({@link NestedMatch}:
- * EXISTS with {@code a.x <> b.x} beside equal keys; or with no equal key) put back above the inner joins, filters,
- * projections and semi and anti joins over its left side. Spark pushes such a predicate down to
- * the table it reads (TPC-DS 16 and 94: to all of catalog_sales, before the joins with three
- * dimensions keep a few thousand of its rows), which costs plain Spark a hash probe a row; the
- * rewrite nests, filters and unites the matched rows' ids for each row it is given, so it is
+ * A semi join whose rewrite matches every row of its left side on its own ({@link
+ * SemiJoinIds#perRow}: EXISTS with {@code a.x <> b.x}, beside equal keys or not) put back above
+ * the inner joins, filters, projections and semi and anti joins over its left side. Spark pushes
+ * such a predicate down to the table it reads (TPC-DS 16 and 94: to all of catalog_sales, before
+ * the joins with three dimensions keep a few thousand of its rows), which costs plain Spark a hash
+ * probe a row; the rewrite numbers each row it is given, joins it and groups it again, so it is
  * given the rows the joins kept. A semi join keeps or drops a left row by that row's own columns,
  * so it commutes with those operators, and a row's lineage (its own rows and the right rows it
  * matched) is the same either way. Its condition's columns are kept through the projections it is

@@ -37,11 +37,12 @@ import scala.Option;
  * store_sales row it kept), and joined to the left as the condition says (inner for a semi join,
  * left outer for an existence join, whose {@code exists} is then whether a group matched): a left
  * row matches at most one group when each such column is compared equal to a value of the left
- * row. When the condition also reads
- * other right columns (EXISTS with {@code a.x <> b.x}) but compares some right column equal to
- * the left row, the groups are nested under those columns and each left row takes its one nest
- * ({@link NestedMatch}); with no such column, the left rows are numbered and grouped again after
- * the join (the union of every group they matched).
+ * row. When the condition also reads other right columns (EXISTS with {@code a.x <> b.x}), a
+ * left row may match several right rows: each left row is numbered, joined with the right rows the
+ * whole condition holds for (the rows themselves when some right column is compared equal to the
+ * left row, as Spark's own semi join goes through a key's rows; else the groups, which a join
+ * without equal keys pairs with every left row), and grouped again by its number and those keys:
+ * its columns as they were, the union of what it matched ({@link #regroupedMatch}).
  */
 final class SemiJoinIds implements OperatorRewrite {
 
@@ -57,8 +58,7 @@ final class SemiJoinIds implements OperatorRewrite {
     }
 
     /**
-     * Whether a left row is matched on its own ({@link NestedMatch}, or numbered and grouped
-     * again): some right column the condition reads is not compared equal to a value of the left
+     * Whether a left row is matched on its own (numbered and grouped again): some right column the condition reads is not compared equal to a value of the left
      * row. Else each left row takes the one group of its keys.
      */
     static boolean perRow(Join join) {
@@ -133,9 +133,9 @@ final class SemiJoinIds implements OperatorRewrite {
         if (keyed) {
             matched = keyedMatch(join, left, groups, marker, sets, existence);
         } else if (!equal.isEmpty()) {
-            matched = NestedMatch.matched(join, left, right, groups, equal, sets, existence, rewriter);
+            matched = regroupedMatch(join, left, right.plan(), right.slots(), sets, equal, existence, rewriter);
         } else {
-            matched = regroupedMatch(join, left, groups, marker, sets, existence, rewriter);
+            matched = regroupedMatch(join, left, groups, sets, sets, equal, existence, rewriter);
         }
         Carried merged = JoinIds.merged(matched, left, sets, rewriter, "sum");
         return new Carried(merged.plan(), merged.slots(), "sum");
@@ -157,18 +157,34 @@ final class SemiJoinIds implements OperatorRewrite {
     }
 
     /**
-     * A condition reading other right columns and no right column compared equal to the left row
-     * (only then: {@link NestedMatch} takes those with such a column): a left row may match
-     * several groups, so each left row is numbered, joined with the groups it matched, and grouped
-     * again by its number: its columns as they were, the union of the matched groups' sets.
+     * A left row that may match several right rows (or groups): each left row numbered, joined
+     * with the {@code right} rows the condition holds for (left outer for an existence join), and
+     * grouped again by its number and the left values of the {@code equal} keys: its columns as
+     * they were, {@code exists} whether a right row matched, per source the ids of {@code from}
+     * gathered as {@code sets} (their columns' names and ids). The keys cost nothing (a number is
+     * one row) and spare the regrouping a shuffle after a join shuffled by them. With equal keys
+     * the right rows are joined as they are, not grouped first: the rows a left row matches are
+     * few (after {@link LateSemiJoins}, so are the left rows: TPC-DS 16's nested list of every
+     * order's rows cost more than the join, 94's too).
      */
-    private static LogicalPlan regroupedMatch(Join join, Carried left, Aggregate groups, Alias marker,
-                                              List<Slot> sets, boolean existence, Rewriter rewriter) {
+    private static LogicalPlan regroupedMatch(Join join, Carried left, LogicalPlan right, List<Slot> from,
+                                              List<Slot> sets, List<Expression> equal, boolean existence,
+                                              Rewriter rewriter) {
         Alias row = rewriter.alias(new MonotonicallyIncreasingID(), rewriter.fresh());
         List<NamedExpression> numbered = new ArrayList<>(Scala.list(left.plan().output()));
         numbered.add(row);
-        Join plan = new Join(new Project(Scala.seq(numbered), left.plan()), groups,
+        Alias marker = rewriter.alias(Literal.create(true, DataTypes.BooleanType), rewriter.fresh());
+        List<NamedExpression> marked = new ArrayList<>(Scala.list(right.output()));
+        marked.add(marker);
+        Join plan = new Join(new Project(Scala.seq(numbered), left.plan()), new Project(Scala.seq(marked), right),
                 existence ? LeftOuter$.MODULE$ : Inner$.MODULE$, join.condition(), Broadcasts.hint(join));
+        List<Expression> grouping = new ArrayList<>();
+        AttributeSet rightSide = join.right().outputSet();
+        for (Expression part : equal) {
+            BinaryComparison compared = (BinaryComparison) part;
+            grouping.add(compared.left().references().intersect(rightSide).isEmpty() ? compared.left() : compared.right());
+        }
+        grouping.add(row.toAttribute());
         List<NamedExpression> out = new ArrayList<>();
         for (Attribute a : Scala.list(left.plan().output())) {  // as ReplaceDeduplicateWithAggregate keeps them
             out.add(new Alias(new First(a, false).toAggregateExpression(), a.name(), a.exprId(), a.qualifier(),
@@ -178,12 +194,12 @@ final class SemiJoinIds implements OperatorRewrite {
             Expression any = new Max(marker.toAttribute()).toAggregateExpression();
             out.add(exists(join, new Coalesce(Scala.seq(List.of(any, Literal.create(false, DataTypes.BooleanType))))));
         }
-        for (Slot slot : sets) {
-            Alias ids = new Alias(rewriter.union(slot.attribute()).toAggregateExpression(), slot.attribute().name(),
-                    slot.attribute().exprId(), Scala.seq(List.of()), Option.empty(), Scala.seq(List.of()));
-            out.add(ids);
+        for (int i = 0; i < sets.size(); i++) {
+            Attribute set = sets.get(i).attribute();
+            out.add(new Alias(rewriter.gather(from.get(i)), set.name(), set.exprId(), Scala.seq(List.of()),
+                    Option.empty(), Scala.seq(List.of())));
         }
-        return new Aggregate(Scala.seq(List.<Expression>of(row.toAttribute())), Scala.seq(out), plan, Option.empty());
+        return new Aggregate(Scala.seq(grouping), Scala.seq(out), plan, Option.empty());
     }
 
     private static Alias exists(Join join, Expression value) {
