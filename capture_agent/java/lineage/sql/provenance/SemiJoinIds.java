@@ -58,8 +58,9 @@ final class SemiJoinIds implements OperatorRewrite {
     }
 
     /**
-     * Whether a left row is matched on its own (numbered and grouped again): some right column the condition reads is not compared equal to a value of the left
-     * row. Else each left row takes the one group of its keys.
+     * Whether a left row is matched on its own (numbered and grouped again): some right column
+     * the condition reads is not compared equal to a value of the left row. Else each left row
+     * takes the one group of its keys.
      */
     static boolean perRow(Join join) {
         AttributeSet compared = compared(join, equalKeys(join));
@@ -161,8 +162,8 @@ final class SemiJoinIds implements OperatorRewrite {
      * with the {@code right} rows the condition holds for (left outer for an existence join), and
      * grouped again by its number and the left values of the {@code equal} keys: its columns as
      * they were, {@code exists} whether a right row matched, per source the ids of {@code from}
-     * gathered as {@code sets} (their columns' names and ids). The keys cost nothing (a number is
-     * one row) and spare the regrouping a shuffle after a join shuffled by them. With equal keys
+     * gathered as {@code sets} (their columns' names and ids). The keys split no group (a number is
+     * one left row already) and spare the regrouping a shuffle after a join shuffled by them. With equal keys
      * the right rows are joined as they are, not grouped first: the rows a left row matches are
      * few (after {@link LateSemiJoins}, so are the left rows: TPC-DS 16's nested list of every
      * order's rows cost more than the join, 94's too).
