@@ -251,6 +251,37 @@ def test_exists_on_a_condition_other_than_equal_keys(records: Any, spark: Any, u
         assert counted(traced) == counted([alone])
 
 
+@pytest.mark.parametrize("under_or", [False, True])
+def test_exists_on_no_equal_key_regroups_each_row_with_every_row_it_matched(records: Any, spark: Any,
+                                                                           under_or: bool) -> None:
+    """EXISTS whose condition compares no right column equal to the left row (a nested loop join):
+    each left row is numbered, joined with every right row it matches and grouped again, so it
+    traces to its own row and each of those; under OR (an existence join) a row kept by the other
+    side of the OR matched none and traces to its own row only."""
+    from capture_agent.record.capture.frame_plan import captured_query
+
+    other = "o.amount > 11 OR " if under_or else ""
+    df = spark.sql(f"SELECT o.order_id FROM orders o WHERE {other}EXISTS (SELECT 1 FROM orders p "
+                   "WHERE p.order_id < 12 AND p.amount > o.amount + 9)")
+    got = df.collect()
+    assert counted(got) == plain_rows(df)
+    assert not json.loads((Path(records.store.run_dir) / "run.json").read_text()).get("not_captured")
+    right = [p for p in ORDERS if p[0] < 12]
+    matches = {o[0]: [p for p in right if p[2] > o[2] + 9] for o in ORDERS}
+    kept = {o[0] for o in ORDERS if matches[o[0]] or (under_or and o[2] > 11)}
+    assert {r.order_id for r in got} == kept
+    for mine in (ORDERS[13], ORDERS[14]) + ((ORDERS[12],) if under_or else ()):  # amounts 0, 1; 12
+        assert len(matches[mine[0]]) == {0: 2, 1: 1, 12: 0}[int(mine[2])]
+        traced = output(records).filter(lambda r, o=mine[0]: r.order_id == o).goBackAll().collect()
+        assert counted(traced) == counted([mine, *matches[mine[0]]])
+    # forward: the right row of amount 11 reaches every kept row it matched (amounts 0 and 1)
+    eleven = ORDERS[11]
+    reached = source(records, "read.parquet").filter(lambda r: tuple(r) == eleven).goNextAll().collect()
+    assert {r.order_id for r in reached} == {o for o in kept if eleven in matches[o]}
+    plan = str(captured_query(records, df)._df._jdf.queryExecution().optimizedPlan().toString())
+    assert "monotonically_increasing_id" in plan and "collect_list" not in plan
+
+
 def _first(node: Any, predicate: Any) -> Any:
     """The first node of a Catalyst plan, depth first, that ``predicate`` holds for (or None)."""
     if predicate(node):
