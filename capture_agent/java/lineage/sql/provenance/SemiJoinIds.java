@@ -125,7 +125,7 @@ final class SemiJoinIds implements OperatorRewrite {
                 : List.of(AggregateIds.tapped(grouping, right, tap, list, rewriter));
         boolean existence = join.joinType() instanceof ExistenceJoin;
         Alias marker = rewriter.alias(Literal.create(true, DataTypes.BooleanType), rewriter.fresh());
-        if (existence) {
+        if (existence && keyed) {  // keyedMatch's: a regrouped match marks the right rows itself
             list.add(marker);
         }
         Aggregate groups = new Aggregate(Scala.seq(grouping), Scala.seq(list), right.plan(), Option.empty());
@@ -183,7 +183,8 @@ final class SemiJoinIds implements OperatorRewrite {
         AttributeSet rightSide = join.right().outputSet();
         for (Expression part : equal) {
             BinaryComparison compared = (BinaryComparison) part;
-            grouping.add(compared.left().references().intersect(rightSide).isEmpty() ? compared.left() : compared.right());
+            boolean leftFirst = compared.left().references().intersect(rightSide).isEmpty();
+            grouping.add(leftFirst ? compared.left() : compared.right());
         }
         grouping.add(row.toAttribute());
         List<NamedExpression> out = new ArrayList<>();
