@@ -1,7 +1,8 @@
 package lineage.sql.provenance;
 
+import com.google.common.collect.MapMaker;
 import java.util.Map;
-import java.util.WeakHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.LogicalRDD;
 import org.apache.spark.sql.execution.datasources.LogicalRelation;
@@ -14,11 +15,14 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
  * captured source it makes by the leaves of its plan ({@code frame_sources.sourced}); a query over
  * a captured DataFrame's rows (a view of it, {@code lc.sql}) then reads that source again, with
  * its ids, as its leaf. The analyzer and optimizer copy leaves but keep what they read, so the
- * name survives them. Names are made once per object and never reused (weakly held).
+ * name survives them. Names are made once per object and never reused (weakly held). Objects
+ * are told apart by identity, not {@code equals}: two reads of one path make tables that are equal
+ * (so that Spark reuses an exchange over both) but are two sources, and a name held by an equal
+ * object would change when that object is collected (Guava's weak keys compare with {@code ==}).
  */
 public final class LeafIdentity {
-    private static final Map<Object, String> NAMES = new WeakHashMap<>();
-    private static long made;
+    private static final Map<Object, String> NAMES = new MapMaker().weakKeys().makeMap();
+    private static final AtomicLong MADE = new AtomicLong();
 
     private LeafIdentity() {
     }
@@ -29,9 +33,7 @@ public final class LeafIdentity {
         if (held == null) {
             return null;
         }
-        synchronized (NAMES) {
-            return NAMES.computeIfAbsent(held, o -> o.getClass().getSimpleName() + "#" + (++made));
-        }
+        return NAMES.computeIfAbsent(held, o -> o.getClass().getSimpleName() + "#" + MADE.incrementAndGet());
     }
 
     /** The names of the leaves of {@code plan} that have one. */
