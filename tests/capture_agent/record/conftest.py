@@ -10,11 +10,14 @@ import pytest
 
 
 @pytest.fixture
-def lc(spark: Any, tmp_path: Path) -> Any:
-    """A LineageContext whose lineage store is the test's temporary folder."""
+def lc(spark: Any, tmp_path: Path) -> Iterator[Any]:
+    """A LineageContext whose lineage store is the test's temporary folder. What the test cached is
+    dropped after it: a later test's read of the same files (the shared tables of test_dataframes)
+    would otherwise plan to read another context's cache."""
     from capture_agent.record import LineageContext
 
-    return LineageContext(spark, store=str(tmp_path / "lineage"))
+    yield LineageContext(spark, store=str(tmp_path / "lineage"))
+    spark.catalog.clearCache()
 
 
 @pytest.fixture
