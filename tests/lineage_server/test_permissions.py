@@ -8,6 +8,7 @@ endpoint cannot ship without its permission row.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,10 +19,12 @@ from lineage_server.catalog.models import Application, Dataset, DatasetIO, Opera
 from lineage_server.provenance.services import create_graph
 from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services import ask_trace, ask_whatif
+from tests.conftest import PASSWORD, TEAM_SLUG
 from tests.lineage_server.events import event, word_count_with_join
 from tests.lineage_server.openlineage_events import spark_run
 
 pytestmark = pytest.mark.django_db
+FAST_HASHER = "django.contrib.auth.hashers.MD5PasswordHasher"
 
 CALLERS = ("anonymous", "outsider", "viewer", "analyst", "admin")
 
@@ -151,8 +154,52 @@ BODIES: dict[tuple[str, str], Any] = {
 }
 
 
+@pytest.fixture(scope="module")
+def built_world(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str, Any]]:
+    """The world, made once for the module in a transaction its end rolls back: each test runs in a
+    savepoint of it (pytest-django's ``db``), so what a test changes is gone before the next, as
+    when each test made its own world (which took most of this module's time: 442 tests)."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+    from django.test import override_settings
+    from rest_framework.test import APIClient
+
+    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=[FAST_HASHER]):
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            team = create_team(TEAM_SLUG, "Test team")
+            token = create_agent_token(team, "test agent")[1]
+            client = APIClient()
+
+            def post_events(events: list[dict[str, Any]], token: str = token) -> Any:
+                return client.post("/api/v1/ingest/events/", {"events": events}, format="json",
+                                   HTTP_AUTHORIZATION=f"Bearer {token}")
+
+            def make_member(username: str, role: str | None = "viewer") -> Any:
+                user = get_user_model().objects.create_user(username, password=PASSWORD)
+                if role is not None:
+                    set_member_role(team, user, role)
+                return user
+
+            yield {**_make_world(post_events, team, make_member), "team": team}
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
 @pytest.fixture
-def world(post_events: Any, team: Any, make_member: Any) -> dict[str, Any]:
+def team(db: Any, built_world: dict[str, Any]) -> Any:
+    """The world's team (the shared fixture of tests/conftest.py would make a second)."""
+    return built_world["team"]
+
+
+@pytest.fixture
+def world(db: Any, built_world: dict[str, Any]) -> dict[str, Any]:
+    return built_world
+
+
+def _make_world(post_events: Any, team: Any, make_member: Any) -> dict[str, Any]:
     """The test team's application (with a capture point) and members, and an outsider with their own app."""
     events = word_count_with_join("local-1")
     events.append(
