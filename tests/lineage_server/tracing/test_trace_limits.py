@@ -33,9 +33,11 @@ LIMITS = {"auto": 4, "spark": 20}
 REPLACED = "ending this worker process"
 SPARK_STARTED = "Spark session started"
 # In auto mode every step of these traces runs in the worker's process: the worker starts no Spark
-# (it would only at the first step or replay that runs on it).
+# (it would only at the first step or replay that runs on it). In spark mode the worker's Spark runs one
+# task at a time: a heavy trace is stopped by its limit or cancelled whatever its tasks' number, and on
+# two threads it kept both cores busy until then, from the tests beside it.
 WORKER_ENV = {"auto": {"LINEAGE_TRACE_MODE": "auto", "LINEAGE_TRACE_SPARK_AT_START": "false"},
-              "spark": {"LINEAGE_TRACE_MODE": "spark"}}
+              "spark": {"LINEAGE_TRACE_MODE": "spark", "LINEAGE_SPARK_MASTER": "local[1]"}}
 
 
 @pytest.fixture(scope="module")
