@@ -9,12 +9,13 @@ import pytest
 
 TEAM_SLUG = "test-team"
 PASSWORD = "a long test password 42"
+FAST_PASSWORD_HASHER = "django.contrib.auth.hashers.MD5PasswordHasher"  # tests make many users
 
 
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: Any) -> None:
     """Tests make many users; the production hasher is slow on purpose."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = [FAST_PASSWORD_HASHER]
 
 
 @pytest.fixture(autouse=True)

@@ -19,12 +19,11 @@ from lineage_server.catalog.models import Application, Dataset, DatasetIO, Opera
 from lineage_server.provenance.services import create_graph
 from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services import ask_trace, ask_whatif
-from tests.conftest import PASSWORD, TEAM_SLUG
+from tests.conftest import FAST_PASSWORD_HASHER, PASSWORD, TEAM_SLUG
 from tests.lineage_server.events import event, word_count_with_join
 from tests.lineage_server.openlineage_events import spark_run
 
 pytestmark = pytest.mark.django_db
-FAST_HASHER = "django.contrib.auth.hashers.MD5PasswordHasher"
 
 CALLERS = ("anonymous", "outsider", "viewer", "analyst", "admin")
 
@@ -164,7 +163,7 @@ def built_world(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[s
     from django.test import override_settings
     from rest_framework.test import APIClient
 
-    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=[FAST_HASHER]):
+    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=[FAST_PASSWORD_HASHER]):
         outer = transaction.atomic()
         outer.__enter__()
         try:
