@@ -45,20 +45,26 @@ def agent_token(team: Any) -> str:
 MakeMember = Callable[..., Any]
 
 
-@pytest.fixture
-def make_member(team: Any) -> MakeMember:
-    """make_member(username, role="viewer", team=team) -> a user (password PASSWORD) with that role."""
+def member(username: str, role: str | None, team: Any) -> Any:
+    """The user ``username`` (made with password PASSWORD if new), with ``role`` in ``team`` (none: no role)."""
     from django.contrib.auth import get_user_model
 
     from lineage_server.accounts.services import set_member_role
 
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        user = get_user_model().objects.create_user(username, password=PASSWORD)
+    if role is not None:
+        set_member_role(team, user, role)
+    return user
+
+
+@pytest.fixture
+def make_member(team: Any) -> MakeMember:
+    """make_member(username, role="viewer", team=team) -> a user (password PASSWORD) with that role."""
+
     def make(username: str, role: str | None = "viewer", in_team: Any = team) -> Any:
-        user = get_user_model().objects.filter(username=username).first()
-        if user is None:
-            user = get_user_model().objects.create_user(username, password=PASSWORD)
-        if role is not None:
-            set_member_role(in_team, user, role)
-        return user
+        return member(username, role, in_team)
 
     return make
 
@@ -99,10 +105,15 @@ def post_events(api_client: Any, agent_token: str) -> PostEvents:
     """POST a batch of events to the ingest endpoint with a valid token; returns the response."""
 
     def post(events: list[dict[str, Any]], token: str | None = agent_token) -> Any:
-        headers = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
-        return api_client.post("/api/v1/ingest/events/", {"events": events}, format="json", **headers)
+        return post_batch(api_client, events, token)
 
     return post
+
+
+def post_batch(client: Any, events: list[dict[str, Any]], token: str | None) -> Any:
+    """POST ``events`` to the ingest endpoint with ``client``, with ``token`` when given."""
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
+    return client.post("/api/v1/ingest/events/", {"events": events}, format="json", **headers)
 
 
 # The server's tests that run no Spark, when CI runs them against PostgreSQL and Redis beside this

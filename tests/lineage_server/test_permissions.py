@@ -19,7 +19,7 @@ from lineage_server.catalog.models import Application, Dataset, DatasetIO, Opera
 from lineage_server.provenance.services import create_graph
 from lineage_server.tracing.models import Trace
 from lineage_server.tracing.services import ask_trace, ask_whatif
-from tests.conftest import FAST_PASSWORD_HASHER, PASSWORD, TEAM_SLUG
+from tests.conftest import FAST_PASSWORD_HASHER, TEAM_SLUG, member, post_batch
 from tests.lineage_server.events import event, word_count_with_join
 from tests.lineage_server.openlineage_events import spark_run
 
@@ -158,7 +158,6 @@ def built_world(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[s
     """The world, made once for the module in a transaction its end rolls back: each test runs in a
     savepoint of it (pytest-django's ``db``), so what a test changes is gone before the next, as
     when each test made its own world (which took most of this module's time: 442 tests)."""
-    from django.contrib.auth import get_user_model
     from django.db import transaction
     from django.test import override_settings
     from rest_framework.test import APIClient
@@ -172,14 +171,10 @@ def built_world(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[s
             client = APIClient()
 
             def post_events(events: list[dict[str, Any]], token: str = token) -> Any:
-                return client.post("/api/v1/ingest/events/", {"events": events}, format="json",
-                                   HTTP_AUTHORIZATION=f"Bearer {token}")
+                return post_batch(client, events, token)
 
             def make_member(username: str, role: str | None = "viewer") -> Any:
-                user = get_user_model().objects.create_user(username, password=PASSWORD)
-                if role is not None:
-                    set_member_role(team, user, role)
-                return user
+                return member(username, role, team)
 
             yield {**_make_world(post_events, team, make_member), "team": team}
         finally:

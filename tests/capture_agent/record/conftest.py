@@ -20,6 +20,22 @@ def lc(spark: Any, tmp_path: Path) -> Iterator[Any]:
     spark.catalog.clearCache()
 
 
+@pytest.fixture(scope="session")
+def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """test_dataframes' orders and items as Parquet folders of several files each, written once for
+    the test process (the modules that read them only read them; each test captures into a lineage
+    store of its own)."""
+    from tests.capture_agent.record.test_dataframes import ITEM_SCHEMA, ITEMS, ORDER_SCHEMA, ORDERS
+
+    folder = tmp_path_factory.mktemp("frame-tables")
+    out = {}
+    for name, rows, schema, files in (("orders", ORDERS, ORDER_SCHEMA, 3), ("items", ITEMS, ITEM_SCHEMA, 4)):
+        path = str(folder / name)
+        spark.createDataFrame(rows, schema).repartition(files).write.parquet(path)
+        out[name] = path
+    return out
+
+
 @pytest.fixture
 def write_text(tmp_path: Path) -> Callable[..., str]:
     """Writes lines to a text file under the test's folder and returns its path."""

@@ -18,19 +18,6 @@ ITEMS = [(i, i % 120, float(i % 5) + 1.0, i % 4) for i in range(300)]
 ITEM_SCHEMA = "item_id long, order_id long, price double, discount long"
 
 
-@pytest.fixture(scope="session")
-def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The orders and items tables as Parquet folders of several files each, written once for the
-    test process (tests only read them; each test captures into a lineage store of its own)."""
-    folder = tmp_path_factory.mktemp("frame-tables")
-    out = {}
-    for name, rows, schema, files in (("orders", ORDERS, ORDER_SCHEMA, 3), ("items", ITEMS, ITEM_SCHEMA, 4)):
-        path = str(folder / name)
-        spark.createDataFrame(rows, schema).repartition(files).write.parquet(path)
-        out[name] = path
-    return out
-
-
 @pytest.fixture
 def frames(lc: Any, tables: dict[str, str]) -> dict[str, Any]:
     return {"orders": lc.read.parquet(tables["orders"]), "items": lc.read.parquet(tables["items"]),

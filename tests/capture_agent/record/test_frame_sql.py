@@ -17,7 +17,6 @@ from tests.capture_agent.record.test_dataframes import (  # noqa: F401 - fixture
     frames,
     plain,
     rows,
-    tables,
     where,
 )
 

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from tests.capture_agent.record.test_dataframes import CUSTOMER_SCHEMA, CUSTOMERS, ORDERS, tables  # noqa: F401
+from tests.capture_agent.record.test_dataframes import CUSTOMER_SCHEMA, CUSTOMERS, ORDERS
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture
-def records(spark: Any, tmp_path: Path, tables: dict[str, str]) -> Iterator[Any]:  # noqa: F811
+def records(spark: Any, tmp_path: Path, tables: dict[str, str]) -> Iterator[Any]:
     """Records switched on for the session (the implicit LineageContext), with the tables as
     views read the plain way: spark.read.parquet, createDataFrame."""
     from capture_agent.record.capture import implicit
@@ -145,7 +145,7 @@ def test_a_table_read_twice_is_one_source_read_again(records: Any, spark: Any) -
     assert counted(reached) == counted(expected)
 
 
-def test_dataframe_methods_count_to_pandas_and_write(records: Any, spark: Any, tables: dict[str, str],  # noqa: F811
+def test_dataframe_methods_count_to_pandas_and_write(records: Any, spark: Any, tables: dict[str, str],
                                                      tmp_path: Path) -> None:
     from pyspark.sql import functions as F
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.capture_agent.record.test_dataframes import ORDERS, tables  # noqa: F401
+from tests.capture_agent.record.test_dataframes import ORDERS
 from tests.capture_agent.record.test_implicit_capture import output, records, source  # noqa: F401
 
 pytestmark = pytest.mark.spark
