@@ -28,9 +28,9 @@ os.makedirs(os.path.join(os.environ["LINEAGE_VAR_DIR"], "static"), exist_ok=True
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 # The live test servers speak plain http on loopback, like `make run`.
 os.environ.setdefault("LINEAGE_HTTPS", "false")
-# The JVMs the tests start for a job or two (spark-submit drivers, the workers' Spark; not the session's
-# own, tests/spark_fixtures.py) share two cores: the client compiler only and the serial collector
-# leave their CPU to the tests (a small Spark job's process took 22-26 s instead of 29-48 s on a
+# The JVMs the tests start for a job or two (spark-submit drivers, the workers' Spark; the session's own
+# takes the same, tests/spark_fixtures.py) share two cores: the client compiler only and the serial
+# collector leave their CPU to the tests (a small Spark job's process took 22-26 s instead of 29-48 s on a
 # loaded machine).
 # Every JVM the tests start, the session's own too, maps Spark's classes from one archive
 # (tests/jvm_classes.py), made by the first process of the first session that finds none.
