@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole Python suite on the embedded defaults (SQLite, the broker kept in files) in
 # TEST_PROCESSES pytest-xdist processes, with lint and types and the frontend's tests beside it.
-# When PostgreSQL and Redis answer on loopback (as on CI's machines), the server's tests run against
-# them instead, beside the embedded pass (which runs the server's tests that are about the backends,
-# marked `backends`, on the embedded ones too), and the worker's against RabbitMQ when it answers.
+# When PostgreSQL and Redis answer on loopback (as on CI's machines), the server's tests that run no
+# Spark run against them instead, beside the embedded pass (which keeps every Spark test, and runs
+# the server's Spark tests that are about the backends there too), and the worker's against
+# RabbitMQ when it answers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -46,19 +47,17 @@ for port in sys.argv[1:]:
 PY
 }
 
-# The server tests against the services: every test of the server, its Spark tests (Celery workers
-# with a Spark session each) too, which wait on their workers, on time limits and on each other for
-# most of their time: here they fill the cores the embedded pass leaves idle. Those marked `backends`
-# (a worker killed, a task redelivered, a trace through the broker) run in the embedded pass too, so
-# the embedded database and broker are tested under a worker. Two processes, each with a PostgreSQL
-# test database and a Redis database of its own (tests/_env.py).
+# The server tests against the services: every test of the server but its Spark tests, which check
+# Spark's answers and run once, in the embedded pass; of those, the ones marked `backends` (a worker
+# killed, a task redelivered, a trace through the broker) run here too. Two processes, each with a
+# PostgreSQL test database and a Redis database of its own (tests/_env.py).
 SERVER_TESTS=(tests/lineage_server tests/integration/test_restarts.py)
 # pytest-xdist hands out whole modules, the modules with the most tests first (its default).
 DIST=(--dist loadfile)
 services_pass() {
   echo "== server tests against PostgreSQL and Redis =="
   DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_REDIS_URL" timed "server tests on PostgreSQL and Redis" \
-    "$PY" -m pytest "${SERVER_TESTS[@]}" -q -n 2 "${DIST[@]}" --durations=10
+    "$PY" -m pytest "${SERVER_TESTS[@]}" -q -n 2 "${DIST[@]}" -m "not spark or backends" --durations=10
   if services_up 5432 5672; then
     echo "== the worker with RabbitMQ as the broker =="
     DATABASE_URL="$TEST_POSTGRES_URL" CELERY_BROKER_URL="$TEST_AMQP_URL" timed "worker tests on RabbitMQ" \
@@ -72,7 +71,7 @@ if [[ -z "${DATABASE_URL:-}" ]] && services_up 5432 6379; then
   services_log="$(mktemp -t lineage-services-tests.XXXXXX)"
   services_pass >"$services_log" 2>&1 &
   services_pid=$!
-  # The server's tests run there; the embedded pass keeps those marked `backends`.
+  # The server's tests without Spark run once, there; the embedded pass keeps every Spark test.
   export LINEAGE_TESTS_SERVER_ELSEWHERE="${SERVER_TESTS[*]}"
   echo "(the server tests against PostgreSQL and Redis run beside this pass; their output follows it)"
 fi

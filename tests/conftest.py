@@ -116,16 +116,15 @@ def post_batch(client: Any, events: list[dict[str, Any]], token: str | None) -> 
     return client.post("/api/v1/ingest/events/", {"events": events}, format="json", **headers)
 
 
-# The server's tests, when CI runs them against PostgreSQL and Redis beside this pass: scripts/test.sh
-# names their paths (its SERVER_TESTS) in LINEAGE_TESTS_SERVER_ELSEWHERE, and the embedded pass leaves
-# them to it but for those marked `backends` (a worker killed, a task redelivered: the embedded SQLite
-# database and broker are their subject too).
+# The server's tests that run no Spark, when CI runs them against PostgreSQL and Redis beside this
+# pass: scripts/test.sh names their paths (its SERVER_TESTS) in LINEAGE_TESTS_SERVER_ELSEWHERE, and
+# the embedded pass leaves them to it, keeping every test that runs Spark (the embedded SQLite
+# database and broker are theirs).
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     paths = tuple(os.environ.get("LINEAGE_TESTS_SERVER_ELSEWHERE", "").split())
     if not paths:
         return
-    elsewhere = [item for item in items
-                 if item.nodeid.startswith(paths) and item.get_closest_marker("backends") is None]
+    elsewhere = [item for item in items if item.nodeid.startswith(paths) and item.get_closest_marker("spark") is None]
     if elsewhere:
         config.hook.pytest_deselected(items=elsewhere)
         gone = set(map(id, elsewhere))
