@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from _ingest_server import ensure_database, manage
+from _own_applications import bench_session
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the benches run as scripts from bench/
@@ -121,13 +122,7 @@ def trace_figures(trace: dict[str, Any], total: float, label: str) -> dict[str, 
 
 def wordcount_session(app_name: str, master: str) -> Any:
     """The driver's SparkSession of the benches' word counts."""
-    from pyspark.sql import SparkSession
-
-    spark = (SparkSession.builder.master(master).appName(app_name)
-             .config("spark.driver.memory", "6g").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return bench_session(app_name, master)
 
 
 def captured_wordcount(spark: Any, text: str, server: str, token: str, store: str) -> tuple[str, str, dict[str, int],

@@ -41,6 +41,17 @@ def settle(spark: Any, pause: float = 1.0) -> None:
     time.sleep(pause)
 
 
+def bench_session(app_name: str, master: str) -> Any:
+    """A bench's driver SparkSession (6 GB of driver memory, no UI, errors only in the log)."""
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master(master).appName(app_name)
+             .config("spark.driver.memory", "6g").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
 def write_result(path: str, value: Any) -> None:
     """Appends ``value`` to the result file ``path`` of a child (``in_own_process`` reads them)."""
     with open(path, "ab") as out:

@@ -52,7 +52,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-from _own_applications import VARIANTS, in_own_process, round_order, settle, write_result  # noqa: E402
+from _own_applications import VARIANTS, bench_session, in_own_process, round_order, settle, write_result  # noqa: E402
 
 
 def generate(spark: Any, folder: str, lineitem: int) -> dict[str, str]:
@@ -181,14 +181,9 @@ def variant(args: argparse.Namespace, name: str, captured: bool) -> dict[str, An
     """One Spark application (a JVM of its own, as a user's job has) running workload ``name``
     plainly or captured, once to warm up and then ``--runs`` times: the times, the rows, and for a
     captured one the lineage's bytes and the trace times of its last run."""
-    from pyspark.sql import SparkSession
-
     from capture_agent import LineageContext
 
-    spark = (SparkSession.builder.master(args.master).appName("dataframe-capture-bench")
-             .config("spark.driver.memory", "6g").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = bench_session("dataframe-capture-bench", args.master)
     store = tempfile.mkdtemp(prefix="lineage-bench-store-")
     try:
         paths = generate(spark, args.data_dir, args.lineitem)

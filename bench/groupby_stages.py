@@ -32,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-from _own_applications import in_own_process, load, settle, write_result  # noqa: E402
+from _own_applications import bench_session, in_own_process, load, settle, write_result  # noqa: E402
 
 VARIANTS = ("plain", "taps-off", "captured")
 TAPS_OFF = "lineage.taps.off"  # Tap.OFF
@@ -54,13 +54,9 @@ def stages(spark: Any) -> dict[int, Any]:
 def variant(args: argparse.Namespace, which: str) -> dict[str, list[float]]:
     """One application running the group by ``--runs`` times after a warm-up: per run, the wall
     time and the map stage's (the stage that ran longest) executor CPU and run time."""
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    spark = (SparkSession.builder.master(args.master).appName("groupby-stages")
-             .config("spark.driver.memory", "6g").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = bench_session("groupby-stages", args.master)
     store = tempfile.mkdtemp(prefix="lineage-bench-store-")
     try:
         if which != "plain":
