@@ -34,8 +34,9 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 from _own_applications import bench_session, in_own_process, load, settle, write_result  # noqa: E402
 
+from capture_agent.record.query.frame_replay import TAPS_OFF  # noqa: E402
+
 VARIANTS = ("plain", "taps-off", "captured")
-TAPS_OFF = "lineage.taps.off"  # Tap.OFF
 
 
 def stages(spark: Any) -> dict[int, Any]:

@@ -38,6 +38,5 @@ if "LINEAGE_TESTS_JVM_SHARING" not in os.environ:
     from tests.jvm_classes import archive_options
 
     os.environ["LINEAGE_TESTS_JVM_SHARING"] = archive_options()
-os.environ.setdefault(
-    "SPARK_SUBMIT_OPTS", f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC {os.environ['LINEAGE_TESTS_JVM_SHARING']}".strip()
-)
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"  # the client compiler only, the serial collector
+os.environ.setdefault("SPARK_SUBMIT_OPTS", f"{JVM_OPTIONS} {os.environ['LINEAGE_TESTS_JVM_SHARING']}".strip())

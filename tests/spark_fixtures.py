@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests._env import JVM_OPTIONS
+
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
@@ -28,7 +30,7 @@ def spark() -> Iterator[object]:
     # test_whatif_replay with test_subtraction 77 -> 78).
     short_lived = os.environ.pop("SPARK_SUBMIT_OPTS", None)
     sharing = os.environ.get("LINEAGE_TESTS_JVM_SHARING", "")  # Spark's classes from the tests' archive (tests/_env.py)
-    os.environ["SPARK_SUBMIT_OPTS"] = f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn256m {sharing}".strip()
+    os.environ["SPARK_SUBMIT_OPTS"] = f"{JVM_OPTIONS} -Xmn256m {sharing}".strip()
     try:
         session = (
             SparkSession.builder.master("local[2]")
